@@ -1,0 +1,3 @@
+module github.com/esign-svc/esign/processor
+
+go 1.26.8

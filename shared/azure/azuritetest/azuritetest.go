@@ -1,0 +1,187 @@
+// Package azuritetest starts a real Azurite (the pinned one from the repository's package.json)
+// for tests: in memory, on free loopback ports, stopped when the test or package ends.
+//
+// Use Start for one test, or Main in TestMain to share one instance across a package's tests
+// (tests then use random table, container and queue names so they can run in parallel).
+package azuritetest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// AccountName and AccountKey are Azurite's fixed development account.
+const (
+	AccountName = "devstoreaccount1"
+	AccountKey  = "Eby8vdM02xNOcqFlqUwJPLlmEMlVlWkcXVmcMLb2ZpYQ1ZXH4NmzSSXyjxp3+gVqnxmOrOr0Hc7SYdF1AKqIaHg=="
+)
+
+// Instance is a running Azurite.
+type Instance struct {
+	BlobEndpoint  string
+	QueueEndpoint string
+	TableEndpoint string
+	cmd           *exec.Cmd
+	done          chan struct{}
+	logs          *strings.Builder
+	mu            sync.Mutex
+}
+
+// ConnectionString is the explicit devstoreaccount1 connection string the Go SDKs accept.
+func (in *Instance) ConnectionString() string {
+	return ConnectionString(in.BlobEndpoint, in.QueueEndpoint, in.TableEndpoint)
+}
+
+// ConnectionString builds the explicit development-account connection string for the endpoints.
+func ConnectionString(blob, queue, table string) string {
+	return fmt.Sprintf("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;BlobEndpoint=%s;QueueEndpoint=%s;TableEndpoint=%s;",
+		AccountName, AccountKey, blob, queue, table)
+}
+
+// Stop ends the Azurite process and waits for it.
+func (in *Instance) Stop() {
+	if in.cmd == nil || in.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-in.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-in.done:
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-in.cmd.Process.Pid, syscall.SIGKILL)
+		<-in.done
+	}
+}
+
+var listening = regexp.MustCompile(`Azurite (Blob|Queue|Table) service is successfully listening at (http://\S+)`)
+
+// Launch installs Azurite if needed and starts it in memory on free ports.
+func Launch(ctx context.Context) (*Instance, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	ensure := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", "ensure-azurite.sh"))
+	ensure.Stderr = os.Stderr
+	out, err := ensure.Output()
+	if err != nil {
+		return nil, fmt.Errorf("azuritetest: install azurite: %w", err)
+	}
+	bin := strings.TrimSpace(string(out))
+	workdir, err := os.MkdirTemp("", "azurite-")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0",
+		"--blobHost", "127.0.0.1", "--queueHost", "127.0.0.1", "--tableHost", "127.0.0.1",
+		"--inMemoryPersistence", "--extentMemoryLimit", "1024",
+		"--skipApiVersionCheck", "--disableTelemetry", "--silent")
+	cmd.Dir = workdir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("azuritetest: start %s: %w", bin, err)
+	}
+	in := &Instance{cmd: cmd, done: make(chan struct{}), logs: &strings.Builder{}}
+	found := make(chan map[string]string, 1)
+	go func() {
+		eps := map[string]string{}
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			line := sc.Text()
+			in.mu.Lock()
+			in.logs.WriteString(line + "\n")
+			in.mu.Unlock()
+			if m := listening.FindStringSubmatch(line); m != nil {
+				eps[m[1]] = m[2] + "/" + AccountName
+				if len(eps) == 3 {
+					found <- eps
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	go func() { _ = cmd.Wait(); os.RemoveAll(workdir); close(in.done) }()
+	select {
+	case eps := <-found:
+		in.BlobEndpoint, in.QueueEndpoint, in.TableEndpoint = eps["Blob"], eps["Queue"], eps["Table"]
+		return in, nil
+	case <-in.done:
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		return nil, fmt.Errorf("azuritetest: azurite exited before listening:\n%s", in.logs.String())
+	case <-time.After(60 * time.Second):
+		in.Stop()
+		return nil, fmt.Errorf("azuritetest: azurite did not report its ports within 60s")
+	case <-ctx.Done():
+		in.Stop()
+		return nil, ctx.Err()
+	}
+}
+
+// Start launches an Azurite for one test and stops it when the test ends.
+func Start(tb testing.TB) *Instance {
+	tb.Helper()
+	in, err := Launch(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(in.Stop)
+	return in
+}
+
+var shared *Instance
+
+// Main runs a package's tests with one shared Azurite; call it from TestMain.
+func Main(m *testing.M) {
+	in, err := Launch(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	shared = in
+	code := m.Run()
+	in.Stop()
+	os.Exit(code)
+}
+
+// Shared returns the package's instance started by Main.
+func Shared(tb testing.TB) *Instance {
+	tb.Helper()
+	if shared == nil {
+		tb.Fatal("azuritetest: Shared needs azuritetest.Main in TestMain")
+	}
+	return shared
+}
+
+// RepoRoot finds the repository root (the folder holding go.work) from the working directory.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("azuritetest: no go.work above the working directory")
+		}
+		dir = parent
+	}
+}
