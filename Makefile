@@ -1,0 +1,36 @@
+# The two commands a new user needs are `make run` and `make test`; see README.md.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+DEVDIR ?= .local
+
+.PHONY: help run test package token bench fuzz fmt vet clean
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+run: ## the whole service locally: Azurite, both apps under the local Functions host on :7071
+	@bash scripts/run.sh
+
+test: ## install what tests need, package both apps, run every test (counted)
+	@bash scripts/test.sh
+
+package: ## dist/dispatcher and dist/processor (host.json, static handler, function.json) + zips
+	@bash scripts/package.sh
+
+token: ## print a dev JWT: make token TENANT=<tid> ROLES=Esign.Initiator,Service.Admin
+	@go run ./tests/cmd/devtoken --dir $(DEVDIR) $(if $(TENANT),--tenant $(TENANT)) $(if $(ROLES),--roles $(ROLES))
+
+bench: ## benchmarks (speed and memory); see README for what each measures
+	@bash scripts/bench.sh
+
+fuzz: ## run each fuzz target for FUZZTIME (default 20s), growing the kept corpus
+	@bash scripts/fuzz.sh
+
+fmt: ## gofmt the tree
+	@gofmt -w shared dispatcher processor tests
+
+vet: ## go vet every module
+	@go vet ./shared/... ./dispatcher/... ./processor/... ./tests/...
+
+clean: ## remove build output (keeps .local dev keys and data)
+	rm -rf dist bin

@@ -1,0 +1,73 @@
+// Package health answers GET /api/health: the engine version and whether blob, table and queue
+// storage are reachable. It is anonymous and says nothing secret: no account names, no errors'
+// text beyond a short reason.
+package health
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/esign-svc/esign/shared/logging"
+)
+
+// Prober checks each storage service and returns one result per service name.
+type Prober interface {
+	Ping(ctx context.Context) map[string]error
+}
+
+// Handler serves the health report.
+type Handler struct {
+	Prober  Prober
+	Version string
+	Timeout time.Duration // per probe round; 5 s when zero
+}
+
+// Service is one storage service's reachability.
+type Service struct {
+	Reachable bool   `json:"reachable"`
+	Error     string `json:"error,omitempty"`
+}
+
+// Report is the response body.
+type Report struct {
+	Status        string             `json:"status"` // ok | degraded
+	EngineVersion string             `json:"engineVersion"`
+	Storage       map[string]Service `json:"storage"`
+	CheckedAt     time.Time          `json:"checkedAt"`
+}
+
+func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	timeout := h.Timeout
+	if timeout == 0 {
+		timeout = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	results := h.Prober.Ping(ctx)
+	rep := Report{Status: "ok", EngineVersion: h.Version, Storage: map[string]Service{}, CheckedAt: time.Now().UTC()}
+	names := make([]string, 0, len(results))
+	for name := range results {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := results[name]; err != nil {
+			rep.Status = "degraded"
+			rep.Storage[name] = Service{Reachable: false, Error: "unreachable"}
+			logging.From(r.Context()).Warn().Str("service", name).Err(err).Msg("health probe failed")
+			continue
+		}
+		rep.Storage[name] = Service{Reachable: true}
+	}
+	status := http.StatusOK
+	if rep.Status != "ok" {
+		status = http.StatusServiceUnavailable
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(rep)
+}
