@@ -1,0 +1,376 @@
+package esign
+
+import (
+	"sort"
+	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+)
+
+// Audit event kinds (DESIGN section 5).
+const (
+	EvSessionCreated     = "session.created"
+	EvSlotInvited        = "slot.invited"
+	EvSlotActivated      = "slot.activated"
+	EvSlotViewed         = "slot.viewed"
+	EvSlotConsented      = "slot.consented"
+	EvSlotSigned         = "slot.signed"
+	EvSlotDeclined       = "slot.declined"
+	EvSlotExpired        = "slot.expired"
+	EvSlotReinvited      = "slot.reinvited"
+	EvSessionInProgress  = "session.in_progress"
+	EvSessionSealing     = "session.sealing"
+	EvSessionCompleted   = "session.completed"
+	EvSessionCancelled   = "session.cancelled"
+	EvSessionExpired     = "session.expired"
+	EvSealFailed         = "seal.failed"
+	EvPIIPurged          = "pii.purged"
+	EvPIIErased          = "pii.erased"
+	EvNotificationQueued = "notification.queued"
+)
+
+// Event is one audit event a transition produces. Slot is -1 for session-level events. Data
+// holds no personal data other than what the audit trail is meant to carry (hashes, IPs).
+type Event struct {
+	Kind string
+	Slot int
+	At   time.Time
+	Data map[string]any
+}
+
+// EffectKind is something a transition asks the caller to do after persisting it.
+type EffectKind string
+
+const (
+	EffectInvite       EffectKind = "invite"        // send slot Slot its invitation
+	EffectSeal         EffectKind = "seal"          // enqueue the seal message
+	EffectSignerNotice EffectKind = "signer_notice" // requester: slot Slot completed (gated)
+	EffectDeclined     EffectKind = "decline_notice"
+	EffectRevoked      EffectKind = "revoke_notice"
+)
+
+// Effect is one follow-up action.
+type Effect struct {
+	Kind EffectKind
+	Slot int
+}
+
+// Change is what a transition produced: the slots it changed (indexes), its audit events in
+// order, and its effects. The caller persists the session, the changed slots and the events in
+// one transaction, then carries out the effects.
+type Change struct {
+	Slots   []int
+	Events  []Event
+	Effects []Effect
+}
+
+func (c *Change) touch(i int) {
+	for _, s := range c.Slots {
+		if s == i {
+			return
+		}
+	}
+	c.Slots = append(c.Slots, i)
+	sort.Ints(c.Slots)
+}
+
+func (c *Change) event(kind string, slot int, at time.Time, data map[string]any) {
+	c.Events = append(c.Events, Event{Kind: kind, Slot: slot, At: at, Data: data})
+}
+
+// Errors of the state machine.
+var (
+	ErrSessionExpired   = &apperr.Error{Kind: apperr.KindGone, Code: "session_expired", Detail: "the signing session has expired"}
+	ErrSessionCancelled = &apperr.Error{Kind: apperr.KindGone, Code: "session_cancelled", Detail: "the signing session was cancelled"}
+	ErrSessionClosed    = &apperr.Error{Kind: apperr.KindConflict, Code: "session_not_live", Detail: "the signing session no longer accepts signer actions"}
+	ErrSlotNotOpen      = &apperr.Error{Kind: apperr.KindConflict, Code: "slot_not_open", Detail: "this slot no longer accepts signer actions"}
+	ErrSlotNotInvited   = &apperr.Error{Kind: apperr.KindConflict, Code: "slot_not_yet_open", Detail: "in sequential mode this signer's turn has not come yet"}
+	ErrSlotWrongState   = &apperr.Error{Kind: apperr.KindConflict, Code: "slot_wrong_state", Detail: "the slot is not in a state that allows this step"}
+	ErrNoSuchSlot       = &apperr.Error{Kind: apperr.KindNotFound, Code: "slot_not_found", Detail: "no such slot"}
+)
+
+// CheckLive is the gate of every signer-facing action: a session past its expiry or cancelled
+// is gone (410), one sealing or complete no longer takes signer actions (409).
+func CheckLive(s *Session, now time.Time) error {
+	switch {
+	case s.State == SessionExpired || (s.State.Live() && s.Expired(now)):
+		return ErrSessionExpired
+	case s.State == SessionCancelled:
+		return ErrSessionCancelled
+	case !s.State.Live():
+		return ErrSessionClosed
+	}
+	return nil
+}
+
+func slotAt(slots []Slot, i int) (*Slot, error) {
+	if i < 0 || i >= len(slots) || slots[i].Index != i {
+		return nil, ErrNoSuchSlot
+	}
+	return &slots[i], nil
+}
+
+func (sl *Slot) enter(st SlotState, at time.Time) {
+	sl.State = st
+	if sl.Timeline == nil {
+		sl.Timeline = map[SlotState]time.Time{}
+	}
+	if _, done := sl.Timeline[st]; !done {
+		sl.Timeline[st] = at
+	}
+}
+
+// Start is the change of a newly created session: session.created, the slots' pending state,
+// and the first invitations (every slot for single and parallel, slot 0 for sequential).
+func Start(s *Session, slots []Slot, now time.Time) Change {
+	var c Change
+	c.event(EvSessionCreated, -1, now, map[string]any{
+		"signingMode": string(s.SigningMode), "signers": len(slots), "expiresAt": s.ExpiresAt.UTC().Format(time.RFC3339Nano),
+		"pdfHash": s.PDFHash, "documentId": s.DocumentID,
+	})
+	for i := range slots {
+		slots[i].enter(SlotPending, now)
+		c.touch(i)
+	}
+	for _, i := range firstInvites(s, slots) {
+		invite(&c, slots, i, now)
+	}
+	return c
+}
+
+func firstInvites(s *Session, slots []Slot) []int {
+	if s.SigningMode == ModeSequential {
+		return []int{0}
+	}
+	all := make([]int, len(slots))
+	for i := range slots {
+		all[i] = i
+	}
+	return all
+}
+
+func invite(c *Change, slots []Slot, i int, now time.Time) {
+	slots[i].Invited = true
+	c.touch(i)
+	c.event(EvSlotInvited, i, now, map[string]any{"emailHash": slots[i].EmailHash, "role": slots[i].Role})
+	c.Effects = append(c.Effects, Effect{Kind: EffectInvite, Slot: i})
+}
+
+// Activate records that slot i's signer opened the portal link: the slot goes to activated (the
+// first time), the session from pending to in_progress. A second activation through a fresh link
+// (resend-invite) keeps the slot's state and records the event again.
+func Activate(s *Session, slots []Slot, i int, now time.Time, meta map[string]any) (Change, error) {
+	var c Change
+	if err := CheckLive(s, now); err != nil {
+		return c, err
+	}
+	sl, err := slotAt(slots, i)
+	if err != nil {
+		return c, err
+	}
+	if !sl.State.Open() {
+		return c, ErrSlotNotOpen
+	}
+	if !sl.Invited {
+		return c, ErrSlotNotInvited
+	}
+	if sl.State == SlotPending {
+		sl.enter(SlotActivated, now)
+	}
+	c.touch(i)
+	c.event(EvSlotActivated, i, now, meta)
+	if s.State == SessionPending {
+		s.State = SessionInProgress
+		c.event(EvSessionInProgress, -1, now, nil)
+	}
+	return c, nil
+}
+
+// MarkViewed records that the signer opened and scrolled through the document.
+func MarkViewed(s *Session, slots []Slot, i int, now time.Time, meta map[string]any) (Change, error) {
+	var c Change
+	sl, err := openSlot(s, slots, i, now)
+	if err != nil {
+		return c, err
+	}
+	if sl.State == SlotPending {
+		return c, ErrSlotWrongState
+	}
+	if sl.State == SlotActivated {
+		sl.enter(SlotViewed, now)
+	}
+	c.touch(i)
+	c.event(EvSlotViewed, i, now, meta)
+	return c, nil
+}
+
+func openSlot(s *Session, slots []Slot, i int, now time.Time) (*Slot, error) {
+	if err := CheckLive(s, now); err != nil {
+		return nil, err
+	}
+	sl, err := slotAt(slots, i)
+	if err != nil {
+		return nil, err
+	}
+	if !sl.State.Open() {
+		return nil, ErrSlotNotOpen
+	}
+	return sl, nil
+}
+
+// RequiresOTP reports whether the slot must pass OTP before the document and signing.
+func (sl *Slot) RequiresOTP() bool { return sl.OTPChannel != "" && sl.OTPChannel != OTPNone }
+
+// SignInput is what the validated callback says about the signature.
+type SignInput struct {
+	SignerName string
+	IP         string
+	UserAgent  string
+	Meta       map[string]any // fields summary, consent version; no personal data but IP/UA
+}
+
+// Sign completes slot i. When every required slot is then signed the session goes to sealing
+// and the seal is enqueued; in sequential mode the next open slot is invited.
+func Sign(s *Session, slots []Slot, i int, now time.Time, in SignInput) (Change, error) {
+	var c Change
+	sl, err := openSlot(s, slots, i, now)
+	if err != nil {
+		return c, err
+	}
+	switch {
+	case sl.State == SlotPending:
+		return c, ErrSlotWrongState
+	case sl.State != SlotViewed && sl.State != SlotOTPVerified && sl.State != SlotActivated:
+		return c, ErrSlotWrongState
+	case sl.RequiresOTP() && sl.State != SlotOTPVerified:
+		return c, &apperr.Error{Kind: apperr.KindForbidden, Code: "otp_required", Detail: "the signer has not passed the OTP challenge"}
+	}
+	sl.enter(SlotSigned, now)
+	sl.SignerName, sl.IP, sl.UserAgent = in.SignerName, in.IP, in.UserAgent
+	c.touch(i)
+	data := map[string]any{"ip": in.IP, "userAgent": in.UserAgent, "emailHash": sl.EmailHash}
+	for k, v := range in.Meta {
+		data[k] = v
+	}
+	c.event(EvSlotSigned, i, now, data)
+	c.Effects = append(c.Effects, Effect{Kind: EffectSignerNotice, Slot: i})
+	afterSlotClosed(s, slots, i, now, &c)
+	return c, nil
+}
+
+// Decline records that slot i's signer declined. A declined required slot ends the session as
+// cancelled (reason declined, no seal); a declined optional slot is only recorded (and in
+// sequential mode the next signer is invited).
+func Decline(s *Session, slots []Slot, i int, now time.Time, reason string, meta map[string]any) (Change, error) {
+	var c Change
+	sl, err := openSlot(s, slots, i, now)
+	if err != nil {
+		return c, err
+	}
+	if sl.State == SlotPending {
+		return c, ErrSlotWrongState
+	}
+	sl.enter(SlotDeclined, now)
+	c.touch(i)
+	data := map[string]any{"reasonGiven": reason != ""}
+	for k, v := range meta {
+		data[k] = v
+	}
+	c.event(EvSlotDeclined, i, now, data)
+	c.Effects = append(c.Effects, Effect{Kind: EffectDeclined, Slot: i})
+	if sl.Condition == Required {
+		s.State, s.CancelReason = SessionCancelled, ReasonDeclined
+		c.event(EvSessionCancelled, -1, now, map[string]any{"reason": string(ReasonDeclined), "slot": i})
+		return c, nil
+	}
+	afterSlotClosed(s, slots, i, now, &c)
+	return c, nil
+}
+
+// afterSlotClosed moves the session on once slot i is signed or an optional slot declined.
+func afterSlotClosed(s *Session, slots []Slot, i int, now time.Time, c *Change) {
+	if allRequiredSigned(slots) {
+		s.State = SessionSealing
+		c.event(EvSessionSealing, -1, now, nil)
+		c.Effects = append(c.Effects, Effect{Kind: EffectSeal, Slot: -1})
+		return
+	}
+	if s.SigningMode == ModeSequential {
+		for j := i + 1; j < len(slots); j++ {
+			if slots[j].State.Open() && !slots[j].Invited {
+				invite(c, slots, j, now)
+				return
+			}
+		}
+	}
+}
+
+func allRequiredSigned(slots []Slot) bool {
+	for _, sl := range slots {
+		if sl.Condition != Optional && sl.State != SlotSigned {
+			return false
+		}
+	}
+	return true
+}
+
+// Expire ends a live session past its expiry: the session and every unsigned open slot become
+// expired. It is a no-op change (and no error) for a session that is not live or not yet due.
+func Expire(s *Session, slots []Slot, now time.Time) Change {
+	var c Change
+	if !s.State.Live() || !s.Expired(now) {
+		return c
+	}
+	s.State = SessionExpired
+	for i := range slots {
+		if slots[i].State.Open() {
+			slots[i].enter(SlotExpired, now)
+			c.touch(i)
+			c.event(EvSlotExpired, i, now, nil)
+		}
+	}
+	c.event(EvSessionExpired, -1, now, map[string]any{"expiresAt": s.ExpiresAt.UTC().Format(time.RFC3339Nano)})
+	return c
+}
+
+// Cancel ends a live session by the initiator: reason cancelled, or revoked (which also sends the
+// revoke notice). Only pending or in_progress sessions can be cancelled (409 otherwise; 410 once
+// expired).
+func Cancel(s *Session, now time.Time, reason CancelReason, actor string) (Change, error) {
+	var c Change
+	if s.State == SessionExpired || (s.State.Live() && s.Expired(now)) {
+		return c, ErrSessionExpired
+	}
+	if !s.State.Live() {
+		return c, &apperr.Error{Kind: apperr.KindConflict, Code: "session_not_cancellable",
+			Detail: "only a pending or in_progress session can be cancelled; this one is " + string(s.State)}
+	}
+	s.State, s.CancelReason = SessionCancelled, reason
+	c.event(EvSessionCancelled, -1, now, map[string]any{"reason": string(reason), "actor": actor})
+	if reason == ReasonRevoked {
+		c.Effects = append(c.Effects, Effect{Kind: EffectRevoked, Slot: -1})
+	}
+	return c, nil
+}
+
+// Reinvite checks that slot i may get a fresh invitation (resend-invite): the session is live
+// and the slot is activated, viewed or otp_verified. The caller issues the new link.
+func Reinvite(s *Session, slots []Slot, i int, now time.Time) (Change, error) {
+	var c Change
+	if err := CheckLive(s, now); err != nil {
+		return c, err
+	}
+	sl, err := slotAt(slots, i)
+	if err != nil {
+		return c, err
+	}
+	switch sl.State {
+	case SlotActivated, SlotViewed, SlotOTPVerified:
+	default:
+		return c, ErrSlotWrongState
+	}
+	c.touch(i)
+	c.event(EvSlotReinvited, i, now, map[string]any{"emailHash": sl.EmailHash})
+	c.Effects = append(c.Effects, Effect{Kind: EffectInvite, Slot: i})
+	return c, nil
+}
