@@ -24,7 +24,7 @@ import (
 // AccountName and AccountKey are Azurite's fixed development account.
 const (
 	AccountName = "devstoreaccount1"
-	AccountKey  = "Eby8vdM02xNOcqFlqUwJPLlmEMlVlWkcXVmcMLb2ZpYQ1ZXH4NmzSSXyjxp3+gVqnxmOrOr0Hc7SYdF1AKqIaHg=="
+	AccountKey  = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 )
 
 // Instance is a running Azurite.
