@@ -1,0 +1,178 @@
+package funcproto
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+)
+
+// MaxInvocationBytes bounds the invocation payload DecodeInvocation reads. Route-specific body
+// limits are the app's own (http.MaxBytesReader works on the rebuilt request too).
+const MaxInvocationBytes = 64 << 20
+
+// InvocationRequest is the payload the host POSTs to /{FunctionName}.
+type InvocationRequest struct {
+	// Data holds one member per trigger and input binding, keyed by binding name, as sent
+	// (possibly JSON-encoded more than once; the typed accessors undo that).
+	Data map[string]json.RawMessage
+	// Metadata is the trigger metadata.
+	Metadata Metadata
+}
+
+// Metadata is the invocation's Metadata member.
+type Metadata struct {
+	// Sys is Metadata.sys.
+	Sys SysMetadata
+	// Fields holds every member of Metadata as sent, sys included.
+	Fields map[string]json.RawMessage
+}
+
+// SysMetadata is Metadata.sys: the function's name, the host's clock and a random GUID.
+type SysMetadata struct {
+	MethodName string
+	UtcNow     time.Time
+	RandGuid   string
+}
+
+// DecodeInvocation reads and decodes an invocation payload of at most MaxInvocationBytes.
+// Errors: *apperr.Error KindTooLarge code "invocation_too_large" beyond the limit; KindInvalid
+// code "invalid_invocation" (field at fault named) for anything that is not an invocation.
+func DecodeInvocation(r io.Reader) (*InvocationRequest, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxInvocationBytes+1))
+	if err != nil {
+		return nil, apperr.Wrap(err, apperr.KindInvalid, CodeInvalidInvocation, "the invocation could not be read")
+	}
+	if len(b) > MaxInvocationBytes {
+		return nil, apperr.New(apperr.KindTooLarge, "invocation_too_large", "the invocation is larger than %d bytes", MaxInvocationBytes)
+	}
+	return ParseInvocation(b)
+}
+
+// ParseInvocation decodes an invocation payload held in memory. Errors as DecodeInvocation.
+func ParseInvocation(b []byte) (*InvocationRequest, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return nil, invalid("$", "the invocation is empty")
+	}
+	if !json.Valid(b) {
+		return nil, invalid("$", "the invocation is not valid JSON")
+	}
+	top, err := objectFields(b, "$")
+	if err != nil {
+		return nil, err
+	}
+	data, err := objectFields(member(top, "Data"), "Data")
+	if err != nil {
+		return nil, err
+	}
+	meta, err := objectFields(member(top, "Metadata"), "Metadata")
+	if err != nil {
+		return nil, err
+	}
+	sys, err := decodeSys(member(meta, "sys"))
+	if err != nil {
+		return nil, err
+	}
+	return &InvocationRequest{Data: data, Metadata: Metadata{Sys: sys, Fields: meta}}, nil
+}
+
+func decodeSys(raw json.RawMessage) (SysMetadata, error) {
+	m, err := objectFields(raw, "Metadata.sys")
+	if err != nil {
+		return SysMetadata{}, err
+	}
+	var s SysMetadata
+	if s.MethodName, err = flexString(member(m, "MethodName"), "Metadata.sys.MethodName"); err != nil {
+		return s, err
+	}
+	if s.UtcNow, err = flexTime(member(m, "UtcNow"), "Metadata.sys.UtcNow"); err != nil {
+		return s, err
+	}
+	if s.RandGuid, err = flexString(member(m, "RandGuid"), "Metadata.sys.RandGuid"); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// trigger finds the Data member for a binding: the named one, or else the only member.
+func (in *InvocationRequest) trigger(name string) (json.RawMessage, string, error) {
+	if in == nil {
+		return nil, "", invalid("Data", "no invocation")
+	}
+	if name != "" {
+		if v := member(in.Data, name); v != nil {
+			return v, "Data." + name, nil
+		}
+	}
+	if len(in.Data) == 1 {
+		for k, v := range in.Data {
+			return v, "Data." + k, nil
+		}
+	}
+	names := make([]string, 0, len(in.Data))
+	for k := range in.Data {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	if name == "" {
+		return nil, "", invalid("Data", "has %d members %q; name the trigger binding", len(names), names)
+	}
+	return nil, "", invalid("Data."+name, "is missing (members: %q)", names)
+}
+
+// InvocationResponse is the handler's reply to an invocation.
+type InvocationResponse struct {
+	// Outputs maps output binding names to values: "res" an *HTTPResponseData, a queue
+	// binding one JSON object or an array of them.
+	Outputs map[string]any `json:"Outputs"`
+	// Logs are printed by the host with the function name and invocation id.
+	Logs []string `json:"Logs"`
+	// ReturnValue is the $return binding's value; this project leaves it null.
+	ReturnValue any `json:"ReturnValue"`
+}
+
+// HTTPResponseData is the value of an http output binding.
+type HTTPResponseData struct {
+	StatusCode int               `json:"statusCode"`
+	Headers    map[string]string `json:"headers"`
+	Body       string            `json:"body"`
+}
+
+// Encode writes the response as JSON with empty Outputs and Logs spelled {} and [].
+func (resp *InvocationResponse) Encode(w io.Writer) error {
+	out := *resp
+	if out.Outputs == nil {
+		out.Outputs = map[string]any{}
+	}
+	if out.Logs == nil {
+		out.Logs = []string{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+// writeInvocationResponse answers the host: status (2xx for success; anything else fails the
+// invocation) with a JSON body in every case.
+func writeInvocationResponse(w http.ResponseWriter, status int, resp *InvocationResponse) {
+	var buf bytes.Buffer
+	if err := resp.Encode(&buf); err != nil {
+		// Outputs are pre-marshalled by AddOutput and res is plain data, so this is only
+		// reachable through a ReturnValue that cannot encode: fail the invocation in JSON.
+		buf.Reset()
+		fallback := InvocationResponse{Logs: []string{"funcproto: the invocation response could not be encoded"}}
+		_ = fallback.Encode(&buf)
+		status = http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+var errNoInvocation = errors.New("funcproto: the context carries no invocation")
