@@ -4,4 +4,13 @@ go 1.26.8
 
 require github.com/esign-svc/esign/shared v0.0.0-00010101000000-000000000000
 
+require (
+	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3 // indirect
+	github.com/Azure/azure-sdk-for-go/sdk/internal v1.13.0 // indirect
+	github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue v1.0.1 // indirect
+	github.com/google/go-cmp v0.7.0 // indirect
+	golang.org/x/net v0.58.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+)
+
 replace github.com/esign-svc/esign/shared => ../shared

@@ -32,10 +32,31 @@ const (
 // Event is one audit event a transition produces. Slot is -1 for session-level events. Data
 // holds no personal data other than what the audit trail is meant to carry (hashes, IPs).
 type Event struct {
-	Kind string
-	Slot int
-	At   time.Time
-	Data map[string]any
+	Kind  string
+	Slot  int
+	At    time.Time
+	Actor Actor
+	Data  map[string]any
+}
+
+// Actor is who caused an event: the kind ("initiator", "signer", "portal", "admin", "system"),
+// an id that is not personal data (the JWT oid, the slot's sessionId, a job name), and the
+// request's IP and user agent when there was a request.
+type Actor struct {
+	Kind      string
+	ID        string
+	IP        string
+	UserAgent string
+}
+
+// By stamps every event of the change that has no actor yet with a.
+func (c *Change) By(a Actor) *Change {
+	for i := range c.Events {
+		if c.Events[i].Actor.Kind == "" {
+			c.Events[i].Actor = a
+		}
+	}
+	return c
 }
 
 // EffectKind is something a transition asks the caller to do after persisting it.
