@@ -1,0 +1,224 @@
+// Package pades seals a PDF with a PAdES baseline signature: SubFilter ETSI.CAdES.detached,
+// written as an incremental update (the input bytes are untouched), an invisible signature
+// field and widget on page 1, /ByteRange over the whole file but the /Contents value, and a
+// DocMDP certification (P 1: no further changes allowed). The CMS comes from package cms and
+// is produced through a crypto.Signer so that a Key Vault key can sign; an optional RFC 3161
+// timestamp is added as signature-time-stamp-token.
+package pades
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/types"
+
+	"github.com/esign-svc/esign/shared/pdf/cms"
+	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
+)
+
+// FieldName is the name of the seal's signature field.
+const FieldName = "esign_seal"
+
+// Options describes the seal.
+type Options struct {
+	Signer crypto.Signer
+	Chain  []*x509.Certificate // signer certificate first
+	// TSAURL, when set, adds an RFC 3161 timestamp from this authority.
+	TSAURL string
+	TSA    *cms.TSAClient // optional client; overrides TSAURL
+	Name   string         // /Name, e.g. the organisation sealing
+	Reason string
+	// Time is the claimed signing time written as /M (PAdES puts it there, not in the CMS);
+	// zero means now.
+	Time time.Time
+	// Info, when set, becomes the trailer's /Info.
+	Info *types.IndirectRef
+}
+
+// ErrContentsTooSmall is returned when the CMS does not fit the reserved /Contents space.
+var ErrContentsTooSmall = errors.New("pades: signature larger than the reserved space")
+
+// SignPDF seals src. Errors: apperr invalid for unreadable or encrypted input, the errors of
+// SignDoc.
+func SignPDF(ctx context.Context, src []byte, o Options) ([]byte, error) {
+	d, err := pdfdoc.Open(src)
+	if err != nil {
+		return nil, err
+	}
+	return SignDoc(ctx, d, o)
+}
+
+// SignDoc adds the seal to d's incremental update (which may already hold other changes) and
+// returns the signed file. Errors: cms.ErrUnsupportedKey, cms.ErrTimestamp, ErrContentsTooSmall,
+// context cancellation, and the signer's own errors.
+func SignDoc(ctx context.Context, d *pdfdoc.Doc, o Options) ([]byte, error) {
+	if o.Signer == nil || len(o.Chain) == 0 {
+		return nil, errors.New("pades: signer and certificate chain are required")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	reserve := 8192 + 2*1024
+	for _, c := range o.Chain {
+		reserve += len(c.Raw)
+	}
+	tsa := o.TSA
+	if tsa == nil && o.TSAURL != "" {
+		tsa = &cms.TSAClient{URL: o.TSAURL}
+	}
+	if tsa != nil {
+		reserve += 24 * 1024
+	}
+	out, br, err := prepare(d, o, reserve)
+	if err != nil {
+		return nil, err
+	}
+	digest := Digest(out, [4]int{br[0], br[1], br[2], br[3]})
+	so := cms.SignOptions{Signer: o.Signer, Chain: o.Chain, ContentDigest: digest[:]}
+	if tsa != nil {
+		so.Timestamp = tsa.Timestamp
+	}
+	sig, err := cms.Sign(ctx, so)
+	if err != nil {
+		return nil, err
+	}
+	hexSig := hex.EncodeToString(sig)
+	if len(hexSig) > br[2]-br[1]-2 {
+		return nil, fmt.Errorf("%w: %d bytes, %d reserved", ErrContentsTooSmall, len(sig), (br[2]-br[1]-2)/2)
+	}
+	copy(out[br[1]+1:], hexSig)
+	return out, nil
+}
+
+// placeholder values, replaced after serialisation; widths are kept by padding.
+const brPlaceholder = 9999999999
+
+// prepare writes the signature objects and returns the serialised file with the /ByteRange
+// filled in, and the byte range [0, a, b, len] (a..b is the "<...>" of /Contents).
+func prepare(d *pdfdoc.Doc, o Options, reserve int) ([]byte, [4]int, error) {
+	var br [4]int
+	cat, catRef, err := d.Catalog()
+	if err != nil {
+		return nil, br, err
+	}
+	cat = cat.Clone().(types.Dict)
+	if _, ok := cat["Perms"]; ok {
+		return nil, br, errors.New("pades: the document is already certified (/Perms present)")
+	}
+	when := o.Time
+	if when.IsZero() {
+		when = time.Now()
+	}
+	sigRef := d.Alloc()
+	sigDict := types.Dict{
+		"Type":      types.Name("Sig"),
+		"Filter":    types.Name("Adobe.PPKLite"),
+		"SubFilter": types.Name("ETSI.CAdES.detached"),
+		"ByteRange": types.Array{types.Integer(0), types.Integer(brPlaceholder), types.Integer(brPlaceholder), types.Integer(brPlaceholder)},
+		"Contents":  types.HexLiteral(bytes.Repeat([]byte("0"), 2*reserve)),
+		"M":         types.StringLiteral(pdfDate(when)),
+		"Reference": types.Array{types.Dict{
+			"Type":            types.Name("SigRef"),
+			"TransformMethod": types.Name("DocMDP"),
+			"TransformParams": types.Dict{"Type": types.Name("TransformParams"), "P": types.Integer(1), "V": types.Name("1.2")},
+		}},
+	}
+	if o.Name != "" {
+		sigDict["Name"] = types.StringLiteral(types.EncodeUTF16String(o.Name))
+	}
+	if o.Reason != "" {
+		sigDict["Reason"] = types.StringLiteral(types.EncodeUTF16String(o.Reason))
+	}
+	d.Set(sigRef, sigDict)
+
+	first, err := d.Page(1)
+	if err != nil {
+		return nil, br, err
+	}
+	widget := d.Add(types.Dict{
+		"Type": types.Name("Annot"), "Subtype": types.Name("Widget"), "FT": types.Name("Sig"),
+		"T": types.StringLiteral(FieldName), "V": sigRef, "Rect": types.NewNumberArray(0, 0, 0, 0),
+		"F": types.Integer(132), "P": first.Ref,
+	})
+	annots, err := d.Deref(first.Dict["Annots"])
+	if err != nil {
+		return nil, br, err
+	}
+	aa, _ := annots.(types.Array)
+	first.Dict["Annots"] = append(append(types.Array{}, aa...), widget)
+	d.Set(first.Ref, first.Dict)
+
+	af, err := d.DerefDict(cat["AcroForm"])
+	if err != nil {
+		return nil, br, err
+	}
+	if af == nil {
+		af = types.Dict{}
+	} else {
+		af = af.Clone().(types.Dict)
+	}
+	fv, err := d.Deref(af["Fields"])
+	if err != nil {
+		return nil, br, err
+	}
+	fields, _ := fv.(types.Array)
+	af["Fields"] = append(append(types.Array{}, fields...), widget)
+	af["SigFlags"] = types.Integer(3)
+	if r, ok := cat["AcroForm"].(types.IndirectRef); ok {
+		d.Set(r, af)
+	} else {
+		cat["AcroForm"] = af
+	}
+	cat["Perms"] = types.Dict{"DocMDP": sigRef}
+	d.Set(catRef, cat)
+
+	out, err := d.Bytes(o.Info)
+	if err != nil {
+		return nil, br, err
+	}
+	start := bytes.LastIndex(out, []byte(fmt.Sprintf("\n%d %d obj\n", sigRef.ObjectNumber.Value(), 0)))
+	if start < 0 {
+		return nil, br, errors.New("pades: signature object not found after writing")
+	}
+	end := start + bytes.Index(out[start:], []byte("endobj"))
+	obj := out[start:end]
+	ci := bytes.Index(obj, []byte("/Contents<"))
+	bi := bytes.Index(obj, []byte("/ByteRange["))
+	if ci < 0 || bi < 0 {
+		return nil, br, errors.New("pades: /Contents or /ByteRange not found after writing")
+	}
+	a := start + ci + len("/Contents")
+	b := a + bytes.IndexByte(out[a:], '>') + 1
+	br = [4]int{0, a, b, len(out) - b}
+	arrStart := start + bi + len("/ByteRange")
+	arrEnd := arrStart + bytes.IndexByte(out[arrStart:], ']') + 1
+	text := fmt.Sprintf("[%d %d %d %d]", br[0], br[1], br[2], br[3])
+	if len(text) > arrEnd-arrStart {
+		return nil, br, errors.New("pades: /ByteRange placeholder too small")
+	}
+	copy(out[arrStart:arrEnd], text+string(bytes.Repeat([]byte(" "), arrEnd-arrStart-len(text))))
+	return out, br, nil
+}
+
+func pdfDate(t time.Time) string {
+	t = t.UTC()
+	return "D:" + t.Format("20060102150405") + "+00'00'"
+}
+
+// Digest returns the SHA-256 over the byte ranges of a signed file (used by tests and the
+// verifier); br must lie within the file.
+func Digest(file []byte, br [4]int) [32]byte {
+	h := sha256.New()
+	h.Write(file[br[0] : br[0]+br[1]])
+	h.Write(file[br[2] : br[2]+br[3]])
+	var s [32]byte
+	copy(s[:], h.Sum(nil))
+	return s
+}

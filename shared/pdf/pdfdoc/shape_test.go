@@ -1,0 +1,57 @@
+package pdfdoc
+
+import "testing"
+
+func TestShape(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, in, want string }{
+		{"latin untouched", "Zoë Łukasiewicz", "Zoë Łukasiewicz"},
+		{"hebrew reversed", "שלום", "םולש"},
+		{"hebrew after label", "Name: אב", "Name: בא"},
+		{"arabic joined and reversed", "لا", "\uFEFB"},
+		{"arabic forms", "بب", "\uFE90\uFE91"}, // visual: final beh, initial beh
+		{"brackets mirrored in rtl run", "(אב)", "(בא)"},
+		{"trailing digits stay after the run (LTR paragraph)", "אב 12", "בא 12"},
+		{"digits inside a run keep order", "א 12 ב", "ב 12 א"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := Shape(tc.in); got != tc.want {
+				t.Fatalf("Shape(%q) = %q %U, want %q %U", tc.in, got, []rune(got), tc.want, []rune(tc.want))
+			}
+		})
+	}
+}
+
+func TestUnshape(t *testing.T) {
+	t.Parallel()
+	if got := string(unshape(0xFEFB)); got != "لا" {
+		t.Fatalf("lam-alef ligature maps to %q", got)
+	}
+	if got := string(unshape(0xFE91)); got != "ب" {
+		t.Fatalf("initial beh maps to %q", got)
+	}
+}
+
+func TestSubsetKeepsUsedGlyphs(t *testing.T) {
+	t.Parallel()
+	fc, err := loadFace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := fc.glyph('Å')
+	sub, err := subsetTrueType(fc.raw, []uint16{0, g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sub) >= len(fc.raw)/4 {
+		t.Fatalf("subset is %d bytes of %d", len(sub), len(fc.raw))
+	}
+	tables, err := ttTables(sub)
+	if err != nil || tables["glyf"] == nil || len(tables["glyf"]) == 0 {
+		t.Fatalf("subset tables: %v", err)
+	}
+	if ttChecksum(sub) != 0xB1B0AFBA {
+		t.Fatalf("font checksum adjustment wrong")
+	}
+}
