@@ -30,6 +30,9 @@ func requireTools(t *testing.T) {
 		}
 	})
 	if toolsErr != "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal(toolsErr) // CI installs them first: a missing tool there is a broken install
+		}
 		t.Skip(toolsErr)
 	}
 }
