@@ -142,9 +142,6 @@ func readApp(dir string) (*hostJSON, map[string]*functionJSON, error) {
 		}
 		fns[e.Name()] = &f
 	}
-	if len(fns) == 0 {
-		return nil, nil, fmt.Errorf("app %s: no function folders with function.json", dir)
-	}
 	return &h, fns, nil
 }
 

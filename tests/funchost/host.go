@@ -174,6 +174,9 @@ func (h *Host) load() error {
 			return err
 		}
 		a := &app{name: filepath.Base(abs), dir: abs, host: hj, routePrefix: "api"}
+		if len(fjs) == 0 {
+			h.log.printf("[host] app %s: no job functions found (the handler is started anyway, as the real host does)", a.name)
+		}
 		if seen[strings.ToLower(a.name)] {
 			return fmt.Errorf("two apps are named %s", a.name)
 		}

@@ -1,0 +1,147 @@
+// Package e2e runs the packaged apps (dist/dispatcher, dist/processor) under the local Functions
+// host against a real Azurite, with dev keys made for the run, and drives them over HTTP the way
+// a requester, the portal and an operator would.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/esign-svc/esign/shared/azure/azuritetest"
+	"github.com/esign-svc/esign/tests/devkeys"
+	"github.com/esign-svc/esign/tests/funchost"
+)
+
+// env is the running service shared by the package's tests.
+type env struct {
+	host     *funchost.Host
+	azurite  *azuritetest.Instance
+	settings map[string]string
+	keysDir  string
+	logs     *syncBuffer // everything the host and both handlers printed
+}
+
+var svc *env
+
+func TestMain(m *testing.M) {
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	root, err := azuritetest.RepoRoot()
+	if err != nil {
+		return 0, err
+	}
+	pkg := exec.Command("bash", filepath.Join(root, "scripts", "package.sh"))
+	pkg.Dir, pkg.Stdout, pkg.Stderr = root, os.Stderr, os.Stderr
+	if err := pkg.Run(); err != nil {
+		return 0, fmt.Errorf("package: %w", err)
+	}
+	az, err := azuritetest.Launch(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer az.Stop()
+	dir, err := os.MkdirTemp("", "e2e-keys-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	keys, err := devkeys.Setup(dir, devkeys.Options{})
+	if err != nil {
+		return 0, err
+	}
+	settings := map[string]string{}
+	for k, v := range keys.Env {
+		settings[k] = v
+	}
+	settings["STORAGE_CONNECTION_STRING"] = az.ConnectionString()
+	settings["AzureWebJobsStorage"] = az.ConnectionString()
+	for k, v := range extraSettings {
+		settings[k] = v
+	}
+	logs := &syncBuffer{}
+	out := io.Writer(logs)
+	if os.Getenv("E2E_VERBOSE") != "" {
+		out = io.MultiWriter(logs, os.Stderr)
+	}
+	h, err := funchost.Start(ctx, funchost.Options{
+		Apps:     []string{filepath.Join(root, "dist", "dispatcher"), filepath.Join(root, "dist", "processor")},
+		Listen:   "127.0.0.1:0",
+		Settings: settings,
+		HostKey:  settings["HOST_KEY"], MasterKey: settings["MASTER_KEY"],
+		Output:           out,
+		DisableSchedules: true, // tests fire timers themselves with RunTimer
+	})
+	if err != nil {
+		return 0, fmt.Errorf("%w\n%s", err, logs.String())
+	}
+	defer h.Close()
+	svc = &env{host: h, azurite: az, settings: settings, keysDir: dir, logs: logs}
+	code := m.Run()
+	if code != 0 && os.Getenv("E2E_VERBOSE") == "" {
+		tail := logs.String()
+		if len(tail) > 20000 {
+			tail = tail[len(tail)-20000:]
+		}
+		fmt.Fprintf(os.Stderr, "--- last host and handler output:\n%s\n", tail)
+	}
+	return code, nil
+}
+
+// extraSettings lets test files add app settings before the host starts.
+var extraSettings = map[string]string{}
+
+// url is the service URL of an /api path with the host key.
+func (e *env) url(path string) string {
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return e.host.URL() + "/api/" + strings.TrimLeft(path, "/") + sep + "code=" + e.host.HostKey()
+}
+
+// jwt mints a dev identity-provider token for a tenant and roles.
+func (e *env) jwt(t testing.TB, tenant string, roles ...string) string {
+	t.Helper()
+	tok, err := devkeys.MintFromDir(e.keysDir, devkeys.TokenOptions{Tenant: tenant, Roles: roles, NoRoles: len(roles) == 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var client = &http.Client{Timeout: 30 * time.Second}
