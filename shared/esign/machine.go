@@ -266,6 +266,10 @@ func Sign(s *Session, slots []Slot, i int, now time.Time, in SignInput) (Change,
 	case sl.RequiresOTP() && sl.State != SlotOTPVerified:
 		return c, &apperr.Error{Kind: apperr.KindForbidden, Code: "otp_required", Detail: "the signer has not passed the OTP challenge"}
 	}
+	if missing := missingConsents(sl); missing != "" {
+		return c, &apperr.Error{Kind: apperr.KindConflict, Code: "consent_required",
+			Detail: "the signer has not accepted the consent statement " + missing}
+	}
 	sl.enter(SlotSigned, now)
 	sl.SignerName, sl.IP, sl.UserAgent = in.SignerName, in.IP, in.UserAgent
 	c.touch(i)
@@ -394,4 +398,50 @@ func Reinvite(s *Session, slots []Slot, i int, now time.Time) (Change, error) {
 	c.event(EvSlotReinvited, i, now, map[string]any{"emailHash": sl.EmailHash})
 	c.Effects = append(c.Effects, Effect{Kind: EffectInvite, Slot: i})
 	return c, nil
+}
+
+// Consent records the signer's acceptance of the named statements (current version), each with
+// its verbatim text and acceptance time. The slot must be viewed (or OTP-verified): consent
+// follows the review of the document. Accepting a statement again keeps the first acceptance.
+func Consent(s *Session, slots []Slot, i int, now time.Time, ids []string) (Change, error) {
+	var c Change
+	sl, err := openSlot(s, slots, i, now)
+	if err != nil {
+		return c, err
+	}
+	if sl.State != SlotViewed && sl.State != SlotOTPVerified {
+		return c, ErrSlotWrongState
+	}
+	for _, id := range ids {
+		st, ok := StatementByID(id)
+		if !ok {
+			return Change{}, apperr.Invalid("invalid_request", apperr.Field("statements", "unknown consent statement "+id))
+		}
+		if hasConsent(sl, id) {
+			continue
+		}
+		sl.Consents = append(sl.Consents, ConsentAcceptance{ID: st.ID, Version: st.Version, Text: st.Text,
+			AcceptedAt: now.UTC().Format(time.RFC3339Nano)})
+		c.event(EvSlotConsented, i, now, map[string]any{"statement": st.ID, "version": st.Version})
+	}
+	c.touch(i)
+	return c, nil
+}
+
+func hasConsent(sl *Slot, id string) bool {
+	for _, a := range sl.Consents {
+		if a.ID == id && a.Version == ConsentVersion {
+			return true
+		}
+	}
+	return false
+}
+
+func missingConsents(sl *Slot) string {
+	for _, st := range ConsentStatements {
+		if !hasConsent(sl, st.ID) {
+			return st.ID
+		}
+	}
+	return ""
 }

@@ -36,6 +36,9 @@ func mustSign(t *testing.T, s *Session, slots []Slot, i int, at time.Time) Chang
 	if _, err := MarkViewed(s, slots, i, at, nil); err != nil {
 		t.Fatalf("viewed %d: %v", i, err)
 	}
+	if _, err := Consent(s, slots, i, at, []string{"document_reviewed", "electronic_signature", "legally_binding"}); err != nil {
+		t.Fatalf("consent %d: %v", i, err)
+	}
 	c, err := Sign(s, slots, i, at, SignInput{SignerName: "n"})
 	if err != nil {
 		t.Fatalf("sign %d: %v", i, err)
@@ -233,4 +236,31 @@ func hasEffect(c Change, k EffectKind, slot int) bool {
 func errorsIs(err error, target *apperr.Error) bool {
 	e, ok := apperr.As(err)
 	return ok && e.Code == target.Code
+}
+
+func TestConsentGatesSigning(t *testing.T) {
+	t.Parallel()
+	s, slots := newSession(ModeSingle, Required)
+	Start(s, slots, t0)
+	Activate(s, slots, 0, t0, nil)
+	if _, err := Consent(s, slots, 0, t0, []string{"document_reviewed"}); !errorsIs(err, ErrSlotWrongState) {
+		t.Fatalf("consent before viewing: %v", err)
+	}
+	MarkViewed(s, slots, 0, t0, nil)
+	if _, err := Consent(s, slots, 0, t0, []string{"nope"}); apperr.KindOf(err) != apperr.KindInvalid {
+		t.Fatalf("unknown statement: %v", err)
+	}
+	c, err := Consent(s, slots, 0, t0, []string{"document_reviewed", "electronic_signature"})
+	if err != nil || len(c.Events) != 2 || len(slots[0].Consents) != 2 || slots[0].Consents[1].Text != ConsentStatements[1].Text {
+		t.Fatalf("consent: %v %+v", err, slots[0].Consents)
+	}
+	if _, err := Sign(s, slots, 0, t0, SignInput{}); apperr.KindOf(err) != apperr.KindConflict {
+		t.Fatalf("sign with two of three consents: %v", err)
+	}
+	if c, _ := Consent(s, slots, 0, t0.Add(time.Second), []string{"document_reviewed", "legally_binding"}); len(c.Events) != 1 || slots[0].Consents[0].AcceptedAt != t0.Format(time.RFC3339Nano) {
+		t.Fatalf("re-consent changed the first acceptance: %+v", slots[0].Consents)
+	}
+	if _, err := Sign(s, slots, 0, t0, SignInput{}); err != nil {
+		t.Fatalf("sign after consent: %v", err)
+	}
 }

@@ -105,6 +105,8 @@ type Session struct {
 	EvidencePath         string
 	SealError            string
 	ConsentVersion       string
+	Manifest             []ManifestField
+	ManifestSource       string
 	ETag                 string
 }
 
@@ -125,6 +127,7 @@ type Slot struct {
 	LinkUsed    bool
 	Generation  int // cross-device generation; access tokens of older generations are view-only
 	Timeline    map[SlotState]time.Time
+	Consents    []ConsentAcceptance
 	SignerName  string
 	IP          string
 	UserAgent   string

@@ -31,6 +31,7 @@ func eventKey(at time.Time, seq int) string {
 }
 
 func sessionEntity(s *esign.Session) tablestore.Entity {
+	manifest, _ := json.Marshal(s.Manifest) // plain structs: cannot fail
 	return tablestore.Entity{PartitionKey: s.GroupID, RowKey: rowSession, ETag: s.ETag, Props: map[string]any{
 		"tenantId": s.TenantID, "correlationId": s.CorrelationID, "documentId": s.DocumentID, "docType": s.DocType,
 		"pdfBlobPath": s.PDFBlobPath, "pdfHash": s.PDFHash, "templatePath": s.TemplatePath,
@@ -39,11 +40,12 @@ func sessionEntity(s *esign.Session) tablestore.Entity {
 		"requestedBy": s.RequestedBy, "requestedByEmailEnc": s.RequestedByEmailEnc, "organizationName": s.OrganizationName,
 		"sendPerSignerNotices": s.SendPerSignerNotices, "signedPath": s.SignedPath, "certificatePath": s.CertificatePath,
 		"evidencePath": s.EvidencePath, "sealError": s.SealError, "consentVersion": s.ConsentVersion,
+		"manifest": string(manifest), "manifestSource": s.ManifestSource,
 	}}
 }
 
 func sessionFrom(e tablestore.Entity) *esign.Session {
-	return &esign.Session{
+	s := &esign.Session{
 		GroupID: e.PartitionKey, TenantID: e.String("tenantId"), CorrelationID: e.String("correlationId"),
 		DocumentID: e.String("documentId"), DocType: e.String("docType"), PDFBlobPath: e.String("pdfBlobPath"),
 		PDFHash: e.String("pdfHash"), TemplatePath: e.String("templatePath"),
@@ -54,7 +56,12 @@ func sessionFrom(e tablestore.Entity) *esign.Session {
 		OrganizationName: e.String("organizationName"), SendPerSignerNotices: e.Bool("sendPerSignerNotices"),
 		SignedPath: e.String("signedPath"), CertificatePath: e.String("certificatePath"), EvidencePath: e.String("evidencePath"),
 		SealError: e.String("sealError"), ConsentVersion: e.String("consentVersion"), ETag: e.ETag,
+		ManifestSource: e.String("manifestSource"),
 	}
+	if m := e.String("manifest"); m != "" && m != "null" {
+		_ = json.Unmarshal([]byte(m), &s.Manifest) // written by sessionEntity above
+	}
+	return s
 }
 
 func slotEntity(groupID string, sl *esign.Slot) (tablestore.Entity, error) {
@@ -66,12 +73,16 @@ func slotEntity(groupID string, sl *esign.Slot) (tablestore.Entity, error) {
 	if err != nil {
 		return tablestore.Entity{}, err
 	}
+	consents, err := json.Marshal(sl.Consents)
+	if err != nil {
+		return tablestore.Entity{}, err
+	}
 	return tablestore.Entity{PartitionKey: groupID, RowKey: slotKey(sl.Index), ETag: sl.ETag, Props: map[string]any{
 		"slotIndex": int64(sl.Index), "sessionId": sl.SessionID, "role": sl.Role, "emailHash": sl.EmailHash,
 		"emailEnc": sl.EmailEnc, "phoneEnc": sl.PhoneEnc, "namePrefill": sl.NamePrefill,
 		"completionCondition": string(sl.Condition), "otpChannel": string(sl.OTPChannel), "state": string(sl.State),
 		"invited": sl.Invited, "linkJti": sl.LinkJTI, "linkUsed": sl.LinkUsed, "generation": int64(sl.Generation),
-		"timeline": string(tl), "signerName": sl.SignerName, "ip": sl.IP, "userAgent": sl.UserAgent,
+		"timeline": string(tl), "consents": string(consents), "signerName": sl.SignerName, "ip": sl.IP, "userAgent": sl.UserAgent,
 	}}, nil
 }
 
@@ -89,6 +100,11 @@ func slotFrom(e tablestore.Entity) (esign.Slot, error) {
 	if s := e.String("timeline"); s != "" {
 		if err := json.Unmarshal([]byte(s), &tl); err != nil {
 			return sl, fmt.Errorf("sessionstore: slot %s timeline: %w", e.RowKey, err)
+		}
+	}
+	if s := e.String("consents"); s != "" && s != "null" {
+		if err := json.Unmarshal([]byte(s), &sl.Consents); err != nil {
+			return sl, fmt.Errorf("sessionstore: slot %s consents: %w", e.RowKey, err)
 		}
 	}
 	for st, ns := range tl {

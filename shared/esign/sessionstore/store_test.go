@@ -130,25 +130,37 @@ func TestApplyIsAtomicAndExactlyOneRacerWins(t *testing.T) {
 	s, slots := newSession("t1", "C3", now, 1)
 	create(t, st, s, slots, now)
 
+	// Both racers read the same version before either writes: exactly one write may land.
+	type copyOf struct {
+		sess  *esign.Session
+		slots []esign.Slot
+	}
+	var copies [2]copyOf
+	for r := range copies {
+		sess, sl, err := st.Load(ctx, s.GroupID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copies[r] = copyOf{sess, sl}
+	}
 	var wg sync.WaitGroup
 	results := make([]error, 2)
+	start := make(chan struct{})
 	for r := 0; r < 2; r++ {
 		wg.Add(1)
 		go func(r int) {
 			defer wg.Done()
-			sess, sl, err := st.Load(ctx, s.GroupID)
+			c := copies[r]
+			ch, err := esign.Activate(c.sess, c.slots, 0, now.Add(time.Duration(r+1)*time.Second), nil)
 			if err != nil {
 				results[r] = err
 				return
 			}
-			ch, err := esign.Activate(sess, sl, 0, now.Add(time.Duration(r+1)*time.Second), nil)
-			if err != nil {
-				results[r] = err
-				return
-			}
-			results[r] = st.Apply(ctx, sess, sl, ch)
+			<-start
+			results[r] = st.Apply(ctx, c.sess, c.slots, ch)
 		}(r)
 	}
+	close(start)
 	wg.Wait()
 	wins := 0
 	for _, err := range results {
@@ -185,11 +197,24 @@ func TestCallbackIDAcceptedOnceAndSignatureRoundTrip(t *testing.T) {
 	if err := st.Apply(ctx, sess, sl, ch); err != nil {
 		t.Fatal(err)
 	}
+	sess, sl, _ = st.Load(ctx, s.GroupID)
+	ch, _ = esign.MarkViewed(sess, sl, 0, now, nil)
+	c2, err := esign.Consent(sess, sl, 0, now, []string{"document_reviewed", "electronic_signature", "legally_binding"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch.Events = append(ch.Events, c2.Events...)
+	if err := st.Apply(ctx, sess, sl, ch); err != nil {
+		t.Fatal(err)
+	}
 
 	png := make([]byte, 150*1024) // three chunks
 	_, _ = rand.Read(png)
 	sess, sl, _ = st.Load(ctx, s.GroupID)
-	ch, err := esign.Sign(sess, sl, 0, now, esign.SignInput{SignerName: "A", IP: "198.51.100.7", UserAgent: "UA"})
+	if len(sl[0].Consents) != 3 || sl[0].Consents[2].Text != esign.ConsentStatements[2].Text {
+		t.Fatalf("consents did not round-trip: %+v", sl[0].Consents)
+	}
+	ch, err = esign.Sign(sess, sl, 0, now, esign.SignInput{SignerName: "A", IP: "198.51.100.7", UserAgent: "UA"})
 	if err != nil {
 		t.Fatal(err)
 	}
