@@ -1,0 +1,102 @@
+// Package esignapi serves the requester-facing signing-session routes: create, status,
+// resend-invite, cancel, revoke and the erasure of a signer's e-mail. Every route authenticates
+// an Entra ID JWT, checks the licence's esign feature and the caller's role, and sees only its
+// own tenant's sessions (another tenant's session is a 404).
+package esignapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/auth"
+	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/tokens"
+	"github.com/esign-svc/esign/shared/web"
+)
+
+// API holds what the routes need.
+type API struct {
+	Store     *sessionstore.Store
+	Blobs     *blobstore.Store
+	Tokens    *tokens.Codec
+	Hasher    *pii.Hasher
+	Cipher    *pii.Cipher
+	Verifier  *auth.Verifier
+	Licence   *licence.Licence
+	PortalURL string // portal base; links are {PortalURL}/sign?token=...
+	Now       func() time.Time
+}
+
+// Routes registers the routes on mux. Create, resend-invite and revoke queue notifications, so
+// their functions are invoked (queue output "notify"); the others are forwarded.
+func (a *API) Routes(mux *http.ServeMux) {
+	mux.Handle("POST /api/esign/session", web.Handle(a.create))
+	mux.Handle("GET /api/esign/session/{correlationId}/status", web.Handle(a.status))
+	mux.Handle("POST /api/esign/session/{correlationId}/resend-invite", web.Handle(a.resend))
+	mux.Handle("POST /api/esign/session/{groupId}/cancel", web.Handle(a.cancel))
+	mux.Handle("POST /api/esign/session/{groupId}/revoke", web.Handle(a.revoke))
+	mux.Handle("DELETE /api/esign/session/{groupId}/slots/{slotIndex}/email", web.Handle(a.eraseEmail))
+}
+
+// caller authenticates the request and checks licence and role, in that order: 401 without a
+// valid token, 403 without the esign feature or the role.
+func (a *API) caller(r *http.Request, roles ...string) (auth.Principal, error) {
+	p, err := a.Verifier.Authenticate(r)
+	if err != nil {
+		return p, err
+	}
+	if err := a.Licence.Require(licence.FeatureEsign); err != nil {
+		return p, err
+	}
+	if err := a.Licence.CheckTenant(p.TenantID); err != nil {
+		return p, err
+	}
+	return p, auth.RequireAny(p, roles...)
+}
+
+func actor(r *http.Request, p auth.Principal) esign.Actor {
+	id := p.ObjectID
+	if id == "" {
+		id = p.Subject
+	}
+	return esign.Actor{Kind: "initiator", ID: id, IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
+}
+
+// loadOwn loads a session of the caller's tenant; another tenant's session is not found.
+func (a *API) loadOwn(ctx context.Context, tenant, groupID string) (*esign.Session, []esign.Slot, error) {
+	s, slots, err := a.Store.Load(ctx, groupID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.TenantID != tenant {
+		return nil, nil, sessionstore.ErrNotFound
+	}
+	return s, slots, nil
+}
+
+// apply runs a transition on one of the tenant's sessions (another tenant's is not found).
+func (a *API) apply(ctx context.Context, tenant, groupID string,
+	step func(s *esign.Session, slots []esign.Slot) (esign.Change, error)) (*esign.Session, []esign.Slot, esign.Change, error) {
+	return a.Store.Update(ctx, groupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+		if s.TenantID != tenant {
+			return esign.Change{}, nil, sessionstore.ErrNotFound
+		}
+		ch, err := step(s, slots)
+		return ch, nil, err
+	})
+}
+
+func (a *API) portalLink(s *esign.Session, sl *esign.Slot) (string, error) {
+	tok, _, err := a.Tokens.IssueSlot(tokens.Slot{GroupID: s.GroupID, SlotIndex: sl.Index, ID: sl.LinkJTI, ExpiresAt: s.ExpiresAt})
+	if err != nil {
+		return "", apperr.Wrap(err, apperr.KindInternal, "token_issue_failed", "could not issue the portal link")
+	}
+	return a.PortalURL + "/sign?token=" + tok, nil
+}

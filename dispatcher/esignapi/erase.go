@@ -1,0 +1,52 @@
+package esignapi
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/auth"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/web"
+)
+
+type eraseResponse struct {
+	GroupID        string `json:"groupId"`
+	SlotIndex      int    `json:"slotIndex"`
+	Erased         bool   `json:"erased"`
+	AuditRowsClean int    `json:"auditRowsScrubbed"`
+}
+
+// eraseEmail is DELETE /api/esign/session/{groupId}/slots/{slotIndex}/email (Service.Admin):
+// deletes the signer's e-mail hash and encrypted e-mail (and phone) from the slot, scrubs the
+// hash from the session's audit rows, and records pii.erased. The sealed PDF and evidence
+// bundle are signed legal records and are not rewritten (see the README).
+func (a *API) eraseEmail(w http.ResponseWriter, r *http.Request) error {
+	p, err := a.caller(r, auth.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	idx, err := strconv.Atoi(r.PathValue("slotIndex"))
+	if err != nil || idx < 0 || idx >= esign.MaxSigners {
+		return apperr.Invalid("invalid_request", apperr.Field("slotIndex", "must be a slot number from 0 to 9"))
+	}
+	who := actor(r, p)
+	who.Kind = "admin"
+	var hash string
+	s, _, _, err := a.apply(r.Context(), p.TenantID, r.PathValue("groupId"), func(s *esign.Session, slots []esign.Slot) (esign.Change, error) {
+		if idx < len(slots) {
+			hash = slots[idx].EmailHash
+		}
+		ch, err := esign.EraseContact(s, slots, idx, a.Now().UTC())
+		ch.By(who)
+		return ch, err
+	})
+	if err != nil {
+		return err
+	}
+	n, err := a.Store.ScrubEmailHash(r.Context(), s.GroupID, hash)
+	if err != nil {
+		return err
+	}
+	return web.JSON(w, http.StatusOK, eraseResponse{GroupID: s.GroupID, SlotIndex: idx, Erased: true, AuditRowsClean: n})
+}

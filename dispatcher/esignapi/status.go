@@ -1,0 +1,124 @@
+package esignapi
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/esign-svc/esign/shared/auth"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/web"
+)
+
+type slotStatus struct {
+	SlotIndex           int               `json:"slotIndex"`
+	SessionID           string            `json:"sessionId"`
+	Role                string            `json:"role"`
+	Email               string            `json:"email,omitempty"` // decrypted for the owning tenant; absent once erased
+	NamePrefill         string            `json:"namePrefill,omitempty"`
+	CompletionCondition string            `json:"completionCondition"`
+	OTPChannel          string            `json:"otpChannel"`
+	State               string            `json:"state"`
+	Invited             bool              `json:"invited"`
+	Timeline            map[string]string `json:"timeline"` // state -> RFC 3339 with nanoseconds
+	SignerName          string            `json:"signerName,omitempty"`
+}
+
+type eventStatus struct {
+	Kind string `json:"kind"`
+	At   string `json:"at"`
+	Slot *int   `json:"slot,omitempty"`
+}
+
+type statusResponse struct {
+	GroupID            string        `json:"groupId"`
+	CorrelationID      string        `json:"correlationId"`
+	DocumentID         string        `json:"documentId"`
+	DocType            string        `json:"docType"`
+	PDFBlobPath        string        `json:"pdfBlobPath"`
+	PDFHash            string        `json:"pdfHash"`
+	SigningMode        string        `json:"signingMode"`
+	State              string        `json:"state"`
+	CancelReason       string        `json:"cancelReason,omitempty"`
+	CreatedAt          string        `json:"createdAt"`
+	ExpiresAt          string        `json:"expiresAt"`
+	CompletedAt        string        `json:"completedAt,omitempty"`
+	SignedDocumentPath string        `json:"signedDocumentPath,omitempty"`
+	CertificatePath    string        `json:"certificatePath,omitempty"`
+	EvidencePath       string        `json:"evidencePath,omitempty"`
+	SealError          string        `json:"sealError,omitempty"`
+	ManifestSource     string        `json:"manifestSource"`
+	Slots              []slotStatus  `json:"slots"`
+	Events             []eventStatus `json:"events"`
+}
+
+// status is GET /api/esign/session/{correlationId}/status: the tenant's latest session for the
+// correlationId, its slots with the time of each transition, and the audit timeline (kinds and
+// times only).
+func (a *API) status(w http.ResponseWriter, r *http.Request) error {
+	p, err := a.caller(r, auth.RoleInitiator, auth.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	groupID, err := a.Store.GroupByCorrelation(r.Context(), p.TenantID, r.PathValue("correlationId"))
+	if err != nil {
+		return err
+	}
+	s, slots, err := a.loadOwn(r.Context(), p.TenantID, groupID)
+	if err != nil {
+		return err
+	}
+	events, err := a.Store.Events(r.Context(), groupID)
+	if err != nil {
+		return err
+	}
+	now := a.Now()
+	resp := statusResponse{
+		GroupID: s.GroupID, CorrelationID: s.CorrelationID, DocumentID: s.DocumentID, DocType: s.DocType,
+		PDFBlobPath: s.PDFBlobPath, PDFHash: s.PDFHash, SigningMode: string(s.SigningMode), State: string(shownState(s, now)),
+		CancelReason: string(s.CancelReason), CreatedAt: ts(s.CreatedAt), ExpiresAt: ts(s.ExpiresAt), CompletedAt: ts(s.CompletedAt),
+		SignedDocumentPath: s.SignedPath, CertificatePath: s.CertificatePath, EvidencePath: s.EvidencePath,
+		SealError: s.SealError, ManifestSource: s.ManifestSource,
+	}
+	for i := range slots {
+		sl := &slots[i]
+		st := slotStatus{SlotIndex: sl.Index, SessionID: sl.SessionID, Role: sl.Role, NamePrefill: sl.NamePrefill,
+			CompletionCondition: string(sl.Condition), OTPChannel: string(sl.OTPChannel), State: string(sl.State),
+			Invited: sl.Invited, Timeline: map[string]string{}, SignerName: sl.SignerName}
+		if sl.EmailEnc != "" {
+			if st.Email, err = a.Cipher.DecryptString(sl.EmailEnc, pii.AAD(s.GroupID, "slot", strconv.Itoa(sl.Index))); err != nil {
+				return err
+			}
+		}
+		for state, at := range sl.Timeline {
+			st.Timeline[string(state)] = ts(at)
+		}
+		resp.Slots = append(resp.Slots, st)
+	}
+	for _, e := range events {
+		ev := eventStatus{Kind: e.Kind, At: ts(e.At)}
+		if e.Slot >= 0 {
+			slot := e.Slot
+			ev.Slot = &slot
+		}
+		resp.Events = append(resp.Events, ev)
+	}
+	return web.JSON(w, http.StatusOK, resp)
+}
+
+// shownState is the state a caller sees: a live session past its expiry is expired even before
+// the expiry job has recorded it.
+func shownState(s *esign.Session, now time.Time) esign.SessionState {
+	if s.State.Live() && s.Expired(now) {
+		return esign.SessionExpired
+	}
+	return s.State
+}
+
+func ts(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
