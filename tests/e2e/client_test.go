@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -89,10 +90,24 @@ func call(t testing.TB, method, url string, body any, headers map[string]string)
 	if strings.Contains(resp.Header.Get("Content-Type"), "json") {
 		_ = json.Unmarshal(raw, &out.JSON)
 	}
+	rememberTokens(raw)
 	if resp.StatusCode >= 500 {
 		t.Errorf("%s %s answered %d: %s", method, strings.Split(url, "?")[0], resp.StatusCode, raw)
 	}
 	return out
+}
+
+var tokenLike = regexp.MustCompile(`"(?:accessToken|portalUrl|token)":"([^"]+)"`)
+
+// rememberTokens notes every token or link an answer carries, for the log check.
+func rememberTokens(raw []byte) {
+	for _, m := range tokenLike.FindAllSubmatch(raw, -1) {
+		v := string(m[1])
+		if i := strings.Index(v, "token="); i >= 0 {
+			v = v[i+len("token="):]
+		}
+		remember("token", v)
+	}
 }
 
 func bearer(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
@@ -141,10 +156,17 @@ func createBody(t testing.TB, mode string, n int) map[string]any {
 	var signers []any
 	for i := 0; i < n; i++ {
 		signers = append(signers, map[string]any{"slotIndex": i, "role": roles[i%len(roles)],
-			"email": fmt.Sprintf("signer%d-%s@example.test", i, uuid.NewString()[:8]), "namePrefill": fmt.Sprintf("Signer %d", i)})
+			"email": email(i), "namePrefill": fmt.Sprintf("Signer %d", i)})
 	}
 	return map[string]any{"correlationId": "corr-" + uuid.NewString(), "documentId": "Contract 42", "docType": "contract",
 		"pdfBlobPath": path, "pdfHash": hash, "signingMode": mode, "signers": signers}
+}
+
+// email makes a fresh test address and remembers it for the log check.
+func email(i int) string {
+	e := fmt.Sprintf("signer%d-%s@example.test", i, uuid.NewString()[:8])
+	remember("e-mail address", e)
+	return e
 }
 
 func createSession(t testing.TB, tenant string, body map[string]any) reply {

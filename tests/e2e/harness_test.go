@@ -95,6 +95,10 @@ func run(m *testing.M) (int, error) {
 	defer h.Close()
 	svc = &env{host: h, azurite: az, settings: settings, keysDir: dir, logs: logs}
 	code := m.Run()
+	if leak := checkLogs(logs.String()); leak != "" {
+		fmt.Fprintln(os.Stderr, "e2e: PRIVACY:", leak)
+		code = 1
+	}
 	if code != 0 && os.Getenv("E2E_VERBOSE") == "" {
 		tail := logs.String()
 		if len(tail) > 20000 {
@@ -124,6 +128,7 @@ func (e *env) jwt(t testing.TB, tenant string, roles ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	remember("JWT", tok)
 	return tok
 }
 
