@@ -217,7 +217,10 @@ func MarkViewed(s *Session, slots []Slot, i int, now time.Time, meta map[string]
 	if sl.State == SlotPending {
 		return c, ErrSlotWrongState
 	}
-	if sl.State == SlotActivated {
+	if sl.NeedsOTP() {
+		return c, ErrOTPRequired
+	}
+	if sl.State == SlotActivated || sl.State == SlotOTPVerified {
 		sl.enter(SlotViewed, now)
 	}
 	c.touch(i)
@@ -239,8 +242,9 @@ func openSlot(s *Session, slots []Slot, i int, now time.Time) (*Slot, error) {
 	return sl, nil
 }
 
-// RequiresOTP reports whether the slot must pass OTP before the document and signing.
-func (sl *Slot) RequiresOTP() bool { return sl.OTPChannel != "" && sl.OTPChannel != OTPNone }
+// RequiresOTP reports whether the slot (on its current device) must pass OTP before the
+// document and signing.
+func (sl *Slot) RequiresOTP() bool { return sl.EffectiveOTPChannel() != OTPNone }
 
 // SignInput is what the validated callback says about the signature.
 type SignInput struct {
@@ -263,8 +267,8 @@ func Sign(s *Session, slots []Slot, i int, now time.Time, in SignInput) (Change,
 		return c, ErrSlotWrongState
 	case sl.State != SlotViewed && sl.State != SlotOTPVerified && sl.State != SlotActivated:
 		return c, ErrSlotWrongState
-	case sl.RequiresOTP() && sl.State != SlotOTPVerified:
-		return c, &apperr.Error{Kind: apperr.KindForbidden, Code: "otp_required", Detail: "the signer has not passed the OTP challenge"}
+	case sl.NeedsOTP():
+		return c, ErrOTPRequired
 	}
 	if missing := missingConsents(sl); missing != "" {
 		return c, &apperr.Error{Kind: apperr.KindConflict, Code: "consent_required",
@@ -394,6 +398,7 @@ func Reinvite(s *Session, slots []Slot, i int, now time.Time) (Change, error) {
 	default:
 		return c, ErrSlotWrongState
 	}
+	resetOTPBlock(sl)
 	c.touch(i)
 	c.event(EvSlotReinvited, i, now, map[string]any{"emailHash": sl.EmailHash})
 	c.Effects = append(c.Effects, Effect{Kind: EffectInvite, Slot: i})

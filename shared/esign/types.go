@@ -127,6 +127,7 @@ type Slot struct {
 	LinkUsed    bool
 	Generation  int // cross-device generation; access tokens of older generations are view-only
 	Timeline    map[SlotState]time.Time
+	OTP         OTPState
 	Consents    []ConsentAcceptance
 	SignerName  string
 	IP          string

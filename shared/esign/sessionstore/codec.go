@@ -77,12 +77,19 @@ func slotEntity(groupID string, sl *esign.Slot) (tablestore.Entity, error) {
 	if err != nil {
 		return tablestore.Entity{}, err
 	}
+	otp, err := json.Marshal(otpRecord{Channel: string(sl.OTP.Channel), Destination: sl.OTP.Destination,
+		CodeHash: sl.OTP.CodeHash, SentAtNs: nsOrZero(sl.OTP.SentAt), ExpiresAtNs: nsOrZero(sl.OTP.ExpiresAt),
+		Attempts: sl.OTP.Attempts, Locks: sl.OTP.Locks, Blocked: sl.OTP.Blocked,
+		VerifiedAtNs: nsOrZero(sl.OTP.VerifiedAt), VerifiedGen: sl.OTP.VerifiedGen})
+	if err != nil {
+		return tablestore.Entity{}, err
+	}
 	return tablestore.Entity{PartitionKey: groupID, RowKey: slotKey(sl.Index), ETag: sl.ETag, Props: map[string]any{
 		"slotIndex": int64(sl.Index), "sessionId": sl.SessionID, "role": sl.Role, "emailHash": sl.EmailHash,
 		"emailEnc": sl.EmailEnc, "phoneEnc": sl.PhoneEnc, "namePrefill": sl.NamePrefill,
 		"completionCondition": string(sl.Condition), "otpChannel": string(sl.OTPChannel), "state": string(sl.State),
 		"invited": sl.Invited, "linkJti": sl.LinkJTI, "linkUsed": sl.LinkUsed, "generation": int64(sl.Generation),
-		"timeline": string(tl), "consents": string(consents), "signerName": sl.SignerName, "ip": sl.IP, "userAgent": sl.UserAgent,
+		"timeline": string(tl), "consents": string(consents), "otp": string(otp), "signerName": sl.SignerName, "ip": sl.IP, "userAgent": sl.UserAgent,
 	}}, nil
 }
 
@@ -107,10 +114,33 @@ func slotFrom(e tablestore.Entity) (esign.Slot, error) {
 			return sl, fmt.Errorf("sessionstore: slot %s consents: %w", e.RowKey, err)
 		}
 	}
+	if s := e.String("otp"); s != "" {
+		var o otpRecord
+		if err := json.Unmarshal([]byte(s), &o); err != nil {
+			return sl, fmt.Errorf("sessionstore: slot %s otp: %w", e.RowKey, err)
+		}
+		sl.OTP = esign.OTPState{Channel: esign.OTPChannel(o.Channel), Destination: o.Destination, CodeHash: o.CodeHash,
+			SentAt: fromNs(o.SentAtNs), ExpiresAt: fromNs(o.ExpiresAtNs), Attempts: o.Attempts, Locks: o.Locks,
+			Blocked: o.Blocked, VerifiedAt: fromNs(o.VerifiedAtNs), VerifiedGen: o.VerifiedGen}
+	}
 	for st, ns := range tl {
 		sl.Timeline[esign.SlotState(st)] = fromNs(ns)
 	}
 	return sl, nil
+}
+
+// otpRecord is a slot's OTP state as stored (the code only as its keyed hash).
+type otpRecord struct {
+	Channel      string `json:"channel,omitempty"`
+	Destination  string `json:"destination,omitempty"`
+	CodeHash     string `json:"codeHash,omitempty"`
+	SentAtNs     int64  `json:"sentAtNs,omitempty"`
+	ExpiresAtNs  int64  `json:"expiresAtNs,omitempty"`
+	Attempts     int    `json:"attempts,omitempty"`
+	Locks        int    `json:"locks,omitempty"`
+	Blocked      bool   `json:"blocked,omitempty"`
+	VerifiedAtNs int64  `json:"verifiedAtNs,omitempty"`
+	VerifiedGen  int    `json:"verifiedGen,omitempty"`
 }
 
 // AuditEvent is one stored audit event, as the status timeline and the evidence bundle read it.

@@ -1,0 +1,130 @@
+package sessionstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/esign"
+)
+
+// prefixSent marks the rows that record a notification's sending (one per notification id).
+const prefixSent = "sent-"
+
+// Notification claim states.
+const (
+	sentStateSending = "sending"
+	sentStateSent    = "sent"
+)
+
+// Errors of the notification claim.
+var (
+	// ErrAlreadySent: the notification was sent before; acknowledge without sending again.
+	ErrAlreadySent = &apperr.Error{Kind: apperr.KindConflict, Code: "notification_already_sent", Detail: "this notification was already sent"}
+	// ErrInFlight: another delivery of the notification is sending it now; try again later.
+	ErrInFlight = &apperr.Error{Kind: apperr.KindUnavailable, Code: "notification_in_flight", Detail: "this notification is being sent by another worker"}
+)
+
+// AppendEvents writes standalone audit events (no state change: a notification sent or failed)
+// to the session's partition in one transaction. slots supply each slot event's e-mail hash
+// (nil is fine for session-level events). Errors: the tablestore ones.
+func (s *Store) AppendEvents(ctx context.Context, groupID string, slots []esign.Slot, events []esign.Event) error {
+	ops, err := eventOps(groupID, slots, esign.Change{Events: events})
+	if err != nil {
+		return err
+	}
+	return s.t.Transact(ctx, groupID, ops)
+}
+
+// NotificationClaim is the right to send one notification, held until Complete or Release.
+type NotificationClaim struct {
+	GroupID string
+	ID      string
+	etag    string
+}
+
+// ClaimNotification records that notification id of the session is being sent (row
+// "sent-<id>"). Errors: ErrAlreadySent when it was sent before; ErrInFlight when another claim
+// younger than lease holds it; the tablestore ones. A claim older than lease is taken over (its
+// holder crashed between claiming and completing), so a notification can be sent twice only
+// when a worker dies after the provider accepted it and before Complete: at least once.
+func (s *Store) ClaimNotification(ctx context.Context, groupID, id string, now time.Time, lease time.Duration) (NotificationClaim, error) {
+	row := tablestore.Entity{PartitionKey: groupID, RowKey: prefixSent + id,
+		Props: map[string]any{"state": sentStateSending, "claimedAtNs": now.UnixNano()}}
+	etag, err := s.t.Insert(ctx, row)
+	if err == nil {
+		return NotificationClaim{GroupID: groupID, ID: id, etag: etag}, nil
+	}
+	if apperr.KindOf(err) != apperr.KindConflict {
+		return NotificationClaim{}, err
+	}
+	prev, err := s.t.Get(ctx, groupID, row.RowKey)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		return s.ClaimNotification(ctx, groupID, id, now, lease) // released meanwhile
+	}
+	if err != nil {
+		return NotificationClaim{}, err
+	}
+	if prev.String("state") == sentStateSent {
+		return NotificationClaim{}, ErrAlreadySent
+	}
+	if now.Sub(time.Unix(0, prev.Int64("claimedAtNs"))) < lease {
+		return NotificationClaim{}, ErrInFlight
+	}
+	row.ETag = prev.ETag
+	etag, err = s.t.Replace(ctx, row)
+	if apperr.KindOf(err) == apperr.KindPrecondition {
+		return NotificationClaim{}, ErrInFlight
+	}
+	if err != nil {
+		return NotificationClaim{}, err
+	}
+	return NotificationClaim{GroupID: groupID, ID: id, etag: etag}, nil
+}
+
+// CompleteNotification marks the claimed notification sent and writes its audit events, in one
+// transaction. Errors: ErrInFlight when the claim was taken over meanwhile (another worker sent
+// it too); the tablestore ones.
+func (s *Store) CompleteNotification(ctx context.Context, c NotificationClaim, slots []esign.Slot, events []esign.Event, now time.Time) error {
+	ops := []tablestore.Op{tablestore.ReplaceOp(tablestore.Entity{PartitionKey: c.GroupID, RowKey: prefixSent + c.ID, ETag: c.etag,
+		Props: map[string]any{"state": sentStateSent, "sentAtNs": now.UnixNano()}})}
+	evOps, err := eventOps(c.GroupID, slots, esign.Change{Events: events})
+	if err != nil {
+		return err
+	}
+	err = s.t.Transact(ctx, c.GroupID, append(ops, evOps...))
+	if k := apperr.KindOf(err); k == apperr.KindPrecondition || (k == apperr.KindNotFound && err != nil) {
+		return ErrInFlight
+	}
+	return err
+}
+
+// ReleaseNotification gives the claim up after a failed send, so a later delivery may try again.
+// A claim already gone or taken over is not an error. Errors: the tablestore ones.
+func (s *Store) ReleaseNotification(ctx context.Context, c NotificationClaim) error {
+	err := s.t.Delete(ctx, c.GroupID, prefixSent+c.ID, c.etag)
+	if k := apperr.KindOf(err); k == apperr.KindNotFound || k == apperr.KindPrecondition {
+		return nil
+	}
+	return err
+}
+
+// ForgetOrphanExpiry removes the due expiry rows of a groupId whose session does not exist (a
+// create that failed after writing its index rows), so they stop coming back from DueForExpiry.
+// Errors: the tablestore ones.
+func (s *Store) ForgetOrphanExpiry(ctx context.Context, groupID string, now time.Time) error {
+	upper := fmt.Sprintf("%020d~", now.UnixNano())
+	rows, err := s.idx.Query(ctx, pkExpiry, &tablestore.QueryOptions{
+		Filter: "RowKey lt " + tablestore.Quote(upper) + " and groupId eq " + tablestore.Quote(groupID)})
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := s.idx.Delete(ctx, pkExpiry, r.RowKey, ""); err != nil && apperr.KindOf(err) != apperr.KindNotFound {
+			return err
+		}
+	}
+	return nil
+}
