@@ -1,0 +1,37 @@
+package acs
+
+import (
+	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/notify"
+)
+
+// NewEmailFromLookup reads the ACS settings needed for e-mail (ACS_ENDPOINT and ACS_ACCESS_KEY,
+// or ACS_CONNECTION_STRING, or a managed identity; ACS_EMAIL_SENDER; optional ACS_EMAIL_WAIT,
+// ACS_TIMEOUT, ACS_CLIENT_ID) and returns the sender. The error names every setting at fault.
+func NewEmailFromLookup(lookup config.Lookup) (notify.Sender, error) {
+	cfg, err := ConfigFromLookup(lookup, true, false)
+	if err != nil {
+		return nil, err
+	}
+	return NewEmail(cfg)
+}
+
+// NewSMSFromLookup reads the ACS settings needed for SMS (as NewEmailFromLookup, with
+// ACS_SMS_FROM instead of ACS_EMAIL_SENDER) and returns the sender.
+func NewSMSFromLookup(lookup config.Lookup) (notify.Sender, error) {
+	cfg, err := ConfigFromLookup(lookup, false, true)
+	if err != nil {
+		return nil, err
+	}
+	return NewSMS(cfg)
+}
+
+// Register makes "customer-acs" available for EMAIL_PROVIDER and SMS_PROVIDER on
+// notify.DefaultRegistry.
+func Register() { RegisterOn(notify.DefaultRegistry) }
+
+// RegisterOn makes "customer-acs" available for both channels on reg.
+func RegisterOn(reg *notify.Registry) {
+	reg.Register(notify.ProviderCustomerACS, notify.Email, NewEmailFromLookup)
+	reg.Register(notify.ProviderCustomerACS, notify.SMS, NewSMSFromLookup)
+}

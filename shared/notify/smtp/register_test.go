@@ -1,0 +1,29 @@
+package smtp
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/notify"
+)
+
+func TestRegisterOnRegistry(t *testing.T) {
+	t.Parallel()
+	reg := notify.NewRegistry()
+	RegisterOn(reg)
+	// SMS_PROVIDER defaults to the outbox, which this package does not provide.
+	reg.Register(notify.ProviderOutbox, notify.SMS, func(config.Lookup) (notify.Sender, error) { return &Sender{}, nil })
+	env := map[string]string{"EMAIL_PROVIDER": "smtp", "SMTP_HOST": "smtp.example.com", "SMTP_FROM": "no-reply@example.com"}
+	p, err := reg.FromConfig(config.MapLookup(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.Email.(*Sender); !ok {
+		t.Errorf("Email = %T", p.Email)
+	}
+	delete(env, "SMTP_HOST")
+	if _, err := reg.FromConfig(config.MapLookup(env)); err == nil || !strings.Contains(err.Error(), "SMTP_HOST") {
+		t.Errorf("err = %v", err)
+	}
+}
