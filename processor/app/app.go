@@ -3,32 +3,108 @@ package app
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/esign-svc/esign/processor/expiry"
+	"github.com/esign-svc/esign/processor/notifyjob"
 	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/notify/outbox"
+	"github.com/esign-svc/esign/shared/tokens"
+)
+
+// Table names (DESIGN 3).
+const (
+	SessionsTable = "esignsessions"
+	IndexTable    = "esignindex"
 )
 
 // Deps are the built dependencies the jobs share.
 type Deps struct {
-	Config  Config
-	Account *azconn.Account
-	Logger  zerolog.Logger
+	Config    Config
+	Account   *azconn.Account
+	Logger    zerolog.Logger
+	Sessions  *sessionstore.Store
+	Tokens    *tokens.Codec
+	Providers notify.Providers
+	Outbox    *outbox.Outbox // nil unless a channel uses the outbox
+	Now       func() time.Time
 }
 
-// Build makes the dependencies from the configuration.
+// Build makes the dependencies from the configuration. It does no I/O (New ensures the
+// tables). Errors: storage configuration, and the notification providers' settings (each
+// naming the setting at fault).
 func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	acct, err := azconn.New(cfg.Storage)
 	if err != nil {
 		return nil, err
 	}
-	return &Deps{Config: cfg, Account: acct, Logger: logger}, nil
+	sessions, err := sessionstore.New(acct, SessionsTable, IndexTable)
+	if err != nil {
+		return nil, err
+	}
+	p, box, err := providers(cfg, acct)
+	if err != nil {
+		return nil, err
+	}
+	return &Deps{Config: cfg, Account: acct, Logger: logger, Sessions: sessions,
+		Tokens: tokens.NewCodec(cfg.Tokens), Providers: p, Outbox: box, Now: time.Now}, nil
 }
 
-// New builds the processor's handler: one invocation route per queue or timer function, and the
-// readiness ping. Anything else is 404: the processor has no HTTP routes.
-func New(ctx context.Context, d *Deps) (http.Handler, error) {
-	router := funcproto.NewRouter(http.NotFoundHandler())
+// Ensure creates the tables the jobs use when missing. Errors: the storage ones.
+func (d *Deps) Ensure(ctx context.Context) error {
+	if err := d.Sessions.Ensure(ctx); err != nil {
+		return err
+	}
+	if d.Outbox != nil {
+		return d.Outbox.Ensure(ctx)
+	}
+	return nil
+}
+
+// Function is one queue or timer function: its folder name under processor/functions and its
+// invocation handler (funcproto.QueueHandler or TimerHandler).
+type Function struct {
+	Name    string
+	Handler http.Handler
+}
+
+// Functions are the jobs this package wires itself: Notify, NotifyPoison and ExpireSessions.
+// Errors: a wiring mistake (a missing dependency).
+func Functions(d *Deps) ([]Function, error) {
+	notifier, err := notifyjob.New(notifyjob.Deps{Store: d.Sessions, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
+		Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
+	if err != nil {
+		return nil, err
+	}
+	exp := expiry.New(d.Sessions, d.Now)
+	return []Function{
+		{notifyjob.FunctionName, funcproto.QueueHandler(notifier.Handle)},
+		{notifyjob.PoisonFunctionName, funcproto.QueueHandler(notifier.HandlePoison)},
+		{expiry.FunctionName, funcproto.TimerHandler(exp.Handle)},
+	}, nil
+}
+
+// New ensures the tables and builds the processor's handler: one invocation route per queue or
+// timer function (Functions, then extra: the lead's seal jobs and any other job wired by the
+// caller), and the readiness ping. Anything else is 404: the processor has no HTTP routes.
+// Every function needs a folder processor/functions/<Name>/function.json. Errors: storage, a
+// wiring mistake; a function name registered twice panics (funcproto.Router.Handle).
+func New(ctx context.Context, d *Deps, extra ...Function) (http.Handler, error) {
+	if err := d.Ensure(ctx); err != nil {
+		return nil, err
+	}
+	fns, err := Functions(d)
+	if err != nil {
+		return nil, err
+	}
+	router := funcproto.NewRouter(nil)
+	for _, f := range append(fns, extra...) {
+		router.Handle(f.Name, f.Handler)
+	}
 	return router, nil
 }

@@ -1,0 +1,143 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/esign-svc/esign/shared/azure/azuritetest"
+	"github.com/esign-svc/esign/shared/config"
+)
+
+func TestMain(m *testing.M) { azuritetest.Main(m) }
+
+func key() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+func settings(conn string, extra map[string]string) map[string]string {
+	m := map[string]string{
+		"STORAGE_CONNECTION_STRING": conn, "TOKEN_KEYS": "k1:" + key(), "PII_HASH_KEY": key(),
+		"PII_ENC_KEYS": "e1:" + key(), "PORTAL_URL": "http://127.0.0.1:5173",
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return m
+}
+
+func TestLoadNamesTheSettingAtFault(t *testing.T) {
+	t.Parallel()
+	conn := "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + key() + ";TableEndpoint=http://127.0.0.1:1/devstoreaccount1;"
+	tests := []struct {
+		name    string
+		extra   map[string]string
+		wantErr []string
+	}{
+		{"defaults", nil, nil},
+		{"operator needs its settings", map[string]string{"EMAIL_PROVIDER": "operator"}, []string{"NOTIFICATION_SERVICE_URL", "NOTIFICATION_SERVICE_KEY"}},
+		{"unknown provider", map[string]string{"EMAIL_PROVIDER": "pigeon", "SMS_PROVIDER": "smtp"}, []string{"EMAIL_PROVIDER", "SMS_PROVIDER"}},
+		{"portal must be https", map[string]string{"PORTAL_URL": "http://portal.example.net"}, []string{"PORTAL_URL"}},
+		{"keys", map[string]string{"TOKEN_KEYS": "nonsense", "PII_ENC_KEYS": ""}, []string{"TOKEN_KEYS", "PII_ENC_KEYS"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := Load(config.MapLookup(settings(conn, tt.extra)))
+			if len(tt.wantErr) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.EmailProvider != "outbox" || c.SMSProvider != "outbox" || c.Settings["PII_ENC_KEYS"] != "***" {
+					t.Fatalf("config %+v", c.Settings)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not name %s", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestNewRoutesTheJobs(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(config.MapLookup(settings(azuritetest.Shared(t).ConnectionString(), nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Build(cfg, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Outbox == nil || d.Providers.Email == nil || d.Providers.SMS == nil {
+		t.Fatalf("providers %+v", d.Providers)
+	}
+	extra := Function{Name: "Extra", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(299) })}
+	h, err := New(context.Background(), d, extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(path, body string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, strings.NewReader(body)))
+		return rec
+	}
+	timer := `{"Data":{"timer":{"IsPastDue":false,"Schedule":{"AdjustForDST":true},"ScheduleStatus":null}},"Metadata":{}}`
+	if rec := post("/ExpireSessions", timer); rec.Code != 200 {
+		body, _ := io.ReadAll(rec.Body)
+		t.Fatalf("ExpireSessions: %d %s", rec.Code, body)
+	}
+	// An unknown session's notification and poison message are acknowledged.
+	msg := `{"Data":{"msg":"{\"kind\":\"invitation\",\"groupId\":\"none\",\"slot\":0}"},"Metadata":{"DequeueCount":1}}`
+	for _, fn := range []string{"/Notify", "/NotifyPoison"} {
+		if rec := post(fn, msg); rec.Code != 200 || !strings.Contains(rec.Body.String(), "session_not_found") {
+			t.Fatalf("%s: %d %s", fn, rec.Code, rec.Body.String())
+		}
+	}
+	if rec := post("/Extra", "{}"); rec.Code != 299 {
+		t.Fatalf("extra function: %d", rec.Code)
+	}
+	if rec := post("/Nope", "{}"); rec.Code != 404 {
+		t.Fatalf("unknown function: %d", rec.Code)
+	}
+}
+
+func TestBuildWithOperator(t *testing.T) {
+	t.Parallel()
+	conn := azuritetest.Shared(t).ConnectionString()
+	cfg, err := Load(config.MapLookup(settings(conn, map[string]string{"EMAIL_PROVIDER": "operator",
+		"NOTIFICATION_SERVICE_URL": "https://notify.example.net", "NOTIFICATION_SERVICE_KEY": "0123456789abcdef0123456789abcdef"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Build(cfg, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Providers.Email == nil || d.Outbox == nil { // SMS stays on the outbox
+		t.Fatalf("providers %+v outbox %v", d.Providers, d.Outbox)
+	}
+	cfg, err = Load(config.MapLookup(settings(conn, map[string]string{"EMAIL_PROVIDER": "operator",
+		"NOTIFICATION_SERVICE_URL": "https://notify.example.net", "NOTIFICATION_SERVICE_KEY": "short"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build(cfg, zerolog.Nop()); err == nil || !strings.Contains(err.Error(), "NOTIFICATION_SERVICE_KEY") {
+		t.Fatalf("short key: %v", err)
+	}
+}

@@ -1,0 +1,118 @@
+package expiry
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/azure/azuritetest"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/esign/sessionstore"
+)
+
+func TestMain(m *testing.M) { azuritetest.Main(m) }
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func newStore(t *testing.T) *sessionstore.Store {
+	t.Helper()
+	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	suffix := randHex(5)
+	st, err := sessionstore.New(acct, "sess"+suffix, "idx"+suffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Ensure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func create(t *testing.T, st *sessionstore.Store, now time.Time, ttl time.Duration, mutate func(*esign.Session, []esign.Slot)) *esign.Session {
+	t.Helper()
+	s := &esign.Session{GroupID: randHex(16), TenantID: "t1", CorrelationID: randHex(4), DocumentID: "D", DocType: "t",
+		PDFBlobPath: "documents/a.pdf", PDFHash: "sha256:00", SigningMode: esign.ModeParallel, State: esign.SessionPending,
+		CreatedAt: now, ExpiresAt: now.Add(ttl)}
+	slots := make([]esign.Slot, 2)
+	for i := range slots {
+		slots[i] = esign.Slot{Index: i, SessionID: randHex(16), Role: "r", EmailHash: "h" + strconv.Itoa(i), Condition: esign.Required, OTPChannel: esign.OTPNone}
+	}
+	ch := esign.Start(s, slots, now)
+	if mutate != nil {
+		mutate(s, slots)
+	}
+	if err := st.Create(context.Background(), s, slots, ch, now); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestRunExpiresDueSessionsOnly(t *testing.T) {
+	t.Parallel()
+	ctx, st := context.Background(), newStore(t)
+	start := time.Now().UTC()
+	due := create(t, st, start, time.Minute, func(_ *esign.Session, sl []esign.Slot) {
+		sl[1].State, sl[1].Timeline[esign.SlotSigned] = esign.SlotSigned, sl[1].Timeline[esign.SlotPending]
+	})
+	notDue := create(t, st, start, time.Hour, nil)
+	// Ended otherwise: its expiry row is still there (as after a failed best-effort delete).
+	ended := create(t, st, start, time.Minute, func(s *esign.Session, _ []esign.Slot) { s.State = esign.SessionComplete })
+
+	later := start.Add(2 * time.Minute)
+	job := New(st, func() time.Time { return later })
+	n, err := job.Run(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("Run = %d, %v; want 1 expired", n, err)
+	}
+	sess, slots, err := st.Load(ctx, due.GroupID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.State != esign.SessionExpired || slots[0].State != esign.SlotExpired || slots[1].State != esign.SlotSigned {
+		t.Fatalf("after expiry: session %s, slots %s %s", sess.State, slots[0].State, slots[1].State)
+	}
+	evs, err := st.Events(ctx, due.GroupID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, ev := range evs[len(evs)-2:] {
+		kinds = append(kinds, ev.Kind)
+		if ev.ActorKind != "system" || ev.ActorID != "expiry" {
+			t.Errorf("event %s actor %s/%s", ev.Kind, ev.ActorKind, ev.ActorID)
+		}
+	}
+	if kinds[0] != esign.EvSlotExpired || kinds[1] != esign.EvSessionExpired {
+		t.Fatalf("last events %v", kinds)
+	}
+	if s, _, _ := st.Load(ctx, notDue.GroupID); s.State != esign.SessionPending {
+		t.Fatalf("a session not yet due became %s", s.State)
+	}
+	if s, _, _ := st.Load(ctx, ended.GroupID); s.State != esign.SessionComplete {
+		t.Fatalf("an ended session became %s", s.State)
+	}
+	// Both due expiry rows are gone: the next run finds nothing.
+	left, err := st.DueForExpiry(ctx, later, 10)
+	if err != nil || len(left) != 0 {
+		t.Fatalf("due after run: %v %v", left, err)
+	}
+	if n, err := job.Run(ctx); n != 0 || err != nil {
+		t.Fatalf("second run = %d, %v", n, err)
+	}
+	// The session not yet due expires once its time comes.
+	job.now = func() time.Time { return start.Add(2 * time.Hour) }
+	if n, err := job.Run(ctx); n != 1 || err != nil {
+		t.Fatalf("run at +2h = %d, %v", n, err)
+	}
+}

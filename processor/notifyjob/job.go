@@ -1,0 +1,220 @@
+// Package notifyjob is the processor's notifications queue job: it turns an esign.NotifyMessage
+// (ids and a kind, never an address or a token) into one e-mail, sent through the configured
+// e-mail provider, and records notification.sent in the session's audit trail. The poison
+// handler records notification.failed for messages the host gave up on.
+//
+// Delivery guarantee: each message is sent at least once and, except after a crash, exactly
+// once. Before sending, the job claims the row "sent-<message id>" in the session's partition
+// (insert-if-absent); a redelivered message finds it and is acknowledged without sending (sent)
+// or retried later (another worker is sending it now). After the provider accepts the message the
+// row is marked sent together with the audit event, in one transaction. A send that fails gives
+// the claim back, so a retry sends. Only a worker dying between the provider's acceptance and
+// that transaction leaves a claim, which a later delivery takes over once the lease (ClaimLease)
+// has passed: the e-mail may then go out twice, which is preferred to an invitation never sent.
+// Providers with an idempotency key (the operator's service) get the message id as the dedupe id,
+// so they can suppress that duplicate too.
+//
+// Nothing here logs an address, a token or a link: log lines carry kinds, groupIds and slot
+// indexes.
+package notifyjob
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/tokens"
+)
+
+// Function names (the folders under processor/functions).
+const (
+	FunctionName       = "Notify"
+	PoisonFunctionName = "NotifyPoison"
+)
+
+// Audit event kinds this job writes.
+const (
+	EvNotificationSent   = "notification.sent"
+	EvNotificationFailed = "notification.failed"
+)
+
+// ClaimLease is how long a claim protects a notification being sent from a second delivery; an
+// older claim is taken to be a crashed worker's.
+const ClaimLease = 2 * time.Minute
+
+// Store is what the job needs of the session store.
+type Store interface {
+	Load(ctx context.Context, groupID string) (*esign.Session, []esign.Slot, error)
+	Events(ctx context.Context, groupID string) ([]sessionstore.AuditEvent, error)
+	AppendEvents(ctx context.Context, groupID string, slots []esign.Slot, events []esign.Event) error
+	ClaimNotification(ctx context.Context, groupID, id string, now time.Time, lease time.Duration) (sessionstore.NotificationClaim, error)
+	CompleteNotification(ctx context.Context, c sessionstore.NotificationClaim, slots []esign.Slot, events []esign.Event, now time.Time) error
+	ReleaseNotification(ctx context.Context, c sessionstore.NotificationClaim) error
+}
+
+var _ Store = (*sessionstore.Store)(nil)
+
+// Deps are the job's dependencies.
+type Deps struct {
+	Store     Store
+	Tokens    *tokens.Codec
+	Cipher    *pii.Cipher
+	Email     notify.Sender
+	PortalURL string           // base of the portal link, without trailing slash
+	Now       func() time.Time // time.Now when nil
+}
+
+// Job handles notification messages.
+type Job struct{ d Deps }
+
+// New makes the job. Errors: a missing dependency (a wiring mistake).
+func New(d Deps) (*Job, error) {
+	if d.Store == nil || d.Tokens == nil || d.Cipher == nil || d.Email == nil || d.PortalURL == "" {
+		return nil, errors.New("notifyjob: Store, Tokens, Cipher, Email and PortalURL are required")
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Job{d: d}, nil
+}
+
+var actor = esign.Actor{Kind: "system", ID: "notify"}
+
+// Handle is the queue function: it decodes the message and runs Notify.
+func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
+	var m esign.NotifyMessage
+	if err := qm.Decode(&m); err != nil {
+		return err
+	}
+	return j.Notify(ctx, m)
+}
+
+// Notify sends the notification m asks for, or drops it (nil, with a log line saying why) when
+// it no longer applies. Errors: Permanent ones for messages that can never succeed (unknown kind
+// or session, a provider that refused the message: the refusal is recorded as
+// notification.failed); any other error is worth retrying.
+func (j *Job) Notify(ctx context.Context, m esign.NotifyMessage) error {
+	kind := notify.Kind(m.Kind)
+	if m.GroupID == "" {
+		return funcproto.Permanent(apperr.Invalid("invalid_message", apperr.Field("groupId", "is required")))
+	}
+	sess, slots, err := j.d.Store.Load(ctx, m.GroupID)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		return funcproto.Permanent(err)
+	}
+	if err != nil {
+		return err
+	}
+	if m.TenantID != "" && m.TenantID != sess.TenantID {
+		return funcproto.Permanent(apperr.New(apperr.KindInvalid, "tenant_mismatch", "the message's tenant is not the session's"))
+	}
+	now := j.d.Now().UTC()
+	msg, eventSlot, skip, err := j.compose(ctx, kind, m, sess, slots, now)
+	if funcproto.IsPermanent(err) {
+		return j.recordFailure(ctx, m, slots, now, codeOf(err), err)
+	}
+	if err != nil {
+		return err
+	}
+	if skip != "" {
+		funcproto.Logf(ctx, "notify: %s of session %s slot %d not sent: %s", kind, m.GroupID, m.Slot, skip)
+		return nil
+	}
+	msg.CorrelationID = sess.CorrelationID
+	return j.send(ctx, m, msg, slots, eventSlot, now)
+}
+
+// send claims, sends and records one message (see the package doc).
+func (j *Job) send(ctx context.Context, m esign.NotifyMessage, msg notify.Message, slots []esign.Slot, eventSlot int, now time.Time) error {
+	id := MessageID(m)
+	claim, err := j.d.Store.ClaimNotification(ctx, m.GroupID, id, now, ClaimLease)
+	switch {
+	case errors.Is(err, sessionstore.ErrAlreadySent):
+		funcproto.Logf(ctx, "notify: %s of session %s slot %d was already sent; acknowledged", m.Kind, m.GroupID, m.Slot)
+		return nil
+	case err != nil:
+		return err
+	}
+	if err := j.d.Email.Send(notify.WithDedupeID(ctx, id), msg); err != nil {
+		_ = j.d.Store.ReleaseNotification(ctx, claim) // best effort: a left claim expires with its lease
+		if apperr.KindOf(err) == apperr.KindInvalid {
+			return j.recordFailure(ctx, m, slots, now, codeOf(err), funcproto.Permanent(err))
+		}
+		return err
+	}
+	ev := esign.Event{Kind: EvNotificationSent, Slot: eventSlot, At: now, Actor: actor,
+		Data: map[string]any{"kind": m.Kind, "slot": m.Slot, "channel": string(msg.Channel)}}
+	err = j.d.Store.CompleteNotification(ctx, claim, slots, []esign.Event{ev}, now)
+	if err != nil && !errors.Is(err, sessionstore.ErrInFlight) {
+		err = j.d.Store.CompleteNotification(ctx, claim, slots, []esign.Event{ev}, now) // one retry
+	}
+	if errors.Is(err, sessionstore.ErrInFlight) {
+		return nil // another delivery took the claim over and records it
+	}
+	if err != nil {
+		return fmt.Errorf("notify: sent but not recorded: %w", err)
+	}
+	funcproto.Logf(ctx, "notify: %s of session %s slot %d sent by e-mail", m.Kind, m.GroupID, m.Slot)
+	return nil
+}
+
+// recordFailure writes notification.failed {kind, slot, code} and returns cause (a Permanent
+// error: the message is acknowledged), or the storage error (retried, so the failure is recorded
+// next time).
+func (j *Job) recordFailure(ctx context.Context, m esign.NotifyMessage, slots []esign.Slot, now time.Time, code string, cause error) error {
+	ev := esign.Event{Kind: EvNotificationFailed, Slot: eventSlotOf(m, slots), At: now, Actor: actor,
+		Data: map[string]any{"kind": m.Kind, "slot": m.Slot, "code": code}}
+	if err := j.d.Store.AppendEvents(ctx, m.GroupID, slots, []esign.Event{ev}); err != nil {
+		return err
+	}
+	funcproto.Logf(ctx, "notify: %s of session %s slot %d failed for good: %s", m.Kind, m.GroupID, m.Slot, code)
+	return cause
+}
+
+// eventSlotOf is the audit event's slot: the slot for messages to its signer, -1 for requester
+// notices (the recipient is not the slot's signer) and unknown slots.
+func eventSlotOf(m esign.NotifyMessage, slots []esign.Slot) int {
+	k := notify.Kind(m.Kind)
+	if k != notify.KindInvitation && k != notify.KindSignerCompleted {
+		return -1
+	}
+	for _, sl := range slots {
+		if sl.Index == m.Slot {
+			return m.Slot
+		}
+	}
+	return -1
+}
+
+// MessageID identifies a notification for the claim row and the provider's dedupe id: a hash of
+// kind, groupId, slot, link id and the reminder mark (no personal data).
+func MessageID(m esign.NotifyMessage) string {
+	h := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%d\x00%s\x00%t", m.Kind, m.GroupID, m.Slot, m.LinkJTI, m.Reminder))
+	return hex.EncodeToString(h[:16])
+}
+
+func codeOf(err error) string {
+	if e, ok := apperr.As(err); ok {
+		return e.Code
+	}
+	return "send_failed"
+}
+
+func errUnknownKind(kind notify.Kind) error {
+	return funcproto.Permanent(apperr.Invalid("unknown_notification_kind", apperr.Field("kind", fmt.Sprintf("%q is not a notification this job sends", kind))))
+}
+
+// portalLink is {PORTAL_URL}/sign?token=<token>.
+func (j *Job) portalLink(token string) string {
+	return j.d.PortalURL + "/sign?token=" + url.QueryEscape(token)
+}

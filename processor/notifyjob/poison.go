@@ -1,0 +1,36 @@
+package notifyjob
+
+import (
+	"context"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/funcproto"
+)
+
+// HandlePoison is the notifications-poison queue function: the host gave up on a message after
+// its retries, so it records notification.failed {kind, slot, code: retries_exhausted} in the
+// session's audit trail and acknowledges. A message that does not decode or names no known
+// session is acknowledged with a log line. A storage failure is retried (a redelivered poison
+// message may then record the failure twice; the trail says so rather than saying nothing).
+func (j *Job) HandlePoison(ctx context.Context, qm funcproto.QueueMessage) error {
+	var m esign.NotifyMessage
+	if err := qm.Decode(&m); err != nil {
+		return err
+	}
+	if m.GroupID == "" {
+		return funcproto.Permanent(apperr.Invalid("invalid_message", apperr.Field("groupId", "is required")))
+	}
+	sess, slots, err := j.d.Store.Load(ctx, m.GroupID)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		return funcproto.Permanent(err)
+	}
+	if err != nil {
+		return err
+	}
+	if m.TenantID != "" && m.TenantID != sess.TenantID {
+		return funcproto.Permanent(apperr.New(apperr.KindInvalid, "tenant_mismatch", "the message's tenant is not the session's"))
+	}
+	err = j.recordFailure(ctx, m, slots, j.d.Now().UTC(), "retries_exhausted", nil)
+	return err
+}
