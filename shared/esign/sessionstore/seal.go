@@ -57,24 +57,6 @@ func (s *Store) SealingSince(ctx context.Context, groupID string) (time.Time, er
 	return last, nil
 }
 
-// RecordEvents writes audit events that change no state (such as pii.purged) in one
-// transaction, without touching the session row or its ETag. Events of a slot carry the slot's
-// e-mail hash, as Apply's do. A change with slots or effects is refused: state changes go
-// through Apply. Errors: the table's.
-func (s *Store) RecordEvents(ctx context.Context, groupID string, slots []esign.Slot, ch esign.Change) error {
-	if len(ch.Slots) > 0 {
-		return apperr.New(apperr.KindInternal, "not_event_only", "RecordEvents takes events only; use Apply for state changes")
-	}
-	if len(ch.Events) == 0 {
-		return nil
-	}
-	ops, err := eventOps(groupID, slots, ch)
-	if err != nil {
-		return err
-	}
-	return s.t.Transact(ctx, groupID, ops)
-}
-
 // SignatureSlots lists the slot indexes whose signature row is still present (not yet purged),
 // in order. Errors: the table's.
 func (s *Store) SignatureSlots(ctx context.Context, groupID string) ([]int, error) {

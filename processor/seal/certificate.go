@@ -1,0 +1,116 @@
+package seal
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/pdf/certificate"
+)
+
+// timelineOrder is the order of a slot's transitions in the certificate.
+var timelineOrder = []esign.SlotState{
+	esign.SlotPending, esign.SlotActivated, esign.SlotViewed, esign.SlotOTPVerified,
+	esign.SlotSigned, esign.SlotDeclined, esign.SlotExpired,
+}
+
+// buildCertificate assembles the evidence certificate (spec "Evidence certificate"). The OTP
+// record and the transfers come from the audit events slot.otp_* and slot.transfer_*: until
+// the OTP and cross-device features write them, they are empty.
+func buildCertificate(sess *esign.Session, slots []esign.Slot, sigs map[int]sessionstore.Signature,
+	events []sessionstore.AuditEvent, now time.Time, engine string) certificate.Certificate {
+	title := sess.DocumentID
+	if sess.DocType != "" {
+		title += " (" + sess.DocType + ")"
+	}
+	c := certificate.Certificate{
+		DocumentTitle: title, CorrelationID: sess.CorrelationID, DocumentID: sess.DocumentID,
+		RenderedPDFHash: sess.PDFHash, GroupID: sess.GroupID, TenantID: sess.TenantID,
+		SigningMode: string(sess.SigningMode), SessionExpires: sess.ExpiresAt, CompletedAt: now,
+		EngineVersion: engine,
+	}
+	bySlot := map[int][]sessionstore.AuditEvent{}
+	for _, ev := range events {
+		bySlot[ev.Slot] = append(bySlot[ev.Slot], ev)
+	}
+	for _, sl := range slots {
+		s := certificate.Signer{
+			SlotIndex: sl.Index, Role: sl.Role, Name: signerName(sl), EmailHash: sl.EmailHash,
+			CompletionCondition: string(sl.Condition), State: string(sl.State),
+			IPAddress: sl.IP, UserAgent: sl.UserAgent,
+		}
+		for _, st := range timelineOrder {
+			if at, ok := sl.Timeline[st]; ok {
+				s.Timeline = append(s.Timeline, certificate.Transition{State: string(st), At: at})
+			}
+		}
+		s.Consents = consents(sl, sigs[sl.Index])
+		s.OTP = otpRecord(sl, bySlot[sl.Index])
+		s.Transfers = transfers(bySlot[sl.Index])
+		c.Signers = append(c.Signers, s)
+	}
+	return c
+}
+
+// consents are the slot's recorded acceptances, or else those stored with its signature.
+func consents(sl esign.Slot, sig sessionstore.Signature) []certificate.Consent {
+	list := sl.Consents
+	if len(list) == 0 && sig.Consents != "" {
+		_ = json.Unmarshal([]byte(sig.Consents), &list) // best effort: the slot row is the record
+	}
+	var out []certificate.Consent
+	for _, a := range list {
+		at, _ := time.Parse(time.RFC3339Nano, a.AcceptedAt)
+		out = append(out, certificate.Consent{Key: a.ID, Version: a.Version, Text: a.Text, AcceptedAt: at})
+	}
+	return out
+}
+
+// otpRecord summarises the slot's OTP events: channel and masked destination from the last
+// slot.otp_sent (data channel, destination), the verification time, and the attempts (failures plus the success).
+func otpRecord(sl esign.Slot, events []sessionstore.AuditEvent) *certificate.OTPRecord {
+	var r certificate.OTPRecord
+	seen := false
+	for _, ev := range events {
+		switch ev.Kind {
+		case "slot.otp_sent":
+			seen = true
+			r.SentAt = ev.At
+			if ch, ok := ev.Data["channel"].(string); ok {
+				r.Channel = ch
+			}
+			for _, key := range []string{"destination", "maskedDestination"} {
+				if m, ok := ev.Data[key].(string); ok && strings.Contains(m, "*") {
+					r.MaskedDestination = m // masked only: a plain address is never shown
+				}
+			}
+		case "slot.otp_failed":
+			seen = true
+			r.Attempts++
+		case "slot.otp_verified":
+			seen = true
+			r.Attempts++
+			r.VerifiedAt = ev.At
+		}
+	}
+	if !seen {
+		return nil
+	}
+	if r.Channel == "" && sl.RequiresOTP() {
+		r.Channel = string(sl.OTPChannel)
+	}
+	return &r
+}
+
+// transfers lists the slot's cross-device transfer events.
+func transfers(events []sessionstore.AuditEvent) []certificate.Transfer {
+	var out []certificate.Transfer
+	for _, ev := range events {
+		if name, ok := strings.CutPrefix(ev.Kind, "slot.transfer_"); ok {
+			out = append(out, certificate.Transfer{Event: name, At: ev.At, IPAddress: ev.IP, UserAgent: ev.UserAgent})
+		}
+	}
+	return out
+}

@@ -1,0 +1,125 @@
+// Package seal is the processor's seal job (spec "Evidence certificate", DESIGN 3 and 6): for a
+// session whose required slots are all signed it stamps the signers' values on the rendered
+// PDF, appends the evidence certificate, signs the result with the seal key, writes the signed
+// PDF, the certificate and the JSONL evidence bundle, records the session as complete and
+// queues the notices; then it purges the signature images. It also handles the seal queue's
+// poison messages and re-queues sessions stuck in sealing.
+//
+// Idempotency: a duplicate message for a complete session is acknowledged with no effect. The
+// three blobs are overwritten by every attempt (their content is not deterministic: the
+// signature time and any timestamp differ), and the session records their paths only after all
+// three are written, so a crash part way is completed by the retry, which rewrites all three
+// from one attempt. A per-session seal lock (sessionstore.AcquireSealLock) keeps two attempts
+// from interleaving their writes.
+package seal
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"time"
+
+	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/esign/sessionstore"
+)
+
+// Containers the job writes to (DESIGN 3).
+const (
+	ContainerSigned   = "signed"
+	ContainerEvidence = "evidence"
+)
+
+// Defaults of Deps.
+const (
+	DefaultStuckAfter = 15 * time.Minute
+	DefaultLockTTL    = 10 * time.Minute
+	// ReconcileLimit bounds the sessions one reconciler run re-queues.
+	ReconcileLimit = 200
+)
+
+// Output binding names of the functions (function.json).
+const (
+	BindingNotify = "notify"
+	BindingSeal   = "seal"
+)
+
+// Sessions is what the job needs of the session store (*sessionstore.Store).
+type Sessions interface {
+	Load(ctx context.Context, groupID string) (*esign.Session, []esign.Slot, error)
+	Events(ctx context.Context, groupID string) ([]sessionstore.AuditEvent, error)
+	Signature(ctx context.Context, groupID string, slot int) (sessionstore.Signature, error)
+	SignatureSlots(ctx context.Context, groupID string) ([]int, error)
+	DeleteSignature(ctx context.Context, groupID string, slot int) error
+	Apply(ctx context.Context, sess *esign.Session, slots []esign.Slot, ch esign.Change, extra ...tablestore.Op) error
+	RecordEvents(ctx context.Context, groupID string, slots []esign.Slot, ch esign.Change) error
+	AcquireSealLock(ctx context.Context, groupID, owner string, now time.Time, ttl time.Duration) error
+	ReleaseSealLock(ctx context.Context, groupID, owner string) error
+	Sealing(ctx context.Context, limit int) ([]*esign.Session, error)
+	SealingSince(ctx context.Context, groupID string) (time.Time, error)
+}
+
+// Blobs is what the job needs of the blob store (*blobstore.Store).
+type Blobs interface {
+	Open(ctx context.Context, container, name string) (io.ReadCloser, blobstore.Props, error)
+	Put(ctx context.Context, container, name string, r io.Reader, contentType string, metadata map[string]string) (string, error)
+	EnsureContainer(ctx context.Context, name string) error
+}
+
+var (
+	_ Sessions = (*sessionstore.Store)(nil)
+	_ Blobs    = (*blobstore.Store)(nil)
+)
+
+// Deps are the job's dependencies. Sessions, Blobs and Key are required.
+type Deps struct {
+	Sessions      Sessions
+	Blobs         Blobs
+	Key           SealKey
+	TSAURL        string           // optional RFC 3161 authority (SEAL_TSA_URL)
+	EngineVersion string           // shown in the certificate (version.Engine)
+	Now           func() time.Time // default time.Now
+	StuckAfter    time.Duration    // reconciler threshold; default DefaultStuckAfter
+	LockTTL       time.Duration    // seal lock lifetime; default DefaultLockTTL
+}
+
+// Job runs the seal queue, its poison queue and the reconciler.
+type Job struct {
+	d Deps
+	// afterWrite runs after the blobs are written and before the session is completed (tests
+	// use it to simulate a crash there).
+	afterWrite func() error
+}
+
+// New makes the job; zero optional Deps get their defaults. It panics when a required
+// dependency is missing (a wiring mistake caught at start).
+func New(d Deps) *Job {
+	if d.Sessions == nil || d.Blobs == nil || d.Key.Signer == nil || len(d.Key.Chain) == 0 {
+		panic("seal: Sessions, Blobs and Key are required")
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.StuckAfter <= 0 {
+		d.StuckAfter = DefaultStuckAfter
+	}
+	if d.LockTTL <= 0 {
+		d.LockTTL = DefaultLockTTL
+	}
+	return &Job{d: d}
+}
+
+func (j *Job) now() time.Time { return j.d.Now().UTC() }
+
+// Paths of a session's outputs.
+func signedName(s *esign.Session) string   { return s.TenantID + "/" + s.GroupID + "/signed.pdf" }
+func certName(s *esign.Session) string     { return s.TenantID + "/" + s.GroupID + "/certificate.pdf" }
+func evidenceName(s *esign.Session) string { return s.TenantID + "/" + s.GroupID + "/evidence.jsonl" }
+
+func newOwner() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,137 @@
+package seal
+
+import (
+	"crypto"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/pdf/pades"
+)
+
+// Settings of the seal job.
+const (
+	SettingCertFile       = "SEAL_CERT_FILE"
+	SettingKeyFile        = "SEAL_KEY_FILE"
+	SettingPKCS12File     = "SEAL_PKCS12_FILE"
+	SettingPKCS12Password = "SEAL_PKCS12_PASSWORD"
+	SettingTSAURL         = "SEAL_TSA_URL"
+	SettingStuckAfter     = "SEAL_RECONCILE_AFTER"
+)
+
+// SealKey is the seal's signing key and its certificate chain (signer certificate first).
+type SealKey struct {
+	Signer crypto.Signer
+	Chain  []*x509.Certificate
+}
+
+// Config is the seal job's validated configuration.
+type Config struct {
+	Key    SealKey
+	TSAURL string // optional RFC 3161 authority
+	// StuckAfter is how long a session may sit in sealing before the reconciler re-queues it.
+	StuckAfter time.Duration
+}
+
+// LoadConfig reads the seal key (see LoadSealKey), SEAL_TSA_URL (optional absolute http(s)
+// URL) and SEAL_RECONCILE_AFTER (Go duration, default 15m, at least 5m). The error names every
+// setting at fault.
+func LoadConfig(lookup config.Lookup) (Config, error) {
+	r := config.NewReader(lookup)
+	var c Config
+	c.TSAURL = r.URL(SettingTSAURL, false)
+	c.StuckAfter = r.Duration(SettingStuckAfter, DefaultStuckAfter)
+	if c.StuckAfter < 5*time.Minute {
+		r.Check(SettingStuckAfter, errors.New("must be at least 5m (the reconciler runs every five minutes)"))
+	}
+	key, err := LoadSealKey(lookup)
+	return Config{Key: key, TSAURL: c.TSAURL, StuckAfter: c.StuckAfter}, errors.Join(r.Err(), err)
+}
+
+// LoadSealKey loads the seal key from SEAL_PKCS12_FILE (with SEAL_PKCS12_PASSWORD, which may
+// be empty) or from SEAL_CERT_FILE and SEAL_KEY_FILE (PEM; the key file may also hold the
+// chain). Exactly one of the two forms must be set. Errors name the setting at fault and never
+// carry the password or key material.
+func LoadSealKey(lookup config.Lookup) (SealKey, error) {
+	get := func(name string) string {
+		v, _ := lookup(name)
+		return v
+	}
+	p12, certFile, keyFile := get(SettingPKCS12File), get(SettingCertFile), get(SettingKeyFile)
+	switch {
+	case p12 != "" && (certFile != "" || keyFile != ""):
+		return SealKey{}, settingErr(SettingPKCS12File, errors.New("set either it or "+SettingCertFile+" and "+SettingKeyFile+", not both"))
+	case p12 != "":
+		data, err := os.ReadFile(p12)
+		if err != nil {
+			return SealKey{}, settingErr(SettingPKCS12File, fileErr(err))
+		}
+		signer, chain, err := pades.LoadPKCS12(data, get(SettingPKCS12Password))
+		if err != nil {
+			return SealKey{}, settingErr(SettingPKCS12File, err)
+		}
+		return SealKey{Signer: signer, Chain: chain}, nil
+	case certFile == "":
+		return SealKey{}, settingErr(SettingCertFile, errors.New("is required (or "+SettingPKCS12File+")"))
+	case keyFile == "":
+		return SealKey{}, settingErr(SettingKeyFile, errors.New("is required with "+SettingCertFile))
+	}
+	certPEM, err := os.ReadFile(certFile)
+	if err != nil {
+		return SealKey{}, settingErr(SettingCertFile, fileErr(err))
+	}
+	keyPEM, err := os.ReadFile(keyFile)
+	if err != nil {
+		return SealKey{}, settingErr(SettingKeyFile, fileErr(err))
+	}
+	signer, chain, err := pades.LoadPEM(certPEM, keyPEM)
+	if err != nil {
+		// Which file is at fault: the key file holds no key, or no certificate matches it.
+		name := SettingCertFile
+		if !hasKey(keyPEM) {
+			name = SettingKeyFile
+		}
+		return SealKey{}, settingErr(name, err)
+	}
+	return SealKey{Signer: signer, Chain: chain}, nil
+}
+
+// hasKey reports whether data holds a parseable private key PEM block.
+func hasKey(data []byte) bool {
+	for {
+		var b *pem.Block
+		b, data = pem.Decode(data)
+		if b == nil {
+			return false
+		}
+		switch b.Type {
+		case "PRIVATE KEY":
+			if _, err := x509.ParsePKCS8PrivateKey(b.Bytes); err == nil {
+				return true
+			}
+		case "RSA PRIVATE KEY":
+			if _, err := x509.ParsePKCS1PrivateKey(b.Bytes); err == nil {
+				return true
+			}
+		case "EC PRIVATE KEY":
+			if _, err := x509.ParseECPrivateKey(b.Bytes); err == nil {
+				return true
+			}
+		}
+	}
+}
+
+func settingErr(name string, err error) error { return fmt.Errorf("%s: %w", name, err) }
+
+// fileErr drops the path from a file error (the setting names it).
+func fileErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("cannot read the file: %w", pe.Err)
+	}
+	return err
+}

@@ -1,0 +1,33 @@
+package seal
+
+import (
+	"context"
+
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/notify"
+)
+
+// noticeKinds maps the sealing effects to notification kinds.
+var noticeKinds = map[esign.EffectKind]notify.Kind{
+	esign.EffectDocumentsReady:  notify.KindDocumentsReady,
+	esign.EffectSignerCompleted: notify.KindSignerCompleted,
+	esign.EffectSealFailure:     notify.KindSealFailure,
+}
+
+// queueNotices adds one esign.NotifyMessage per notice effect to the notify output binding
+// (queue "notifications"). The notification job applies the requester gate (requestedByEmail).
+// Errors: funcproto.AddOutput's (only outside an invocation).
+func queueNotices(ctx context.Context, sess *esign.Session, effects []esign.Effect) error {
+	for _, e := range effects {
+		kind, ok := noticeKinds[e.Kind]
+		if !ok {
+			continue
+		}
+		msg := esign.NotifyMessage{Kind: string(kind), GroupID: sess.GroupID, TenantID: sess.TenantID, Slot: e.Slot}
+		if err := funcproto.AddOutput(ctx, BindingNotify, msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}

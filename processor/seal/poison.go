@@ -1,0 +1,92 @@
+package seal
+
+import (
+	"context"
+	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/funcproto"
+)
+
+// PoisonReason is the seal.failed reason recorded for a message that exhausted its retries.
+const PoisonReason = "sealing failed after retries"
+
+// HandlePoison is the seal-poison queue's function: a seal message the host gave up on. It
+// records seal.failed (the session stays sealing, so an admin re-queue can retry) and queues
+// the seal-failure notice. A session already complete, not sealing, or unknown is acknowledged
+// with no effect. Errors: Permanent for a message that does not decode; a plain error (retried)
+// when storage fails.
+func (j *Job) HandlePoison(ctx context.Context, msg funcproto.QueueMessage) error {
+	var m esign.SealMessage
+	if err := msg.Decode(&m); err != nil {
+		return err
+	}
+	sess, slots, err := j.d.Sessions.Load(ctx, m.GroupID)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		funcproto.Logf(ctx, "seal-poison: no session for the message; acknowledged")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if sess.TenantID != m.TenantID {
+		return funcproto.Permanent(apperr.New(apperr.KindInvalid, "tenant_mismatch", "the seal message's tenant is not the session's"))
+	}
+	ch, err := j.failSeal(ctx, sess, slots, j.now(), PoisonReason)
+	if err != nil {
+		return err
+	}
+	if ch == nil {
+		funcproto.Logf(ctx, "seal-poison: group %s is %s; nothing to record", sess.GroupID, sess.State)
+		return nil
+	}
+	funcproto.Logf(ctx, "seal-poison: group %s: seal.failed recorded", sess.GroupID)
+	return queueNotices(ctx, sess, ch.Effects)
+}
+
+// Reconcile is the timer function (every five minutes): it re-queues, through the seal output
+// binding, sessions that have been sealing for longer than StuckAfter with no recorded seal
+// failure (a lost or dropped seal message, or an attempt that died holding the lock, which
+// expires after LockTTL). Sessions with a seal.failed wait for an admin re-queue. At most
+// ReconcileLimit sessions are looked at per run. Errors: the store's (the run fails and the
+// next one tries again).
+func (j *Job) Reconcile(ctx context.Context, _ funcproto.TimerInfo) error {
+	list, err := j.d.Sessions.Sealing(ctx, ReconcileLimit)
+	if err != nil {
+		return err
+	}
+	now := j.now()
+	n := 0
+	for _, s := range list {
+		if s.SealError != "" {
+			continue
+		}
+		since, err := j.d.Sessions.SealingSince(ctx, s.GroupID)
+		if err != nil {
+			return err
+		}
+		if !since.IsZero() && now.Sub(since) < j.d.StuckAfter {
+			continue
+		}
+		m := esign.SealMessage{GroupID: s.GroupID, TenantID: s.TenantID, Attempt: attempt(now, since, j.d.StuckAfter)}
+		if err := funcproto.AddOutput(ctx, BindingSeal, m); err != nil {
+			return err
+		}
+		n++
+	}
+	if n > 0 {
+		funcproto.Logf(ctx, "reconcile-sealing: re-queued %d stuck session(s)", n)
+	}
+	return nil
+}
+
+// attempt numbers a reconciliation re-queue by how many StuckAfter periods have passed since
+// the session went to sealing (1 for the first), so that successive re-queues of one session
+// are told apart in logs without storing a counter.
+func attempt(now, since time.Time, stuck time.Duration) int {
+	if since.IsZero() || stuck <= 0 {
+		return 1
+	}
+	return max(1, int(now.Sub(since)/stuck))
+}
