@@ -9,12 +9,15 @@ import (
 
 	"github.com/esign-svc/esign/processor/expiry"
 	"github.com/esign-svc/esign/processor/notifyjob"
+	"github.com/esign-svc/esign/processor/seal"
 	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/outbox"
 	"github.com/esign-svc/esign/shared/tokens"
+	"github.com/esign-svc/esign/shared/version"
 )
 
 // Table names (DESIGN 3).
@@ -73,7 +76,8 @@ type Function struct {
 	Handler http.Handler
 }
 
-// Functions are the jobs this package wires itself: Notify, NotifyPoison and ExpireSessions.
+// Functions are the processor's jobs: Notify, NotifyPoison, ExpireSessions, Seal, SealPoison and
+// ReconcileSealing.
 // Errors: a wiring mistake (a missing dependency).
 func Functions(d *Deps) ([]Function, error) {
 	notifier, err := notifyjob.New(notifyjob.Deps{Store: d.Sessions, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
@@ -82,19 +86,23 @@ func Functions(d *Deps) ([]Function, error) {
 		return nil, err
 	}
 	exp := expiry.New(d.Sessions, d.Now)
+	sealer := seal.New(seal.Deps{Sessions: d.Sessions, Blobs: blobstore.New(d.Account), Key: d.Config.Seal.Key,
+		TSAURL: d.Config.Seal.TSAURL, StuckAfter: d.Config.Seal.StuckAfter, EngineVersion: version.Engine, Now: d.Now})
 	return []Function{
 		{notifyjob.FunctionName, funcproto.QueueHandler(notifier.Handle)},
 		{notifyjob.PoisonFunctionName, funcproto.QueueHandler(notifier.HandlePoison)},
 		{expiry.FunctionName, funcproto.TimerHandler(exp.Handle)},
+		{"Seal", funcproto.QueueHandler(sealer.Handle)},
+		{"SealPoison", funcproto.QueueHandler(sealer.HandlePoison)},
+		{"ReconcileSealing", funcproto.TimerHandler(sealer.Reconcile)},
 	}, nil
 }
 
 // New ensures the tables and builds the processor's handler: one invocation route per queue or
-// timer function (Functions, then extra: the lead's seal jobs and any other job wired by the
-// caller), and the readiness ping. Anything else is 404: the processor has no HTTP routes.
+// timer function, and the readiness ping. Anything else is 404: the processor has no HTTP routes.
 // Every function needs a folder processor/functions/<Name>/function.json. Errors: storage, a
 // wiring mistake; a function name registered twice panics (funcproto.Router.Handle).
-func New(ctx context.Context, d *Deps, extra ...Function) (http.Handler, error) {
+func New(ctx context.Context, d *Deps) (http.Handler, error) {
 	if err := d.Ensure(ctx); err != nil {
 		return nil, err
 	}
@@ -103,7 +111,7 @@ func New(ctx context.Context, d *Deps, extra ...Function) (http.Handler, error) 
 		return nil, err
 	}
 	router := funcproto.NewRouter(nil)
-	for _, f := range append(fns, extra...) {
+	for _, f := range fns {
 		router.Handle(f.Name, f.Handler)
 	}
 	return router, nil

@@ -3,10 +3,12 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
 
+	"github.com/esign-svc/esign/processor/seal"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/notify"
@@ -22,9 +24,10 @@ type Config struct {
 	Tokens        *tokens.KeyRing
 	EmailHasher   *pii.Hasher
 	PIICipher     *pii.Cipher
-	PortalURL     string // base of the portal links in invitations; https, or http on loopback
-	EmailProvider string // EMAIL_PROVIDER: outbox (default), operator, customer-acs, smtp
-	SMSProvider   string // SMS_PROVIDER: outbox (default), customer-acs
+	PortalURL     string      // base of the portal links in invitations; https, or http on loopback
+	EmailProvider string      // EMAIL_PROVIDER: outbox (default), operator, customer-acs, smtp
+	SMSProvider   string      // SMS_PROVIDER: outbox (default), customer-acs
+	Seal          seal.Config // the seal key and chain, SEAL_TSA_URL, SEAL_RECONCILE_AFTER
 	Settings      map[string]string
 
 	// lookup is kept for the notification providers, which read their own settings when Build
@@ -65,7 +68,9 @@ func Load(lookup config.Lookup) (Config, error) {
 		r.Secret(operator.SettingKey)
 	}
 	c.Settings = r.Summary()
-	return c, r.Err()
+	sealCfg, sealErr := seal.LoadConfig(lookup)
+	c.Seal = sealCfg
+	return c, errors.Join(r.Err(), sealErr)
 }
 
 // httpsOrLoopback accepts https URLs, and http only for loopback hosts (development).

@@ -56,7 +56,7 @@ const ClaimLease = 2 * time.Minute
 type Store interface {
 	Load(ctx context.Context, groupID string) (*esign.Session, []esign.Slot, error)
 	Events(ctx context.Context, groupID string) ([]sessionstore.AuditEvent, error)
-	AppendEvents(ctx context.Context, groupID string, slots []esign.Slot, events []esign.Event) error
+	RecordEvents(ctx context.Context, groupID string, slots []esign.Slot, ch esign.Change) error
 	ClaimNotification(ctx context.Context, groupID, id string, now time.Time, lease time.Duration) (sessionstore.NotificationClaim, error)
 	CompleteNotification(ctx context.Context, c sessionstore.NotificationClaim, slots []esign.Slot, events []esign.Event, now time.Time) error
 	ReleaseNotification(ctx context.Context, c sessionstore.NotificationClaim) error
@@ -174,7 +174,7 @@ func (j *Job) send(ctx context.Context, m esign.NotifyMessage, msg notify.Messag
 func (j *Job) recordFailure(ctx context.Context, m esign.NotifyMessage, slots []esign.Slot, now time.Time, code string, cause error) error {
 	ev := esign.Event{Kind: EvNotificationFailed, Slot: eventSlotOf(m, slots), At: now, Actor: actor,
 		Data: map[string]any{"kind": m.Kind, "slot": m.Slot, "code": code}}
-	if err := j.d.Store.AppendEvents(ctx, m.GroupID, slots, []esign.Event{ev}); err != nil {
+	if err := j.d.Store.RecordEvents(ctx, m.GroupID, slots, esign.Change{Events: []esign.Event{ev}}); err != nil {
 		return err
 	}
 	funcproto.Logf(ctx, "notify: %s of session %s slot %d failed for good: %s", m.Kind, m.GroupID, m.Slot, code)

@@ -27,11 +27,18 @@ var (
 	ErrInFlight = &apperr.Error{Kind: apperr.KindUnavailable, Code: "notification_in_flight", Detail: "this notification is being sent by another worker"}
 )
 
-// AppendEvents writes standalone audit events (no state change: a notification sent or failed)
-// to the session's partition in one transaction. slots supply each slot event's e-mail hash
-// (nil is fine for session-level events). Errors: the tablestore ones.
-func (s *Store) AppendEvents(ctx context.Context, groupID string, slots []esign.Slot, events []esign.Event) error {
-	ops, err := eventOps(groupID, slots, esign.Change{Events: events})
+// RecordEvents writes audit events that change no state (such as pii.purged) in one
+// transaction, without touching the session row or its ETag. Events of a slot carry the slot's
+// e-mail hash, as Apply's do. A change with slots or effects is refused: state changes go
+// through Apply. Errors: the table's.
+func (s *Store) RecordEvents(ctx context.Context, groupID string, slots []esign.Slot, ch esign.Change) error {
+	if len(ch.Slots) > 0 {
+		return apperr.New(apperr.KindInternal, "not_event_only", "RecordEvents takes events only; use Apply for state changes")
+	}
+	if len(ch.Events) == 0 {
+		return nil
+	}
+	ops, err := eventOps(groupID, slots, ch)
 	if err != nil {
 		return err
 	}

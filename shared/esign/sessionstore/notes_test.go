@@ -72,28 +72,3 @@ func TestNotificationClaims(t *testing.T) {
 		t.Fatalf("load: %d slots, %v", len(sl), err)
 	}
 }
-
-func TestAppendEvents(t *testing.T) {
-	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
-	now := time.Now().UTC()
-	s, slots := newSession("t1", "N2", now, 1)
-	create(t, st, s, slots, now)
-	before, _, _ := st.Load(ctx, s.GroupID)
-	err := st.AppendEvents(ctx, s.GroupID, slots, []esign.Event{
-		{Kind: "notification.failed", Slot: 0, At: now.Add(time.Second), Actor: esign.Actor{Kind: "system", ID: "notify"}},
-		{Kind: "notification.failed", Slot: -1, At: now.Add(time.Second)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs, _ := st.Events(ctx, s.GroupID)
-	last := evs[len(evs)-2:]
-	if last[0].Kind != "notification.failed" || last[0].EmailHash != "h0" || last[1].EmailHash != "" || last[1].Slot != -1 {
-		t.Fatalf("events %+v", last)
-	}
-	after, _, _ := st.Load(ctx, s.GroupID)
-	if after.ETag != before.ETag {
-		t.Fatal("appending events changed the session row")
-	}
-}
