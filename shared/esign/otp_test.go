@@ -1,6 +1,7 @@
 package esign
 
 import (
+	"github.com/esign-svc/esign/shared/otp"
 	"testing"
 	"time"
 
@@ -35,11 +36,11 @@ func TestOTPSendVerifyAndGates(t *testing.T) {
 	} else if e, _ := apperr.As(err); e.RetryAfter != time.Second {
 		t.Fatalf("retry after %v", e.RetryAfter)
 	}
-	if _, out, _ := VerifyOTP(s, slots, 0, t0.Add(time.Second), is("wrong")); out != OTPWrong {
+	if _, out, _ := VerifyOTP(s, slots, 0, t0.Add(time.Second), is("wrong")); out != otp.Wrong {
 		t.Fatalf("wrong code outcome %v", out)
 	}
 	c, out, err := VerifyOTP(s, slots, 0, t0.Add(2*time.Second), is("h1"))
-	if err != nil || out != OTPPassed || slots[0].State != SlotOTPVerified || !slots[0].OTPVerified() || slots[0].OTP.CodeHash != "" {
+	if err != nil || out != otp.Passed || slots[0].State != SlotOTPVerified || !slots[0].OTPVerified() || slots[0].OTP.CodeHash != "" {
 		t.Fatalf("verify: %v %v %+v", err, out, slots[0].OTP)
 	}
 	if c.Events[0].Kind != EvSlotOTPVerified {
@@ -60,10 +61,10 @@ func TestOTPExpiresAfterTenMinutes(t *testing.T) {
 	t.Parallel()
 	s, slots := otpSlot(t, OTPEmail)
 	SendOTP(s, slots, 0, t0, "", false, "h1", "d")
-	if _, out, _ := VerifyOTP(s, slots, 0, t0.Add(OTPTTL), is("h1")); out != OTPExpired {
+	if _, out, _ := VerifyOTP(s, slots, 0, t0.Add(otp.TTL), is("h1")); out != otp.Expired {
 		t.Fatalf("at expiry: %v", out)
 	}
-	if _, out, _ := VerifyOTP(s, slots, 0, t0.Add(OTPTTL-time.Nanosecond), is("h1")); out != OTPPassed {
+	if _, out, _ := VerifyOTP(s, slots, 0, t0.Add(otp.TTL-time.Nanosecond), is("h1")); out != otp.Passed {
 		t.Fatalf("just before expiry: %v", out)
 	}
 }
@@ -72,26 +73,26 @@ func TestOTPLockAfterFiveAndBlockAfterThreeLocks(t *testing.T) {
 	t.Parallel()
 	s, slots := otpSlot(t, OTPEmail)
 	at := t0
-	for lock := 1; lock <= OTPMaxLocks; lock++ {
-		at = at.Add(OTPSendInterval)
+	for lock := 1; lock <= otp.MaxLocks; lock++ {
+		at = at.Add(otp.SendInterval)
 		if _, err := SendOTP(s, slots, 0, at, "", false, "good", "d"); err != nil {
 			t.Fatalf("send %d: %v", lock, err)
 		}
-		for try := 1; try <= OTPMaxAttempts; try++ {
+		for try := 1; try <= otp.MaxAttempts; try++ {
 			_, out, _ := VerifyOTP(s, slots, 0, at, is("bad"))
-			want := OTPWrong
-			if try == OTPMaxAttempts {
-				want = OTPLockedNow
-				if lock == OTPMaxLocks {
-					want = OTPBlockedNow
+			want := otp.Wrong
+			if try == otp.MaxAttempts {
+				want = otp.LockedNow
+				if lock == otp.MaxLocks {
+					want = otp.BlockedNow
 				}
 			}
 			if out != want {
 				t.Fatalf("lock %d try %d: outcome %v, want %v", lock, try, out, want)
 			}
 		}
-		if lock < OTPMaxLocks {
-			if _, out, _ := VerifyOTP(s, slots, 0, at, is("good")); out != OTPExpired {
+		if lock < otp.MaxLocks {
+			if _, out, _ := VerifyOTP(s, slots, 0, at, is("good")); out != otp.Locked {
 				t.Fatalf("the locked code still works: %v", out)
 			}
 		}
@@ -116,7 +117,7 @@ func TestOTPChannels(t *testing.T) {
 	if _, err := SendOTP(s, slots, 0, t0, OTPSMS, false, "h", "d"); apperr.KindOf(err) != apperr.KindInvalid {
 		t.Fatalf("sms without phone: %v", err)
 	}
-	if _, err := SendOTP(s, slots, 0, t0, OTPSMS, true, "h", "d"); err != nil || slots[0].OTP.Channel != OTPSMS {
+	if _, err := SendOTP(s, slots, 0, t0, OTPSMS, true, "h", "d"); err != nil || slots[0].OTP.Channel != string(OTPSMS) {
 		t.Fatalf("sms pick: %v", err)
 	}
 	s2, slots2 := otpSlot(t, OTPEmail)
@@ -128,7 +129,7 @@ func TestOTPChannels(t *testing.T) {
 		t.Fatalf("OTP on a slot without: %v", err)
 	}
 	slots3[0].Generation = 1 // a device that took over by transfer: e-mail OTP now
-	if _, err := SendOTP(s3, slots3, 0, t0, "", false, "h", "d"); err != nil || slots3[0].OTP.Channel != OTPEmail {
+	if _, err := SendOTP(s3, slots3, 0, t0, "", false, "h", "d"); err != nil || slots3[0].OTP.Channel != string(OTPEmail) {
 		t.Fatalf("OTP after transfer: %v", err)
 	}
 }

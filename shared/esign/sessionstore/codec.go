@@ -77,7 +77,7 @@ func slotEntity(groupID string, sl *esign.Slot) (tablestore.Entity, error) {
 	if err != nil {
 		return tablestore.Entity{}, err
 	}
-	otp, err := json.Marshal(otpRecord{Channel: string(sl.OTP.Channel), Destination: sl.OTP.Destination,
+	otp, err := json.Marshal(otpRecord{Channel: sl.OTP.Channel, Destination: sl.OTP.Destination,
 		CodeHash: sl.OTP.CodeHash, SentAtNs: nsOrZero(sl.OTP.SentAt), ExpiresAtNs: nsOrZero(sl.OTP.ExpiresAt),
 		Attempts: sl.OTP.Attempts, Locks: sl.OTP.Locks, Blocked: sl.OTP.Blocked,
 		VerifiedAtNs: nsOrZero(sl.OTP.VerifiedAt), VerifiedGen: sl.OTP.VerifiedGen})
@@ -119,7 +119,7 @@ func slotFrom(e tablestore.Entity) (esign.Slot, error) {
 		if err := json.Unmarshal([]byte(s), &o); err != nil {
 			return sl, fmt.Errorf("sessionstore: slot %s otp: %w", e.RowKey, err)
 		}
-		sl.OTP = esign.OTPState{Channel: esign.OTPChannel(o.Channel), Destination: o.Destination, CodeHash: o.CodeHash,
+		sl.OTP = esign.OTPState{Channel: o.Channel, Destination: o.Destination, CodeHash: o.CodeHash,
 			SentAt: fromNs(o.SentAtNs), ExpiresAt: fromNs(o.ExpiresAtNs), Attempts: o.Attempts, Locks: o.Locks,
 			Blocked: o.Blocked, VerifiedAt: fromNs(o.VerifiedAtNs), VerifiedGen: o.VerifiedGen}
 	}
