@@ -8,8 +8,10 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/esign-svc/esign/dispatcher/callback"
 	"github.com/esign-svc/esign/dispatcher/esignapi"
 	"github.com/esign-svc/esign/dispatcher/health"
+	"github.com/esign-svc/esign/dispatcher/portal"
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
@@ -24,7 +26,7 @@ import (
 // InvokedFunctions are the functions whose function.json has bindings besides the HTTP trigger
 // and output (queue outputs): the host invokes them by name instead of forwarding. A test keeps
 // this list equal to the function folders.
-var InvokedFunctions = []string{"CreateSession", "ResendInvite", "RevokeSession"}
+var InvokedFunctions = []string{"CreateSession", "ResendInvite", "RevokeSession", "PortalDecline", "Callback"}
 
 // Deps are the built dependencies the handlers share.
 type Deps struct {
@@ -85,6 +87,11 @@ func New(ctx context.Context, d *Deps) (http.Handler, error) {
 		Store: d.Sessions, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher,
 		Verifier: d.Verifier, Licence: d.Licence, PortalURL: d.Config.PortalURL, Now: time.Now,
 	}).Routes(mux)
+	(&portal.API{
+		Store: d.Sessions, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: portal.LapsedCodec(d.Config.Tokens),
+		PortalOrigin: d.Config.PortalOrigin, Now: time.Now,
+	}).Routes(mux)
+	(&callback.API{Store: d.Sessions, Tokens: d.Tokens, Secrets: d.Config.CallbackSecrets, Now: time.Now}).Routes(mux)
 
 	api := logging.Middleware(d.Logger, mux)
 	router := funcproto.NewRouter(api)

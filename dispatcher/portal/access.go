@@ -1,0 +1,144 @@
+package portal
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/tokens"
+	"github.com/esign-svc/esign/shared/web"
+)
+
+// Errors of the portal routes besides the state machine's and the tokens'.
+var (
+	ErrNoBearer        = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: "token_missing", Detail: "send the portal access token as Authorization: Bearer <token>"}
+	ErrTokenNotCurrent = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: "token_invalid", Detail: "the access token does not belong to this signer's current portal session"}
+	ErrSecondary       = &apperr.Error{Kind: apperr.KindConflict, Code: "device_secondary", Detail: "the signing session moved to another device; this one can only view"}
+	ErrOTPRequired     = &apperr.Error{Kind: apperr.KindForbidden, Code: "otp_required", Detail: "pass the one-time passcode challenge first"}
+)
+
+// access is a verified portal access token with the session it belongs to, as loaded.
+type access struct {
+	Claims  tokens.PortalAccess
+	Session *esign.Session
+	Slots   []esign.Slot
+	Slot    *esign.Slot
+	// Secondary: the token is of an earlier device generation (view only).
+	Secondary bool
+}
+
+func bearer(r *http.Request) (string, error) {
+	h := r.Header.Get("Authorization")
+	const p = "bearer "
+	if len(h) <= len(p) || !strings.EqualFold(h[:len(p)], p) {
+		return "", ErrNoBearer
+	}
+	return strings.TrimSpace(h[len(p):]), nil
+}
+
+// verifyAccess checks a portal access token. An expired token of a session that has ended is
+// answered as the session's end (410) rather than 401.
+func (a *API) verifyAccess(ctx context.Context, tok string) (tokens.PortalAccess, error) {
+	claims, err := a.Tokens.VerifyPortalAccess(tok)
+	if err == nil {
+		return claims, nil
+	}
+	if e, ok := apperr.As(err); ok && e.Code == tokens.CodeExpired && a.Lapsed != nil {
+		if old, lerr := a.Lapsed.VerifyPortalAccess(tok); lerr == nil {
+			if gone := a.goneErr(ctx, old.GroupID); gone != nil {
+				return claims, gone
+			}
+		}
+	}
+	return claims, err
+}
+
+// goneErr is the session's 410 when it has ended (expired or cancelled), else nil.
+func (a *API) goneErr(ctx context.Context, groupID string) error {
+	s, _, err := a.Store.Load(ctx, groupID)
+	if err != nil {
+		return nil
+	}
+	if err := esign.CheckLive(s, a.now()); apperr.KindOf(err) == apperr.KindGone {
+		return err
+	}
+	return nil
+}
+
+// authorize verifies tok, loads its session and answers 410/409 when the session has ended or
+// no longer takes signer actions, before anything else. The token must name the slot's
+// current portal session id and a generation not newer than the slot's.
+func (a *API) authorize(ctx context.Context, tok string) (*access, error) {
+	claims, err := a.verifyAccess(ctx, tok)
+	if err != nil {
+		return nil, err
+	}
+	s, slots, err := a.Store.Load(ctx, claims.GroupID)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		return nil, ErrTokenNotCurrent
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := esign.CheckLive(s, a.now()); err != nil {
+		return nil, err
+	}
+	return bind(claims, s, slots)
+}
+
+// bind checks that the claims belong to slot claims.SlotIndex of s.
+func bind(claims tokens.PortalAccess, s *esign.Session, slots []esign.Slot) (*access, error) {
+	i := claims.SlotIndex
+	if i < 0 || i >= len(slots) {
+		return nil, ErrTokenNotCurrent
+	}
+	sl := &slots[i]
+	if sl.SessionID != claims.SessionID || claims.Generation > sl.Generation {
+		return nil, ErrTokenNotCurrent
+	}
+	return &access{Claims: claims, Session: s, Slots: slots, Slot: sl, Secondary: claims.Generation < sl.Generation}, nil
+}
+
+// refresh issues the sliding successor of a verified token: 30 minutes from now, never beyond
+// the session's expiry, same slot, portal session and generation.
+func (a *API) refresh(c tokens.PortalAccess) (string, tokens.PortalAccess, error) {
+	tok, issued, err := a.Tokens.IssuePortalAccess(tokens.PortalAccess{GroupID: c.GroupID, SlotIndex: c.SlotIndex,
+		SessionID: c.SessionID, DeviceID: c.DeviceID, Generation: c.Generation, SessionExpiresAt: c.SessionExpiresAt})
+	if err != nil {
+		return "", issued, apperr.Wrap(err, apperr.KindInternal, "token_issue_failed", "could not issue the access token")
+	}
+	return tok, issued, nil
+}
+
+// signer is the audit actor of a portal request.
+func signer(r *http.Request, sl *esign.Slot) esign.Actor {
+	return esign.Actor{Kind: "signer", ID: sl.SessionID, IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
+}
+
+// requireDevice refuses a view-only (secondary) token for an action that changes the slot.
+func requireDevice(c tokens.PortalAccess, sl *esign.Slot) error {
+	if c.Generation < sl.Generation {
+		return ErrSecondary
+	}
+	return nil
+}
+
+// CheckDocumentOTP is the OTP gate of the document: nil for a slot without OTP, or once the
+// slot's current device has passed OTP; 403 otp_required otherwise (a device that took the
+// session over by cross-device transfer must pass OTP again).
+func CheckDocumentOTP(sl *esign.Slot) error {
+	if sl.NeedsOTP() {
+		return ErrOTPRequired
+	}
+	return nil
+}
+
+func ts(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}

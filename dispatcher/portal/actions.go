@@ -1,0 +1,147 @@
+package portal
+
+import (
+	"io"
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/esign-svc/esign/dispatcher/effects"
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/web"
+)
+
+// MaxDeclineReason bounds the optional decline reason, in characters.
+const MaxDeclineReason = 500
+
+// ErrConsentVersion means the portal showed statements of another wording than the current one.
+var ErrConsentVersion = &apperr.Error{Kind: apperr.KindConflict, Code: "consent_version_changed",
+	Detail: "the consent statements changed; reload them and accept the current version " + esign.ConsentVersion}
+
+// transition is a state-machine step on the slot the token names.
+type transition func(s *esign.Session, slots []esign.Slot, i int) (esign.Change, error)
+
+// act authorises the bearer token (410/409 for an ended session first), runs t on a freshly
+// loaded session in one transaction with its audit events, and answers the slot's state with a
+// refreshed token. write refuses a view-only token (409 device_secondary). emit carries out the
+// change's effects as queue outputs (only the invoked decline function has them).
+func (a *API) act(w http.ResponseWriter, r *http.Request, write, emit bool, t transition) error {
+	tok, err := bearer(r)
+	if err != nil {
+		return err
+	}
+	acc, err := a.authorize(r.Context(), tok)
+	if err != nil {
+		return err
+	}
+	if write {
+		if err := requireDevice(acc.Claims, acc.Slot); err != nil {
+			return err
+		}
+	}
+	s, slots, ch, err := a.Store.Update(r.Context(), acc.Session.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+		if err := esign.CheckLive(s, a.now()); err != nil {
+			return esign.Change{}, nil, err
+		}
+		cur, err := bind(acc.Claims, s, slots)
+		if err != nil {
+			return esign.Change{}, nil, err
+		}
+		if write {
+			if err := requireDevice(acc.Claims, cur.Slot); err != nil {
+				return esign.Change{}, nil, err
+			}
+		}
+		ch, err := t(s, slots, cur.Slot.Index)
+		ch.By(signer(r, cur.Slot))
+		return ch, nil, err
+	})
+	if err != nil {
+		return err
+	}
+	if emit {
+		if err := effects.Emit(r.Context(), s, slots, ch, false); err != nil {
+			return err
+		}
+	}
+	next, issued, err := a.refresh(acc.Claims)
+	if err != nil {
+		return err
+	}
+	sl := &slots[acc.Claims.SlotIndex]
+	return web.JSON(w, http.StatusOK, stateView{tokenFields: newTokenFields(next, issued),
+		SlotState: string(sl.State), SessionState: string(s.State), ConsentsAccepted: accepted(sl)})
+}
+
+// viewed is POST /api/esign/portal/viewed: the signer opened and scrolled through the document.
+// A view-only token may report it. Errors: 401; 410; 409 for a closed slot.
+func (a *API) viewed(w http.ResponseWriter, r *http.Request) error {
+	return a.act(w, r, false, false, func(s *esign.Session, slots []esign.Slot, i int) (esign.Change, error) {
+		return esign.MarkViewed(s, slots, i, a.now(), nil)
+	})
+}
+
+type consentRequest struct {
+	Statements []string `json:"statements"`
+	Version    string   `json:"version"`
+}
+
+// consent is POST /api/esign/portal/consent {"statements": [...], "version": "..."}: records the
+// acceptance of the named statements of the current wording. Errors: 400 for a missing or
+// unknown statement or a missing version; 409 consent_version_changed for another version,
+// device_secondary for a view-only token, slot_wrong_state before the document was viewed;
+// 401; 410.
+func (a *API) consent(w http.ResponseWriter, r *http.Request) error {
+	var req consentRequest
+	if err := web.DecodeJSON(r, web.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	var bad []apperr.FieldError
+	if len(req.Statements) == 0 || len(req.Statements) > len(esign.ConsentStatements) {
+		bad = append(bad, apperr.Field("statements", "name one to three consent statement ids"))
+	}
+	if req.Version == "" {
+		bad = append(bad, apperr.Field("version", "the version of the statements shown is required"))
+	}
+	if len(bad) > 0 {
+		return apperr.Invalid("invalid_request", bad...)
+	}
+	if req.Version != esign.ConsentVersion {
+		return ErrConsentVersion
+	}
+	return a.act(w, r, true, false, func(s *esign.Session, slots []esign.Slot, i int) (esign.Change, error) {
+		return esign.Consent(s, slots, i, a.now(), req.Statements)
+	})
+}
+
+type declineRequest struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// decline is POST /api/esign/portal/decline {"reason": "..."} (body optional): the signer
+// declines. The reason text is not stored anywhere; the audit trail records only whether one
+// was given. A declined required slot ends the session (cancelled, reason declined); the
+// requester's decline notice is queued on the notify output. Errors: 400 reason longer than
+// 500 characters; 409 device_secondary or a closed slot; 401; 410.
+func (a *API) decline(w http.ResponseWriter, r *http.Request) error {
+	var req declineRequest
+	body, err := io.ReadAll(io.LimitReader(r.Body, web.MaxJSONBody+1))
+	if err != nil {
+		return apperr.Wrap(err, apperr.KindInvalid, "body_unreadable", "the request body could not be read")
+	}
+	if len(body) > web.MaxJSONBody {
+		return apperr.New(apperr.KindTooLarge, "body_too_large", "the request body is larger than %d bytes", web.MaxJSONBody)
+	}
+	if len(body) > 0 {
+		if err := web.DecodeJSONBytes(body, &req); err != nil {
+			return err
+		}
+	}
+	if !utf8.ValidString(req.Reason) || utf8.RuneCountInString(req.Reason) > MaxDeclineReason {
+		return apperr.Invalid("invalid_request", apperr.Field("reason", "at most 500 characters of text"))
+	}
+	return a.act(w, r, true, true, func(s *esign.Session, slots []esign.Slot, i int) (esign.Change, error) {
+		return esign.Decline(s, slots, i, a.now(), req.Reason, nil)
+	})
+}

@@ -1,0 +1,106 @@
+package portal
+
+import (
+	"crypto/subtle"
+	"net/http"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/tokens"
+	"github.com/esign-svc/esign/shared/web"
+)
+
+// Errors of activation.
+var (
+	ErrLinkUsed     = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: "link_used", Detail: "this signing link was already used; ask the sender for a new one"}
+	ErrLinkReplaced = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: "link_replaced", Detail: "a newer signing link replaced this one; use the latest invitation"}
+)
+
+type activateRequest struct {
+	Token string `json:"token"`
+}
+
+// activate is POST /api/esign/portal/activate: it consumes the portalUrl's single-use slot
+// token, records the activation (the session goes from pending to in_progress) and answers
+// what the portal shows with a fresh access token. Errors: 400 without a token; 401 for a
+// bad, expired, used (link_used) or replaced (link_replaced) link; 410 once the session has
+// expired or was cancelled; 409 once it is sealing or complete, or when the slot is closed or
+// (sequential) not yet invited.
+func (a *API) activate(w http.ResponseWriter, r *http.Request) error {
+	var req activateRequest
+	if err := web.DecodeJSON(r, web.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	if req.Token == "" || len(req.Token) > tokens.MaxTokenLen {
+		return apperr.Invalid("invalid_request", apperr.Field("token", "the token of the signing link is required"))
+	}
+	claims, err := a.Tokens.VerifySlot(req.Token)
+	if e, ok := apperr.As(err); ok && e.Code == tokens.CodeExpired && a.Lapsed != nil {
+		if old, lerr := a.Lapsed.VerifySlot(req.Token); lerr == nil {
+			if gone := a.goneErr(r.Context(), old.GroupID); gone != nil {
+				return gone
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	var who esign.Actor
+	s, slots, _, err := a.Store.Update(r.Context(), claims.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+		now := a.now()
+		if err := esign.CheckLive(s, now); err != nil {
+			return esign.Change{}, nil, err
+		}
+		if claims.SlotIndex >= len(slots) {
+			return esign.Change{}, nil, ErrLinkReplaced
+		}
+		sl := &slots[claims.SlotIndex]
+		if subtle.ConstantTimeCompare([]byte(claims.ID), []byte(sl.LinkJTI)) != 1 {
+			return esign.Change{}, nil, ErrLinkReplaced
+		}
+		if sl.LinkUsed {
+			return esign.Change{}, nil, ErrLinkUsed
+		}
+		ch, err := esign.Activate(s, slots, sl.Index, now, map[string]any{"generation": sl.Generation})
+		if err != nil {
+			return ch, nil, err
+		}
+		sl.LinkUsed = true
+		who = signer(r, sl)
+		ch.By(who)
+		return ch, nil, nil
+	})
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		return ErrLinkReplaced // the token was signed by us, but its session is gone (erased)
+	}
+	if err != nil {
+		return err
+	}
+	sl := &slots[claims.SlotIndex]
+	tok, issued, err := a.Tokens.IssuePortalAccess(tokens.PortalAccess{GroupID: s.GroupID, SlotIndex: sl.Index,
+		SessionID: sl.SessionID, Generation: sl.Generation, SessionExpiresAt: s.ExpiresAt})
+	if err != nil {
+		return apperr.Wrap(err, apperr.KindInternal, "token_issue_failed", "could not issue the access token")
+	}
+	return web.JSON(w, http.StatusOK, viewOf(s, sl, tok, issued, false))
+}
+
+// session is GET /api/esign/portal/session: what activate answers, consuming nothing, with a
+// refreshed access token. A view-only (secondary) token may read it. Errors: 401 without a
+// valid token; 410 ended; 409 sealing or complete.
+func (a *API) session(w http.ResponseWriter, r *http.Request) error {
+	tok, err := bearer(r)
+	if err != nil {
+		return err
+	}
+	acc, err := a.authorize(r.Context(), tok)
+	if err != nil {
+		return err
+	}
+	next, issued, err := a.refresh(acc.Claims)
+	if err != nil {
+		return err
+	}
+	return web.JSON(w, http.StatusOK, viewOf(acc.Session, acc.Slot, next, issued, acc.Secondary))
+}
