@@ -8,10 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/esign-svc/esign/dispatcher/callback"
-	"github.com/esign-svc/esign/dispatcher/esignapi"
 	"github.com/esign-svc/esign/dispatcher/health"
-	"github.com/esign-svc/esign/dispatcher/portal"
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
@@ -19,14 +16,33 @@ import (
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/logging"
+	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/notify/outbox"
+	"github.com/esign-svc/esign/shared/notify/senders"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/version"
 )
 
-// InvokedFunctions are the functions whose function.json has bindings besides the HTTP trigger
-// and output (queue outputs): the host invokes them by name instead of forwarding. A test keeps
-// this list equal to the function folders.
-var InvokedFunctions = []string{"CreateSession", "ResendInvite", "RevokeSession", "PortalDecline", "Callback"}
+// area is one part of the API: its routes, and the functions of it whose function.json has
+// bindings besides the HTTP trigger and output (queue outputs), which the host invokes by name
+// instead of forwarding. Each area registers itself from its own file (esign.go, ...).
+type area struct {
+	name    string
+	invoked []string
+	routes  func(mux *http.ServeMux, d *Deps) error
+}
+
+var areas []area
+
+// InvokedFunctions lists every area's invoked functions; a test keeps it equal to the function
+// folders that have queue bindings.
+func InvokedFunctions() []string {
+	var out []string
+	for _, a := range areas {
+		out = append(out, a.invoked...)
+	}
+	return out
+}
 
 // Deps are the built dependencies the handlers share.
 type Deps struct {
@@ -37,6 +53,8 @@ type Deps struct {
 	Sessions *sessionstore.Store
 	Blobs    *blobstore.Store
 	Tokens   *tokens.Codec
+	Senders  notify.Providers // e-mail and SMS (OTP codes)
+	Outbox   *outbox.Outbox   // nil unless a channel uses the outbox
 	Logger   zerolog.Logger
 }
 
@@ -69,8 +87,12 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
+	send, box, err := senders.FromConfig(cfg.lookup, acct)
+	if err != nil {
+		return nil, err
+	}
 	return &Deps{Config: cfg, Account: acct, Verifier: ver, Licence: lic, Sessions: sessions,
-		Blobs: blobstore.New(acct), Tokens: tokens.NewCodec(cfg.Tokens), Logger: logger}, nil
+		Blobs: blobstore.New(acct), Tokens: tokens.NewCodec(cfg.Tokens), Senders: send, Outbox: box, Logger: logger}, nil
 }
 
 // New builds the dispatcher's handler: the /api routes behind the logging middleware, served
@@ -83,19 +105,20 @@ func New(ctx context.Context, d *Deps) (http.Handler, error) {
 	if err := d.Sessions.Ensure(ensureCtx); err != nil {
 		return nil, fmt.Errorf("signing-session tables: %w", err)
 	}
-	(&esignapi.API{
-		Store: d.Sessions, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher,
-		Verifier: d.Verifier, Licence: d.Licence, PortalURL: d.Config.PortalURL, Now: time.Now,
-	}).Routes(mux)
-	(&portal.API{
-		Store: d.Sessions, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: portal.LapsedCodec(d.Config.Tokens),
-		PortalOrigin: d.Config.PortalOrigin, Now: time.Now,
-	}).Routes(mux)
-	(&callback.API{Store: d.Sessions, Tokens: d.Tokens, Secrets: d.Config.CallbackSecrets, Now: time.Now}).Routes(mux)
+	if d.Outbox != nil {
+		if err := d.Outbox.Ensure(ensureCtx); err != nil {
+			return nil, fmt.Errorf("outbox table: %w", err)
+		}
+	}
+	for _, a := range areas {
+		if err := a.routes(mux, d); err != nil {
+			return nil, fmt.Errorf("%s: %w", a.name, err)
+		}
+	}
 
 	api := logging.Middleware(d.Logger, mux)
 	router := funcproto.NewRouter(api)
-	for _, name := range InvokedFunctions {
+	for _, name := range InvokedFunctions() {
 		router.Handle(name, funcproto.HTTPInvocation(api))
 	}
 	return router, nil

@@ -33,12 +33,16 @@ type Config struct {
 	LicenceText      string
 	LicencePublicKey ed25519.PublicKey
 	Settings         map[string]string // what was read, secrets masked (for the start-up log)
+
+	// lookup is kept for the notification providers (OTP codes are sent by the dispatcher),
+	// which read their own settings when Build makes them.
+	lookup config.Lookup
 }
 
 // Load reads the configuration through lookup; the error names every setting at fault.
 func Load(lookup config.Lookup) (Config, error) {
 	r := config.NewReader(lookup)
-	var c Config
+	c := Config{lookup: lookup}
 	c.Port = r.String("FUNCTIONS_CUSTOMHANDLER_PORT", "8080")
 	c.Storage = azconn.ConfigFromLookup(lookup)
 	if c.Storage.ConnectionString == "" && c.Storage.AccountName == "" {

@@ -75,7 +75,7 @@ func TestPackagedFunctionsMatchTheApps(t *testing.T) {
 			}
 		}
 	}
-	want := append([]string(nil), app.InvokedFunctions...)
+	want := app.InvokedFunctions()
 	sort.Strings(want)
 	sort.Strings(invoked)
 	if strings.Join(invoked, ",") != strings.Join(want, ",") {
