@@ -1,0 +1,243 @@
+// Deploys the e-signature service into the customer's subscription: one storage account (blobs,
+// tables, queues), a Key Vault holding the secrets, a user-assigned managed identity with data
+// roles on the storage account and secret read access, Application Insights, and two Linux
+// Function Apps running the Go custom handlers (dispatcher: HTTP; processor: queues and timers).
+// Deploy the code with `make package` and a zip deployment of dist/dispatcher.zip and
+// dist/processor.zip to the two apps.
+
+targetScope = 'resourceGroup'
+
+@description('Short name used in resource names (3-11 lowercase letters and digits).')
+@minLength(3)
+@maxLength(11)
+param prefix string
+
+param location string = resourceGroup().location
+
+@description('The signing portal base URL (https).')
+param portalUrl string
+
+@description('Entra ID issuer of the callers\' JWTs, e.g. https://login.microsoftonline.com/<tenant>/v2.0')
+param authIssuer string
+
+@description('Audience (application ID URI) of this API.')
+param authAudience string
+
+@description('JWKS URL of the issuer, e.g. https://login.microsoftonline.com/<tenant>/discovery/v2.0/keys')
+param authJwksUrl string
+
+@description('The operator\'s Ed25519 licence public key (base64).')
+param licencePublicKey string
+
+@description('E-mail provider: operator, customer-acs or smtp (the outbox is for local development only).')
+@allowed(['operator', 'customer-acs', 'smtp'])
+param emailProvider string = 'operator'
+
+@description('SMS provider for OTP codes.')
+@allowed(['customer-acs'])
+param smsProvider string = 'customer-acs'
+
+@description('Object id of the principal allowed to set the Key Vault secrets after deployment.')
+param secretsAdminObjectId string
+
+@description('Elastic Premium keeps the handlers warm; Y1 (consumption) is cheaper and colder.')
+@allowed(['EP1', 'EP2', 'Y1'])
+param planSku string = 'EP1'
+
+var suffix = uniqueString(resourceGroup().id, prefix)
+var storageName = toLower('${prefix}st${take(suffix, 10)}')
+var vaultName = '${prefix}-kv-${take(suffix, 8)}'
+
+resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' = {
+  name: '${prefix}-id'
+  location: location
+}
+
+resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' = {
+  name: storageName
+  location: location
+  sku: { name: 'Standard_ZRS' }
+  kind: 'StorageV2'
+  properties: {
+    allowBlobPublicAccess: false
+    allowSharedKeyAccess: false // managed identity only; SAS are user delegation SAS
+    minimumTlsVersion: 'TLS1_2'
+    supportsHttpsTrafficOnly: true
+  }
+}
+
+resource blobService 'Microsoft.Storage/storageAccounts/blobServices@2023-05-01' = {
+  parent: storage
+  name: 'default'
+  properties: { deleteRetentionPolicy: { enabled: true, days: 30 } }
+}
+
+resource containers 'Microsoft.Storage/storageAccounts/blobServices/containers@2023-05-01' = [for name in ['documents', 'templates', 'signed', 'evidence']: {
+  parent: blobService
+  name: name
+  properties: { publicAccess: 'None' }
+}]
+
+resource queueService 'Microsoft.Storage/storageAccounts/queueServices@2023-05-01' = {
+  parent: storage
+  name: 'default'
+}
+
+resource queues 'Microsoft.Storage/storageAccounts/queueServices/queues@2023-05-01' = [for name in ['seal', 'seal-poison', 'notifications', 'notifications-poison', 'deliveryupload', 'deliveryupload-poison']: {
+  parent: queueService
+  name: name
+}]
+
+resource tableService 'Microsoft.Storage/storageAccounts/tableServices@2023-05-01' = {
+  parent: storage
+  name: 'default'
+}
+
+resource tables 'Microsoft.Storage/storageAccounts/tableServices/tables@2023-05-01' = [for name in ['esignsessions', 'esignindex', 'deliveries', 'deliveryindex']: {
+  parent: tableService
+  name: name
+}]
+
+// Data roles for the identity: blobs (and delegation keys for user delegation SAS), queues,
+// tables. Built-in role definition ids.
+var roles = {
+  blobDataOwner: 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b'
+  blobDelegator: 'db58b8e5-c6ad-4a2a-8342-4190687cbf4a'
+  queueDataContributor: '974c5e8b-45b9-4653-ba55-5f855dd0fb88'
+  tableDataContributor: '0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3'
+  keyVaultSecretsUser: '4633458b-17de-408a-b874-0445c86b69e6'
+  keyVaultSecretsOfficer: 'b86a8fe4-44ce-4948-aee5-eccb2c155cd7'
+}
+
+resource storageRoles 'Microsoft.Authorization/roleAssignments@2022-04-01' = [for role in [roles.blobDataOwner, roles.blobDelegator, roles.queueDataContributor, roles.tableDataContributor]: {
+  name: guid(storage.id, identity.id, role)
+  scope: storage
+  properties: {
+    principalId: identity.properties.principalId
+    principalType: 'ServicePrincipal'
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', role)
+  }
+}]
+
+resource vault 'Microsoft.KeyVault/vaults@2023-07-01' = {
+  name: vaultName
+  location: location
+  properties: {
+    tenantId: subscription().tenantId
+    sku: { family: 'A', name: 'standard' }
+    enableRbacAuthorization: true
+    enableSoftDelete: true
+    enablePurgeProtection: true
+  }
+}
+
+resource vaultReader 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(vault.id, identity.id, roles.keyVaultSecretsUser)
+  scope: vault
+  properties: {
+    principalId: identity.properties.principalId
+    principalType: 'ServicePrincipal'
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.keyVaultSecretsUser)
+  }
+}
+
+resource vaultAdmin 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(vault.id, secretsAdminObjectId, roles.keyVaultSecretsOfficer)
+  scope: vault
+  properties: {
+    principalId: secretsAdminObjectId
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.keyVaultSecretsOfficer)
+  }
+}
+
+// Secrets are set after deployment (see infra/README.md); the apps reference them by name.
+var secretNames = ['token-keys', 'pii-hash-key', 'pii-enc-keys', 'portal-callback-secrets', 'licence', 'seal-pkcs12', 'seal-pkcs12-password']
+var kvRef = reduce(secretNames, {}, (acc, name) => union(acc, { '${name}': '@Microsoft.KeyVault(VaultName=${vault.name};SecretName=${name})' }))
+
+resource insights 'Microsoft.Insights/components@2020-02-02' = {
+  name: '${prefix}-ai'
+  location: location
+  kind: 'web'
+  properties: { Application_Type: 'web' }
+}
+
+resource plan 'Microsoft.Web/serverfarms@2023-12-01' = {
+  name: '${prefix}-plan'
+  location: location
+  kind: 'linux'
+  sku: { name: planSku, tier: planSku == 'Y1' ? 'Dynamic' : 'ElasticPremium' }
+  properties: { reserved: true }
+}
+
+var commonSettings = [
+  { name: 'FUNCTIONS_EXTENSION_VERSION', value: '~4' }
+  { name: 'FUNCTIONS_WORKER_RUNTIME', value: 'custom' }
+  { name: 'APPLICATIONINSIGHTS_CONNECTION_STRING', value: insights.properties.ConnectionString }
+  // The host's own storage, by identity (queue triggers and output bindings use it).
+  { name: 'AzureWebJobsStorage__accountName', value: storage.name }
+  { name: 'AzureWebJobsStorage__credential', value: 'managedidentity' }
+  { name: 'AzureWebJobsStorage__clientId', value: identity.properties.clientId }
+  // The handlers' storage, by identity.
+  { name: 'STORAGE_ACCOUNT_NAME', value: storage.name }
+  { name: 'STORAGE_CLIENT_ID', value: identity.properties.clientId }
+  { name: 'TOKEN_KEYS', value: kvRef['token-keys'] }
+  { name: 'PII_HASH_KEY', value: kvRef['pii-hash-key'] }
+  { name: 'PII_ENC_KEYS', value: kvRef['pii-enc-keys'] }
+  { name: 'PORTAL_URL', value: portalUrl }
+  { name: 'EMAIL_PROVIDER', value: emailProvider }
+  { name: 'SMS_PROVIDER', value: smsProvider }
+]
+
+resource dispatcher 'Microsoft.Web/sites@2023-12-01' = {
+  name: '${prefix}-dispatcher-${take(suffix, 6)}'
+  location: location
+  kind: 'functionapp,linux'
+  identity: { type: 'UserAssigned', userAssignedIdentities: { '${identity.id}': {} } }
+  properties: {
+    serverFarmId: plan.id
+    httpsOnly: true
+    keyVaultReferenceIdentity: identity.id
+    siteConfig: {
+      linuxFxVersion: ''
+      minTlsVersion: '1.2'
+      ftpsState: 'Disabled'
+      cors: { allowedOrigins: [] } // the app answers CORS for the portal origin itself
+      appSettings: concat(commonSettings, [
+        { name: 'PORTAL_CALLBACK_SECRETS', value: kvRef['portal-callback-secrets'] }
+        { name: 'AUTH_ISSUER', value: authIssuer }
+        { name: 'AUTH_AUDIENCE', value: authAudience }
+        { name: 'AUTH_JWKS_URL', value: authJwksUrl }
+        { name: 'LICENCE', value: kvRef.licence }
+        { name: 'LICENCE_PUBLIC_KEY', value: licencePublicKey }
+      ])
+    }
+  }
+  dependsOn: [storageRoles, vaultReader]
+}
+
+resource processor 'Microsoft.Web/sites@2023-12-01' = {
+  name: '${prefix}-processor-${take(suffix, 6)}'
+  location: location
+  kind: 'functionapp,linux'
+  identity: { type: 'UserAssigned', userAssignedIdentities: { '${identity.id}': {} } }
+  properties: {
+    serverFarmId: plan.id
+    httpsOnly: true
+    keyVaultReferenceIdentity: identity.id
+    siteConfig: {
+      linuxFxVersion: ''
+      minTlsVersion: '1.2'
+      ftpsState: 'Disabled'
+      appSettings: concat(commonSettings, [
+        { name: 'SEAL_PKCS12_FILE', value: '/home/site/seal/seal.p12' }
+        { name: 'SEAL_PKCS12_PASSWORD', value: kvRef['seal-pkcs12-password'] }
+      ])
+    }
+  }
+  dependsOn: [storageRoles, vaultReader]
+}
+
+output dispatcherUrl string = 'https://${dispatcher.properties.defaultHostName}/api'
+output storageAccount string = storage.name
+output keyVault string = vault.name
+output identityClientId string = identity.properties.clientId
