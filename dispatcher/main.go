@@ -5,15 +5,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/esign-svc/esign/dispatcher/app"
+	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/logging"
 	"github.com/esign-svc/esign/shared/version"
 )
@@ -43,17 +41,7 @@ func realMain() error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Addr: "127.0.0.1:" + cfg.Port, Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := funcproto.Serve(ctx, cfg.Port, handler); err != nil {
 		return err
 	}
 	logger.Info().Msg("stopped")
