@@ -1,0 +1,80 @@
+package esignapi
+
+import (
+	"net/http"
+
+	"github.com/esign-svc/esign/dispatcher/effects"
+	"github.com/esign-svc/esign/shared/auth"
+	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/web"
+)
+
+// PathSealRetry is the admin route that re-queues a failed or stuck seal (function RetrySeal,
+// invoked: queue output "seal").
+const PathSealRetry = "/api/esign/session/{groupId}/seal/retry"
+
+// SealAdminRoutes registers the admin seal routes on mux.
+func (a *API) SealAdminRoutes(mux *http.ServeMux) {
+	mux.Handle("POST "+PathSealRetry, web.Handle(a.retrySeal))
+}
+
+type sealRetryResponse struct {
+	GroupID string `json:"groupId"`
+	State   string `json:"state"`
+	Attempt int    `json:"attempt"`
+}
+
+// retrySeal is POST /api/esign/session/{groupId}/seal/retry (role Service.Admin): for a session
+// of the caller's tenant in sealing whose last seal failed or that is stuck (esign.RequeueSeal),
+// it clears the seal error, records seal.requeued {attempt} in one transaction with the session
+// ETag, and queues the seal message with that attempt on the "seal" output. The processor's seal
+// job is idempotent, so a re-queue racing a late original message seals once. The body is
+// ignored. Answers 202 {groupId, state, attempt}. Errors: 401; 403 without the role or the
+// esign licence; 404 unknown session or another tenant's; 409 session_already_complete,
+// session_not_sealing, seal_not_stuck.
+func (a *API) retrySeal(w http.ResponseWriter, r *http.Request) error {
+	p, err := a.caller(r, auth.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	who := actor(r, p)
+	who.Kind = "admin"
+	var attempt int
+	s, _, _, err := a.Store.Update(ctx, r.PathValue("groupId"), func(s *esign.Session, _ []esign.Slot) (esign.Change, []tablestore.Op, error) {
+		if s.TenantID != p.TenantID {
+			return esign.Change{}, nil, sessionstore.ErrNotFound
+		}
+		var since = s.CreatedAt
+		previous := 0
+		if s.State == esign.SessionSealing { // the store is read only when the answer can be yes
+			if since, err = a.Store.SealingSince(ctx, s.GroupID); err != nil {
+				return esign.Change{}, nil, err
+			}
+			events, err := a.Store.Events(ctx, s.GroupID)
+			if err != nil {
+				return esign.Change{}, nil, err
+			}
+			for _, e := range events {
+				if e.Kind == esign.EvSealRequeued {
+					previous++
+				}
+			}
+		}
+		ch, n, err := esign.RequeueSeal(s, a.Now().UTC(), since, previous)
+		attempt = n
+		ch.By(who)
+		return ch, nil, err
+	})
+	if err != nil {
+		return err
+	}
+	msg := esign.SealMessage{GroupID: s.GroupID, TenantID: s.TenantID, Attempt: attempt}
+	if err := funcproto.AddOutput(ctx, effects.BindingSeal, msg); err != nil {
+		return err
+	}
+	return web.JSON(w, http.StatusAccepted, sealRetryResponse{GroupID: s.GroupID, State: string(s.State), Attempt: attempt})
+}
