@@ -239,8 +239,11 @@ func ensureSeal(certPath, keyPath string, now time.Time, created *[]string) erro
 		Subject:               pkix.Name{CommonName: SealCommonName, Organization: []string{"eSign development"}},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.AddDate(5, 0, 0),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment,
+		// A self-signed seal certificate is its own root: it must be allowed to sign
+		// certificates for validators (pdfcpu) to accept its self-signature.
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment | x509.KeyUsageCertSign,
 		BasicConstraintsValid: true,
+		IsCA:                  true,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
 	if err != nil {
