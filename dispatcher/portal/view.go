@@ -67,10 +67,7 @@ func viewOf(s *esign.Session, sl *esign.Slot, tok string, issued tokens.PortalAc
 	if fields == nil {
 		fields = []esign.ManifestField{}
 	}
-	ch := sl.OTPChannel
-	if ch == "" {
-		ch = esign.OTPNone
-	}
+	ch := sl.EffectiveOTPChannel() // e-mail on a device that took a slot without OTP over
 	return sessionView{
 		tokenFields: newTokenFields(tok, issued), GroupID: s.GroupID, SessionID: sl.SessionID, SlotIndex: sl.Index,
 		DocumentName: s.DocumentID, DocType: s.DocType, Role: sl.Role, NamePrefill: sl.NamePrefill, Fields: fields,

@@ -1,0 +1,292 @@
+package portal
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/logging"
+	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/otp"
+	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/web"
+)
+
+// Route patterns of the OTP challenge and the cross-device transfer.
+const (
+	PathOTPSend        = "/api/esign/portal/otp/send"
+	PathOTPVerify      = "/api/esign/portal/otp/verify"
+	PathTransfer       = "/api/esign/portal/transfer"
+	PathTransferRedeem = "/api/esign/portal/transfer/redeem"
+)
+
+// Errors of the OTP routes besides shared/otp's and the state machine's.
+var (
+	ErrOTPSendFailed = &apperr.Error{Kind: apperr.KindUnavailable, Code: "otp_send_failed",
+		Detail: "the code could not be sent; nothing was recorded, ask for a new one"}
+	ErrNoDestination = &apperr.Error{Kind: apperr.KindConflict, Code: "otp_destination_missing",
+		Detail: "no address is on record for this signer's chosen channel"}
+)
+
+// Challenge serves the signer's OTP challenge (send, verify) and the cross-device transfer
+// (create, redeem) under /api/esign/portal/ with the portal API's token rules. Register
+// API.Routes too: it answers the CORS preflights of the whole prefix.
+type Challenge struct {
+	*API
+	Senders   notify.Providers // e-mail and SMS senders of the codes
+	Hasher    *pii.Hasher      // keyed hash of the codes (PII_HASH_KEY)
+	Cipher    *pii.Cipher      // decrypts the signer's address and phone number
+	PortalURL string           // base of the transfer link: {PortalURL}/transfer?token=...
+}
+
+// Routes registers the four routes (all forwarded: none has queue outputs).
+func (x *Challenge) Routes(mux *http.ServeMux) {
+	c := cors{origin: x.PortalOrigin}
+	mux.Handle("POST "+PathOTPSend, c.wrap(web.Handle(x.otpSend)))
+	mux.Handle("POST "+PathOTPVerify, c.wrap(web.Handle(x.otpVerify)))
+	mux.Handle("POST "+PathTransfer, c.wrap(web.Handle(x.transferCreate)))
+	mux.Handle("POST "+PathTransferRedeem, c.wrap(web.Handle(x.transferRedeem)))
+}
+
+type otpSendRequest struct {
+	Channel string `json:"channel,omitempty"`
+}
+
+type otpSendResponse struct {
+	tokenFields
+	OK          bool   `json:"ok"`
+	Channel     string `json:"channel"`
+	Destination string `json:"destination"` // masked
+	ExpiresAt   string `json:"expiresAt"`
+	ResendAfter string `json:"resendAfter"`
+}
+
+// otpSend is POST /api/esign/portal/otp/send {"channel": "email"|"sms"} (the channel only for
+// signer-choice; the body may be empty otherwise): a new 6-digit code replaces any earlier
+// one. Only its keyed hash is stored, with the masked destination, before the code is sent
+// (never logged); a failed send is undone. Errors: 400 channel at fault, otp_not_required,
+// otp_already_verified; 401; 403 otp_blocked; 409 device_secondary, otp_destination_missing,
+// slot_wrong_state; 410; 429 otp_rate_limited with Retry-After within 60 s of the last send;
+// 503 otp_send_failed.
+func (x *Challenge) otpSend(w http.ResponseWriter, r *http.Request) error {
+	var req otpSendRequest
+	if err := decodeOptional(r, &req); err != nil {
+		return err
+	}
+	pick := esign.OTPChannel(req.Channel)
+	if pick != "" && pick != esign.OTPEmail && pick != esign.OTPSMS {
+		return apperr.Invalid("invalid_request", apperr.Field("channel", "choose email or sms"))
+	}
+	acc, err := x.current(r)
+	if err != nil {
+		return err
+	}
+	code, err := otp.NewCode()
+	if err != nil {
+		return apperr.Wrap(err, apperr.KindInternal, "otp_code_failed", "could not make a code")
+	}
+	var to string
+	var channel esign.OTPChannel
+	s, slots, _, err := x.Store.Update(r.Context(), acc.Session.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+		sl, err := x.rebind(acc, s, slots)
+		if err != nil {
+			return esign.Change{}, nil, err
+		}
+		hasPhone := sl.PhoneEnc != ""
+		if channel, err = sl.OTPChannelFor(pick, hasPhone); err != nil {
+			return esign.Change{}, nil, err
+		}
+		var masked string
+		if to, masked, err = x.destination(s.GroupID, sl, channel); err != nil {
+			return esign.Change{}, nil, err
+		}
+		ch, err := esign.SendOTP(s, slots, sl.Index, x.now(), pick, hasPhone, x.codeHash(s.GroupID, sl.Index, code), masked)
+		ch.By(signer(r, sl))
+		return ch, nil, err
+	})
+	if err != nil {
+		return err
+	}
+	sl := &slots[acc.Claims.SlotIndex]
+	if err := x.deliver(r.Context(), s, channel, to, code); err != nil {
+		logging.From(r.Context()).Warn().Err(err).Str("route", r.Pattern).Str("channel", string(channel)).Msg("otp code not sent")
+		_, _, _, uerr := x.Store.Update(r.Context(), s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+			ch := esign.UndoOTPSend(s, slots, sl.Index, x.now())
+			ch.By(signer(r, &slots[sl.Index]))
+			return ch, nil, nil
+		})
+		if uerr != nil {
+			logging.From(r.Context()).Error().Err(uerr).Str("route", r.Pattern).Msg("otp send not undone")
+		}
+		return ErrOTPSendFailed
+	}
+	next, issued, err := x.refresh(acc.Claims)
+	if err != nil {
+		return err
+	}
+	return web.JSON(w, http.StatusOK, otpSendResponse{tokenFields: newTokenFields(next, issued), OK: true,
+		Channel: string(channel), Destination: sl.OTP.Destination, ExpiresAt: ts(sl.OTP.ExpiresAt),
+		ResendAfter: ts(sl.OTP.SentAt.Add(otp.SendInterval))})
+}
+
+type otpVerifyRequest struct {
+	Code string `json:"code"`
+}
+
+type otpVerifyResponse struct {
+	tokenFields
+	Verified  bool   `json:"verified"`
+	SlotState string `json:"slotState"`
+}
+
+// otpVerify is POST /api/esign/portal/otp/verify {"code": "123456"}: the code's keyed hash is
+// compared in constant time with the stored one; every outcome (pass, wrong try, lock, block)
+// is persisted with its audit event before the answer. Errors: 400 code at fault (not 6
+// digits), otp_invalid (with attemptsLeft), otp_locked, otp_expired, otp_not_required,
+// otp_already_verified; 401; 403 otp_blocked; 409 device_secondary; 410.
+func (x *Challenge) otpVerify(w http.ResponseWriter, r *http.Request) error {
+	var req otpVerifyRequest
+	if err := web.DecodeJSON(r, web.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	if !sixDigits(req.Code) {
+		return apperr.Invalid("invalid_request", apperr.Field("code", "the code is 6 digits"))
+	}
+	acc, err := x.current(r)
+	if err != nil {
+		return err
+	}
+	var out otp.Outcome
+	_, slots, _, err := x.Store.Update(r.Context(), acc.Session.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+		sl, err := x.rebind(acc, s, slots)
+		if err != nil {
+			return esign.Change{}, nil, err
+		}
+		bound := codeValue(s.GroupID, sl.Index, req.Code)
+		ch, o, err := esign.VerifyOTP(s, slots, sl.Index, x.now(), func(stored string) bool {
+			return x.Hasher.Matches("otp", bound, stored)
+		})
+		out = o
+		ch.By(signer(r, sl))
+		return ch, nil, err
+	})
+	if err != nil {
+		return err
+	}
+	sl := &slots[acc.Claims.SlotIndex]
+	if err := out.Err(&sl.OTP); err != nil {
+		return err
+	}
+	next, issued, err := x.refresh(acc.Claims)
+	if err != nil {
+		return err
+	}
+	return web.JSON(w, http.StatusOK, otpVerifyResponse{tokenFields: newTokenFields(next, issued), Verified: true,
+		SlotState: string(sl.State)})
+}
+
+// current authorises the bearer token of a request that only the slot's current device may
+// make (OTP and transfer creation): 409 device_secondary for an earlier generation's token.
+func (x *Challenge) current(r *http.Request) (*access, error) {
+	tok, err := bearer(r)
+	if err != nil {
+		return nil, err
+	}
+	acc, err := x.authorize(r.Context(), tok)
+	if err != nil {
+		return nil, err
+	}
+	if err := requireDevice(acc.Claims, acc.Slot); err != nil {
+		return nil, err
+	}
+	return acc, nil
+}
+
+// rebind repeats the checks of current on a freshly loaded session inside a transaction.
+func (x *Challenge) rebind(acc *access, s *esign.Session, slots []esign.Slot) (*esign.Slot, error) {
+	if err := esign.CheckLive(s, x.now()); err != nil {
+		return nil, err
+	}
+	cur, err := bind(acc.Claims, s, slots)
+	if err != nil {
+		return nil, err
+	}
+	if err := requireDevice(acc.Claims, cur.Slot); err != nil {
+		return nil, err
+	}
+	return cur.Slot, nil
+}
+
+// destination decrypts the address of the channel (AAD bound to the slot row) and masks it.
+func (x *Challenge) destination(groupID string, sl *esign.Slot, ch esign.OTPChannel) (to, masked string, err error) {
+	idx := strconv.Itoa(sl.Index)
+	enc, aad, mask := sl.EmailEnc, pii.AAD(groupID, "slot", idx), pii.MaskEmail
+	if ch == esign.OTPSMS {
+		enc, aad, mask = sl.PhoneEnc, pii.AAD(groupID, "phone", idx), pii.MaskPhone
+	}
+	if enc == "" {
+		return "", "", ErrNoDestination
+	}
+	to, err = x.Cipher.DecryptString(enc, aad)
+	if err != nil {
+		return "", "", err
+	}
+	return to, mask(to), nil
+}
+
+// codeValue binds a code to its session and slot before hashing, so a hash is worth nothing
+// for any other slot.
+func codeValue(groupID string, slot int, code string) string {
+	return groupID + "|" + strconv.Itoa(slot) + "|" + code
+}
+
+func (x *Challenge) codeHash(groupID string, slot int, code string) string {
+	return x.Hasher.Hash("otp", codeValue(groupID, slot, code))
+}
+
+// deliver sends the code. The code is in the message only; nothing here logs it.
+func (x *Challenge) deliver(ctx context.Context, s *esign.Session, ch esign.OTPChannel, to, code string) error {
+	m := otpMessage(ch, to, code, s.DocumentID, s.CorrelationID)
+	sender := x.Senders.Email
+	if ch == esign.OTPSMS {
+		sender = x.Senders.SMS
+	}
+	if sender == nil {
+		return apperr.New(apperr.KindUnavailable, "otp_channel_unconfigured", "no sender is configured for %s", ch)
+	}
+	sendCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	return sender.Send(sendCtx, m)
+}
+
+func sixDigits(s string) bool {
+	if len(s) != otp.Digits {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeOptional decodes a JSON body when there is one (an empty body is no error).
+func decodeOptional(r *http.Request, v any) error {
+	body, err := io.ReadAll(io.LimitReader(r.Body, web.MaxJSONBody+1))
+	if err != nil {
+		return apperr.Wrap(err, apperr.KindInvalid, "body_unreadable", "the request body could not be read")
+	}
+	if len(body) > web.MaxJSONBody {
+		return apperr.New(apperr.KindTooLarge, "body_too_large", "the request body is larger than %d bytes", web.MaxJSONBody)
+	}
+	if len(body) == 0 {
+		return nil
+	}
+	return web.DecodeJSONBytes(body, v)
+}

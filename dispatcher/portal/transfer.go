@@ -1,0 +1,142 @@
+package portal
+
+import (
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/google/uuid"
+	qrcode "github.com/skip2/go-qrcode"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/logging"
+	"github.com/esign-svc/esign/shared/tokens"
+	"github.com/esign-svc/esign/shared/web"
+)
+
+// QRSize is the side of the transfer QR code PNG, in pixels.
+const QRSize = 320
+
+type transferResponse struct {
+	tokenFields
+	QRPNG     string `json:"qrPng"` // base64 (standard, padded) PNG of URL
+	URL       string `json:"url"`
+	ExpiresAt string `json:"expiresAt"`
+}
+
+// transferCreate is POST /api/esign/portal/transfer (no body): the slot's current device asks
+// for a one-time cross-device code. A 256-bit random token is made; only its SHA-256 is stored
+// (in the session's partition, with an index row), with a 10-minute life (never beyond the
+// session's); the audit trail records slot.transfer_created. The answer carries the link
+// {PORTAL_URL}/transfer?token=<token>, the same link as a QR code PNG, and its expiry. Errors:
+// 401; 409 device_secondary, slot_not_open, slot_wrong_state; 410.
+func (x *Challenge) transferCreate(w http.ResponseWriter, r *http.Request) error {
+	acc, err := x.current(r)
+	if err != nil {
+		return err
+	}
+	token, hash, err := tokens.NewOpaque()
+	if err != nil {
+		return apperr.Wrap(err, apperr.KindInternal, "token_issue_failed", "could not make a transfer code")
+	}
+	gid := acc.Session.GroupID
+	// The index row goes first: should the transaction below fail, it points at nothing and a
+	// redeem reads it as unknown.
+	if err := x.Store.IndexTransfer(r.Context(), gid, esign.Transfer{Hash: hash, ExpiresAt: x.now().Add(esign.TransferTTL)}); err != nil {
+		return err
+	}
+	var tr esign.Transfer
+	_, _, _, err = x.Store.Update(r.Context(), gid, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+		sl, err := x.rebind(acc, s, slots)
+		if err != nil {
+			return esign.Change{}, nil, err
+		}
+		ch, t, err := esign.CreateTransfer(s, slots, sl.Index, x.now(), hash)
+		if err != nil {
+			return ch, nil, err
+		}
+		tr = t
+		ch.By(signer(r, sl))
+		return ch, []tablestore.Op{sessionstore.TransferOp(s.GroupID, t)}, nil
+	})
+	if err != nil {
+		_ = x.Store.ForgetTransfer(r.Context(), hash)
+		return err
+	}
+	link := strings.TrimRight(x.PortalURL, "/") + "/transfer?token=" + url.QueryEscape(token)
+	png, err := qrcode.Encode(link, qrcode.Medium, QRSize)
+	if err != nil {
+		return apperr.Wrap(err, apperr.KindInternal, "qr_encode_failed", "could not draw the transfer QR code")
+	}
+	next, issued, err := x.refresh(acc.Claims)
+	if err != nil {
+		return err
+	}
+	return web.JSON(w, http.StatusOK, transferResponse{tokenFields: newTokenFields(next, issued),
+		QRPNG: base64.StdEncoding.EncodeToString(png), URL: link, ExpiresAt: ts(tr.ExpiresAt)})
+}
+
+type redeemRequest struct {
+	Token string `json:"token"`
+}
+
+// transferRedeem is POST /api/esign/portal/transfer/redeem {"token": "<token>"}, called by the
+// new device (no bearer token). In one transaction with the session's ETag it deletes the
+// stored token on its ETag (single use), raises the slot's device generation (the earlier
+// device's tokens become view-only: completion is refused with 409 device_secondary), drops
+// the OTP send time so the new device can ask for a code at once, and records
+// slot.transfer_redeemed with the new device's IP and user agent. The answer is what activate
+// answers, with an access token of the new generation; the new device must pass the full OTP
+// challenge (e-mail when the slot had none) before the document or signing. Errors: 400
+// without a token; 401 transfer_token_invalid for an unknown, used, expired or superseded
+// token alike; 409 slot_not_open or the session no longer taking signer actions; 410 ended.
+func (x *Challenge) transferRedeem(w http.ResponseWriter, r *http.Request) error {
+	var req redeemRequest
+	if err := web.DecodeJSON(r, web.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	if req.Token == "" {
+		return apperr.Invalid("invalid_request", apperr.Field("token", "the token of the transfer link is required"))
+	}
+	if !tokens.OpaqueValid(req.Token) {
+		return esign.ErrTransferInvalid
+	}
+	hash := tokens.OpaqueHash(req.Token)
+	gid, err := x.Store.TransferGroup(r.Context(), hash)
+	if err != nil {
+		return err
+	}
+	ip, ua := web.ClientIP(r), web.UserAgent(r)
+	s, slots, ch, err := x.Store.Update(r.Context(), gid, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+		t, err := x.Store.Transfer(r.Context(), gid, hash)
+		if err != nil {
+			return esign.Change{}, nil, err
+		}
+		ch, err := esign.RedeemTransfer(s, slots, t, x.now(), map[string]any{"ip": ip, "userAgent": ua})
+		if err != nil {
+			return ch, nil, err
+		}
+		ch.By(esign.Actor{Kind: "signer", ID: slots[t.Slot].SessionID, IP: ip, UserAgent: ua})
+		return ch, []tablestore.Op{sessionstore.RedeemOp(gid, t)}, nil
+	})
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		return esign.ErrTransferInvalid // the session was erased
+	}
+	if err != nil {
+		return err
+	}
+	if ferr := x.Store.ForgetTransfer(r.Context(), hash); ferr != nil {
+		logging.From(r.Context()).Warn().Err(ferr).Str("route", r.Pattern).Msg("transfer index row not removed")
+	}
+	sl := &slots[ch.Events[0].Slot]
+	tok, issued, err := x.Tokens.IssuePortalAccess(tokens.PortalAccess{GroupID: s.GroupID, SlotIndex: sl.Index,
+		SessionID: sl.SessionID, DeviceID: uuid.NewString(), Generation: sl.Generation, SessionExpiresAt: s.ExpiresAt})
+	if err != nil {
+		return apperr.Wrap(err, apperr.KindInternal, "token_issue_failed", "could not issue the access token")
+	}
+	return web.JSON(w, http.StatusOK, viewOf(s, sl, tok, issued, false))
+}
