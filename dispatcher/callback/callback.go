@@ -13,6 +13,7 @@
 package callback
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"io"
@@ -92,6 +93,11 @@ func (a *API) callback(w http.ResponseWriter, r *http.Request) error {
 	}
 	claims, err := a.Tokens.VerifyPortalAccess(p.AccessToken)
 	if err != nil {
+		if e, ok := apperr.As(err); ok && e.Code == tokens.CodeExpired {
+			if gone := a.goneErr(r.Context(), p.SessionID, now); gone != nil {
+				return gone
+			}
+		}
 		return err
 	}
 	groupID, idx, err := a.Store.SlotBySessionID(r.Context(), p.SessionID)
@@ -192,6 +198,26 @@ func matchConsents(sl *esign.Slot, reported map[string]time.Time) error {
 		if err != nil || !want.Equal(at) {
 			return ErrConsentMismatch
 		}
+	}
+	return nil
+}
+
+// goneErr is the 410 of the session the (HMAC-verified) body's sessionId names when that
+// session has ended (expired or cancelled), else nil. An access token never outlives its
+// session, so a signer submitting after the session's end always holds an expired token; like
+// the portal routes, the callback then answers the session's end (410, as the spec wants for a
+// link used after expiry) rather than 401 token_expired. Nothing else is done with the token.
+func (a *API) goneErr(ctx context.Context, sessionID string, now time.Time) error {
+	groupID, _, err := a.Store.SlotBySessionID(ctx, sessionID)
+	if err != nil {
+		return nil
+	}
+	s, _, err := a.Store.Load(ctx, groupID)
+	if err != nil {
+		return nil
+	}
+	if err := esign.CheckLive(s, now); apperr.KindOf(err) == apperr.KindGone {
+		return err
 	}
 	return nil
 }
