@@ -1,0 +1,115 @@
+package effects
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/funcproto"
+)
+
+// run emits ch inside a real invocation and returns the queue outputs the host would write.
+func run(t *testing.T, s *esign.Session, ch esign.Change) map[string][]map[string]any {
+	t.Helper()
+	slots := []esign.Slot{{Index: 0, LinkJTI: "j0"}, {Index: 1, LinkJTI: "j1"}}
+	h := funcproto.HTTPInvocation(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := Emit(r.Context(), s, slots, ch, false); err != nil {
+			t.Error(err)
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	inv := `{"Data":{"req":{"Url":"http://127.0.0.1/api/x","Method":"POST","Query":{},"Headers":{},"Params":{},"Body":""}},"Metadata":{}}`
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", "/Fn", strings.NewReader(inv)))
+	var resp struct{ Outputs map[string]json.RawMessage }
+	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
+		t.Fatalf("%v: %s", err, rec.Body.String())
+	}
+	out := map[string][]map[string]any{}
+	for name, raw := range resp.Outputs {
+		if name == "res" {
+			continue
+		}
+		var list []map[string]any
+		if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
+			_ = json.Unmarshal(raw, &list)
+		} else {
+			var one map[string]any
+			_ = json.Unmarshal(raw, &one)
+			list = append(list, one)
+		}
+		out[name] = list
+	}
+	return out
+}
+
+func notifyKinds(out map[string][]map[string]any) string {
+	var k []string
+	for _, m := range out[BindingNotify] {
+		k = append(k, m["kind"].(string))
+	}
+	sort.Strings(k)
+	return strings.Join(k, ",")
+}
+
+// TestRequesterNoticeGates: each requester notice leaves exactly when the spec's gate allows:
+// requestedByEmail for all of them, and sendPerSignerNotices as well for the per-signer notice.
+func TestRequesterNoticeGates(t *testing.T) {
+	t.Parallel()
+	signed := esign.Change{Effects: []esign.Effect{{Kind: esign.EffectSignerNotice, Slot: 0}}}
+	declined := esign.Change{Effects: []esign.Effect{{Kind: esign.EffectDeclined, Slot: 1}}}
+	revoked := esign.Change{Effects: []esign.Effect{{Kind: esign.EffectRevoked, Slot: -1}}}
+	cases := []struct {
+		name      string
+		requester bool
+		perSigner bool
+		ch        esign.Change
+		want      string
+	}{
+		{"signer notice with both gates", true, true, signed, "requester_signer_notice"},
+		{"signer notice without per-signer notices", true, false, signed, ""},
+		{"signer notice without requester", false, true, signed, ""},
+		{"decline notice with requester", true, false, declined, "requester_decline_notice"},
+		{"decline notice without requester", false, true, declined, ""},
+		{"revoke notice with requester", true, false, revoked, "requester_revoke_notice"},
+		{"revoke notice without requester", false, true, revoked, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := &esign.Session{GroupID: "g", TenantID: "t", SendPerSignerNotices: tc.perSigner}
+			if tc.requester {
+				s.RequestedByEmailEnc = "v1.k.ciphertext"
+			}
+			if got := notifyKinds(run(t, s, tc.ch)); got != tc.want {
+				t.Fatalf("notices %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestInvitesAndSeal(t *testing.T) {
+	t.Parallel()
+	s := &esign.Session{GroupID: "g", TenantID: "t"}
+	out := run(t, s, esign.Change{Effects: []esign.Effect{{Kind: esign.EffectInvite, Slot: 1}, {Kind: esign.EffectSeal, Slot: -1}}})
+	inv := out[BindingNotify]
+	if len(inv) != 1 || inv[0]["kind"] != "invitation" || inv[0]["linkJti"] != "j1" || inv[0]["slot"] != float64(1) || inv[0]["groupId"] != "g" {
+		t.Fatalf("invitation %v", inv)
+	}
+	seal := out[BindingSeal]
+	if len(seal) != 1 || seal[0]["groupId"] != "g" || seal[0]["tenantId"] != "t" {
+		t.Fatalf("seal %v", seal)
+	}
+	for _, m := range inv {
+		for k := range m {
+			if strings.Contains(strings.ToLower(k), "email") || strings.Contains(strings.ToLower(k), "token") {
+				t.Fatalf("a notify message carries %s", k)
+			}
+		}
+	}
+}
