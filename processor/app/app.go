@@ -7,6 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/esign-svc/esign/processor/deliveryupload"
 	"github.com/esign-svc/esign/processor/expiry"
 	"github.com/esign-svc/esign/processor/notifyjob"
 	"github.com/esign-svc/esign/processor/seal"
@@ -76,8 +77,9 @@ type Function struct {
 	Handler http.Handler
 }
 
-// Functions are the processor's jobs: Notify, NotifyPoison, ExpireSessions, Seal, SealPoison and
-// ReconcileSealing.
+// Functions are the processor's jobs: Notify, NotifyPoison, ExpireSessions, Seal, SealPoison,
+// ReconcileSealing, and the delivery jobs (DeliveryInvite, DeliveryUpload and their poison
+// handlers).
 // Errors: a wiring mistake (a missing dependency).
 func Functions(d *Deps) ([]Function, error) {
 	notifier, err := notifyjob.New(notifyjob.Deps{Store: d.Sessions, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
@@ -86,6 +88,11 @@ func Functions(d *Deps) ([]Function, error) {
 		return nil, err
 	}
 	exp := expiry.New(d.Sessions, d.Now)
+	deliveries, err := deliveryupload.New(deliveryupload.Deps{Account: d.Account, Lookup: d.Config.lookup, Tokens: d.Tokens,
+		Cipher: d.Config.PIICipher, Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
+	if err != nil {
+		return nil, err
+	}
 	sealer := seal.New(seal.Deps{Sessions: d.Sessions, Blobs: blobstore.New(d.Account), Key: d.Config.Seal.Key,
 		TSAURL: d.Config.Seal.TSAURL, StuckAfter: d.Config.Seal.StuckAfter, EngineVersion: version.Engine, Now: d.Now})
 	return []Function{
@@ -95,6 +102,10 @@ func Functions(d *Deps) ([]Function, error) {
 		{"Seal", funcproto.QueueHandler(sealer.Handle)},
 		{"SealPoison", funcproto.QueueHandler(sealer.HandlePoison)},
 		{"ReconcileSealing", funcproto.TimerHandler(sealer.Reconcile)},
+		{deliveryupload.FunctionName, funcproto.QueueHandler(deliveries.HandleUpload)},
+		{deliveryupload.PoisonFunctionName, funcproto.QueueHandler(deliveries.HandleUploadPoison)},
+		{deliveryupload.InviteFunctionName, funcproto.QueueHandler(deliveries.HandleInvite)},
+		{deliveryupload.InvitePoisonFunctionName, funcproto.QueueHandler(deliveries.HandleInvitePoison)},
 	}, nil
 }
 

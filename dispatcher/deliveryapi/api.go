@@ -1,0 +1,138 @@
+// Package deliveryapi serves the secure-delivery routes (spec "Delivery"):
+//
+//   - requester routes, Entra ID JWT + licence feature `delivery`: POST /api/delivery (create,
+//     role Esign.Initiator), GET /api/delivery-sessions?correlationId= and
+//     POST /api/delivery/{deliveryId}/revoke (role Esign.Initiator or Service.Admin, the
+//     caller's tenant only);
+//   - recipient routes, delivery access token `t` (the portalUrl's): GET /api/delivery/{id},
+//     GET .../sas, POST .../download, POST .../access, POST .../otp/send, POST .../otp/verify.
+//
+// Decisions where the spec is silent:
+//   - Create requires the role Esign.Initiator: the spec says "initiator" and the service has
+//     one initiator role; list and revoke also accept Service.Admin.
+//   - Another tenant's session is 404 delivery_not_found on revoke (as on every requester route
+//     of the service): a 404 does not reveal that the id exists elsewhere.
+//   - Recipient routes are anonymous functions (the portal calls them from the recipient's
+//     browser, CORS for the portal origin only); the token protects them. They do not check the
+//     licence: a link issued under a valid licence works until it expires or is revoked.
+//   - 410 Gone on every recipient route once the session expired or was revoked, also when the
+//     token itself lapsed with the session (checked with a codec that accepts lapsed tokens
+//     only to tell "gone" from "invalid").
+//   - GET metadata changes nothing and writes no audit event; opened/downloaded are recorded
+//     only through POST .../access. POST .../download hands out the same short-lived URL as
+//     GET .../sas (both audited as delivery.sas_issued with "via").
+//   - The SAS URL lives 15 minutes, never beyond the session's expiry.
+package deliveryapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/esign-svc/esign/shared/auth"
+	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/delivery/deliverystore"
+	"github.com/esign-svc/esign/shared/graph"
+	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/tokens"
+	"github.com/esign-svc/esign/shared/web"
+)
+
+// SASTTL is the life of a download URL (spec: typically 15 to 30 minutes).
+const SASTTL = 15 * time.Minute
+
+// ContainerDocuments is the one container pdfBlobPath may name.
+const ContainerDocuments = "documents"
+
+// Queue output bindings of the CreateDelivery function.
+const (
+	BindingInvite = "invite" // queue delivery.QueueInvite
+	BindingUpload = "upload" // queue delivery.QueueUpload
+)
+
+// API holds what the routes need.
+type API struct {
+	Store    *deliverystore.Store
+	Blobs    *blobstore.Store
+	Tokens   *tokens.Codec
+	Lapsed   *tokens.Codec // see LapsedCodec; nil: a lapsed token is 401
+	Hasher   *pii.Hasher
+	Cipher   *pii.Cipher
+	Verifier *auth.Verifier
+	Licence  *licence.Licence
+	Graph    *graph.Client // nil: the deployment has no library upload (modes sharepoint, both refused)
+	Email    notify.Sender // OTP codes
+	// PortalURL is the portal's base: portalUrl = {PortalURL}/deliver/{deliveryId}?t=<token>.
+	PortalURL    string
+	PortalOrigin string // the one CORS origin of the recipient routes
+	Now          func() time.Time
+}
+
+// LapsedCodec verifies delivery tokens whose own expiry passed, only to answer 410 for a
+// session that ended: same keys, a leeway as long as the longest session plus an hour.
+func LapsedCodec(ring *tokens.KeyRing) *tokens.Codec {
+	return tokens.NewCodec(ring, tokens.WithLeeway(delivery.MaxExpiresInHours*time.Hour+time.Hour))
+}
+
+// Routes registers the routes. Create queues invitations and uploads, so its function is
+// invoked; the others are forwarded.
+func (a *API) Routes(mux *http.ServeMux) {
+	c := cors{origin: a.PortalOrigin}
+	mux.Handle("POST /api/delivery", web.Handle(a.create))
+	mux.Handle("GET /api/delivery-sessions", web.Handle(a.list))
+	mux.Handle("POST /api/delivery/{deliveryId}/revoke", web.Handle(a.revoke))
+
+	mux.Handle("OPTIONS /api/delivery/{deliveryId}/", c.preflight("GET, POST, OPTIONS"))
+	mux.Handle("OPTIONS /api/delivery/{deliveryId}", c.preflight("GET, OPTIONS"))
+	mux.Handle("GET /api/delivery/{deliveryId}", c.wrap(web.Handle(a.metadata)))
+	mux.Handle("GET /api/delivery/{deliveryId}/sas", c.wrap(web.Handle(a.sas)))
+	mux.Handle("POST /api/delivery/{deliveryId}/download", c.wrap(web.Handle(a.download)))
+	mux.Handle("POST /api/delivery/{deliveryId}/access", c.wrap(web.Handle(a.access)))
+	mux.Handle("POST /api/delivery/{deliveryId}/otp/send", c.wrap(web.Handle(a.otpSend)))
+	mux.Handle("POST /api/delivery/{deliveryId}/otp/verify", c.wrap(web.Handle(a.otpVerify)))
+}
+
+func (a *API) now() time.Time { return a.Now().UTC() }
+
+// caller authenticates a requester and checks licence (feature delivery, tenant) and role, in
+// that order: 401 without a valid token, 403 without the feature or a role.
+func (a *API) caller(r *http.Request, roles ...string) (auth.Principal, error) {
+	p, err := a.Verifier.Authenticate(r)
+	if err != nil {
+		return p, err
+	}
+	if err := a.Licence.Require(licence.FeatureDelivery); err != nil {
+		return p, err
+	}
+	if err := a.Licence.CheckTenant(p.TenantID); err != nil {
+		return p, err
+	}
+	return p, auth.RequireAny(p, roles...)
+}
+
+func initiator(r *http.Request, p auth.Principal) delivery.Actor {
+	id := p.ObjectID
+	if id == "" {
+		id = p.Subject
+	}
+	return delivery.Actor{Kind: "initiator", ID: id, IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
+}
+
+func recipientActor(r *http.Request, s *delivery.Session) delivery.Actor {
+	return delivery.Actor{Kind: "recipient", ID: s.DeliveryID, IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
+}
+
+// loadOwn loads a session of the caller's tenant; another tenant's session is not found.
+func (a *API) loadOwn(ctx context.Context, tenant, id string) (*delivery.Session, error) {
+	s, err := a.Store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if s.TenantID != tenant {
+		return nil, deliverystore.ErrNotFound
+	}
+	return s, nil
+}

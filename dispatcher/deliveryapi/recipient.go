@@ -1,0 +1,211 @@
+package deliveryapi
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/tokens"
+	"github.com/esign-svc/esign/shared/web"
+)
+
+// Errors of the recipient routes besides the domain's and the tokens'.
+var (
+	ErrNoToken    = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: "token_missing", Detail: "pass the delivery access token as the query parameter t"}
+	ErrOtherToken = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: "token_invalid", Detail: "the access token is not for this delivery"}
+)
+
+// recipient verifies the route's token, loads its session and answers 410 when the session has
+// ended, before anything else. Errors: 401 token_missing, token_invalid, token_expired,
+// token_wrong_kind; 410 delivery_expired, delivery_revoked; 404 delivery_not_found.
+func (a *API) recipient(r *http.Request) (*delivery.Session, error) {
+	id := r.PathValue("deliveryId")
+	tok := r.URL.Query().Get("t")
+	if tok == "" {
+		return nil, ErrNoToken
+	}
+	claims, err := a.Tokens.VerifyDelivery(tok)
+	if err != nil {
+		return nil, a.lapsed(r.Context(), tok, id, err)
+	}
+	if claims.DeliveryID != id {
+		return nil, ErrOtherToken
+	}
+	s, err := a.Store.Load(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	if err := delivery.CheckLive(s, a.now()); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// lapsed turns an expired token of a session that has ended into that session's 410; any other
+// failure stays as it was (401).
+func (a *API) lapsed(ctx context.Context, tok, id string, err error) error {
+	e, ok := apperr.As(err)
+	if !ok || e.Code != tokens.CodeExpired || a.Lapsed == nil {
+		return err
+	}
+	old, lerr := a.Lapsed.VerifyDelivery(tok)
+	if lerr != nil || old.DeliveryID != id {
+		return err
+	}
+	s, lerr := a.Store.Load(ctx, id)
+	if lerr != nil {
+		return err
+	}
+	if gone := delivery.CheckLive(s, a.now()); gone != nil {
+		return gone
+	}
+	return err
+}
+
+// act authorises the recipient and runs a transition in one transaction with its events.
+func (a *API) act(r *http.Request, step func(s *delivery.Session) (delivery.Change, error)) (*delivery.Session, error) {
+	s, err := a.recipient(r)
+	if err != nil {
+		return nil, err
+	}
+	who := recipientActor(r, s)
+	s, _, err = a.Store.Update(r.Context(), s.DeliveryID, func(s *delivery.Session) (delivery.Change, error) {
+		ch, err := step(s)
+		ch.By(who)
+		return ch, err
+	})
+	return s, err
+}
+
+type metadataView struct {
+	DeliveryID    string `json:"deliveryId"`
+	DocumentName  string `json:"documentName"`
+	RecipientName string `json:"recipientName"`
+	RecipientRole string `json:"recipientRole"`
+	RequesterOrg  string `json:"requesterOrg"`
+	Message       string `json:"message,omitempty"`
+	Mode          string `json:"mode"`
+	SentAt        string `json:"sentAt,omitempty"`
+	ExpiresAt     string `json:"expiresAt"`
+	State         string `json:"state"`
+	ViewCount     int    `json:"viewCount"`
+	RequireOTP    bool   `json:"requireOtp"`
+	OTPVerified   bool   `json:"otpVerified"`
+}
+
+// metadata is GET /api/delivery/{deliveryId}?t=: what the portal shows. It changes nothing.
+// Errors: 401; 404; 410.
+func (a *API) metadata(w http.ResponseWriter, r *http.Request) error {
+	s, err := a.recipient(r)
+	if err != nil {
+		return err
+	}
+	return web.JSON(w, http.StatusOK, metadataView{
+		DeliveryID: s.DeliveryID, DocumentName: s.DocumentName, RecipientName: s.RecipientName,
+		RecipientRole: s.RecipientRole, RequesterOrg: s.RequesterOrg, Message: s.Message, Mode: string(s.Mode),
+		SentAt: stamp(s.SentAt), ExpiresAt: stamp(s.ExpiresAt), State: string(s.StateAt(a.now())), ViewCount: s.ViewCount,
+		RequireOTP: s.RequireOTP, OTPVerified: s.OTPVerified(),
+	})
+}
+
+type sasView struct {
+	SASURL    string `json:"sasUrl"`
+	ExpiresAt string `json:"expiresAt"`
+}
+
+// sas is GET /api/delivery/{deliveryId}/sas?t=. Errors: 401; 404; 410; 403 otp_required.
+func (a *API) sas(w http.ResponseWriter, r *http.Request) error { return a.issueSAS(w, r, "sas") }
+
+// download is POST /api/delivery/{deliveryId}/download?t=: the same as sas.
+func (a *API) download(w http.ResponseWriter, r *http.Request) error {
+	return a.issueSAS(w, r, "download")
+}
+
+// issueSAS checks the document gate, makes a read-only URL for SASTTL (never beyond the
+// session's expiry) and records delivery.sas_issued; the URL is returned only once recorded.
+func (a *API) issueSAS(w http.ResponseWriter, r *http.Request, via string) error {
+	s, err := a.recipient(r)
+	if err != nil {
+		return err
+	}
+	now := a.now()
+	if err := delivery.CheckDocument(s, now); err != nil {
+		return err
+	}
+	ttl := min(SASTTL, s.ExpiresAt.Sub(now))
+	if ttl < time.Second {
+		return delivery.ErrExpired
+	}
+	src, err := blobstore.ParsePath(s.PDFBlobPath)
+	if err != nil {
+		return apperr.Wrap(err, apperr.KindInternal, "bad_stored_path", "the delivery's document path is invalid")
+	}
+	link, until, err := a.Blobs.ReadURL(r.Context(), src.Container, src.Name, ttl)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		return &apperr.Error{Kind: apperr.KindGone, Code: "document_gone", Detail: "the document is no longer stored", Err: err}
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := a.act(r, func(s *delivery.Session) (delivery.Change, error) {
+		return delivery.IssueSAS(s, a.now(), until, via)
+	}); err != nil {
+		return err
+	}
+	return web.JSON(w, http.StatusOK, sasView{SASURL: link, ExpiresAt: stamp(until)})
+}
+
+type accessRequest struct {
+	EventType string `json:"eventType"`
+	IP        string `json:"ip"`
+}
+
+// access is POST /api/delivery/{deliveryId}/access?t= {eventType: opened|downloaded, ip}: opened
+// sets openedAt (first) and counts a view; downloaded sets downloadedAt (first) and is refused
+// (403 otp_required) before the OTP gate opened. ip, when given, must be an IP address; it is
+// recorded as reportedIp beside the caller's address. Errors: 400 eventType or ip; 401; 404; 410;
+// 403.
+func (a *API) access(w http.ResponseWriter, r *http.Request) error {
+	var req accessRequest
+	if err := web.DecodeJSON(r, 4<<10, &req); err != nil {
+		return err
+	}
+	var bad []apperr.FieldError
+	if req.EventType != "opened" && req.EventType != "downloaded" {
+		bad = append(bad, apperr.Field("eventType", "must be opened or downloaded"))
+	}
+	if req.IP != "" && net.ParseIP(req.IP) == nil {
+		bad = append(bad, apperr.Field("ip", "must be an IPv4 or IPv6 address"))
+	}
+	if len(bad) > 0 {
+		return apperr.Invalid("invalid_request", bad...)
+	}
+	_, err := a.act(r, func(s *delivery.Session) (delivery.Change, error) {
+		var ch delivery.Change
+		var err error
+		if req.EventType == "opened" {
+			ch, err = delivery.Open(s, a.now())
+		} else {
+			ch, err = delivery.Download(s, a.now())
+		}
+		if err == nil && req.IP != "" {
+			ch.Events[0].Data["reportedIp"] = req.IP
+		}
+		return ch, err
+	})
+	if err != nil {
+		return err
+	}
+	return web.JSON(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}

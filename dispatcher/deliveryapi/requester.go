@@ -1,0 +1,98 @@
+package deliveryapi
+
+import (
+	"net/http"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/auth"
+	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/web"
+)
+
+type summary struct {
+	DeliveryID    string `json:"deliveryId"`
+	CorrelationID string `json:"correlationId"`
+	DocumentName  string `json:"documentName"`
+	State         string `json:"state"`
+	Mode          string `json:"mode"`
+	ExpiresAt     string `json:"expiresAt"`
+	CreatedAt     string `json:"createdAt"`
+	SentAt        string `json:"sentAt,omitempty"`
+	OpenedAt      string `json:"openedAt,omitempty"`
+	DownloadedAt  string `json:"downloadedAt,omitempty"`
+	RevokedAt     string `json:"revokedAt,omitempty"`
+	ViewCount     int    `json:"viewCount"`
+	Recipient     string `json:"recipient,omitempty"` // decrypted, for the creator's tenant only
+	RecipientName string `json:"recipientName,omitempty"`
+	RecipientRole string `json:"recipientRole,omitempty"`
+	RequireOTP    bool   `json:"requireOtp"`
+	OTPVerified   bool   `json:"otpVerified"`
+	UploadState   string `json:"uploadState,omitempty"`
+	UploadError   string `json:"uploadError,omitempty"`
+	UploadWebURL  string `json:"uploadWebUrl,omitempty"`
+}
+
+// list is GET /api/delivery-sessions?correlationId=: the caller's tenant's sessions of that
+// correlationId, oldest first (an empty list when there are none). Errors: 400 correlationId;
+// 401; 403.
+func (a *API) list(w http.ResponseWriter, r *http.Request) error {
+	p, err := a.caller(r, auth.RoleInitiator, auth.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	corr := r.URL.Query().Get("correlationId")
+	probe := delivery.CreateRequest{CorrelationID: corr}
+	if e, ok := apperr.As(probe.Validate()); ok {
+		for _, f := range e.Fields {
+			if f.Field == "correlationId" {
+				return apperr.Invalid("invalid_request", f)
+			}
+		}
+	}
+	sessions, err := a.Store.ListByCorrelation(r.Context(), p.TenantID, corr)
+	if err != nil {
+		return err
+	}
+	now := a.now()
+	out := make([]summary, 0, len(sessions))
+	for _, s := range sessions {
+		to, err := a.Cipher.DecryptString(s.RecipientEnc, pii.AAD(s.DeliveryID, "recipient"))
+		if err != nil {
+			return err
+		}
+		out = append(out, summary{
+			DeliveryID: s.DeliveryID, CorrelationID: s.CorrelationID, DocumentName: s.DocumentName,
+			State: string(s.StateAt(now)), Mode: string(s.Mode), ExpiresAt: stamp(s.ExpiresAt), CreatedAt: stamp(s.CreatedAt),
+			SentAt: stamp(s.SentAt), OpenedAt: stamp(s.OpenedAt), DownloadedAt: stamp(s.DownloadedAt), RevokedAt: stamp(s.RevokedAt),
+			ViewCount: s.ViewCount, Recipient: to, RecipientName: s.RecipientName, RecipientRole: s.RecipientRole,
+			RequireOTP: s.RequireOTP, OTPVerified: s.OTPVerified(), UploadState: string(s.UploadState),
+			UploadError: s.UploadError, UploadWebURL: s.UploadWebURL,
+		})
+	}
+	return web.JSON(w, http.StatusOK, map[string]any{"sessions": out})
+}
+
+// revoke is POST /api/delivery/{deliveryId}/revoke: the session ends for good; every recipient
+// route answers 410 from now on. Revoking again answers the same (idempotent). Errors: 401; 403;
+// 404 delivery_not_found also for another tenant's session.
+func (a *API) revoke(w http.ResponseWriter, r *http.Request) error {
+	p, err := a.caller(r, auth.RoleInitiator, auth.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	id := r.PathValue("deliveryId")
+	if _, err := a.loadOwn(r.Context(), p.TenantID, id); err != nil {
+		return err
+	}
+	who := initiator(r, p)
+	s, _, err := a.Store.Update(r.Context(), id, func(s *delivery.Session) (delivery.Change, error) {
+		ch := delivery.Revoke(s, a.now())
+		ch.By(who)
+		return ch, nil
+	})
+	if err != nil {
+		return err
+	}
+	return web.JSON(w, http.StatusOK, map[string]string{"deliveryId": s.DeliveryID, "state": string(s.State)})
+}

@@ -1,0 +1,141 @@
+package deliveryupload
+
+import (
+	"bytes"
+	"context"
+	htmltemplate "html/template"
+	"strings"
+	texttemplate "text/template"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/tokens"
+)
+
+// KindInvitation is the outbox/provider kind of a delivery invitation.
+const KindInvitation notify.Kind = "delivery_invitation"
+
+// invitation is what the e-mail says.
+type invitation struct {
+	Name, Document, Org, Message, Link, Expires string
+}
+
+var (
+	inviteText = texttemplate.Must(texttemplate.New("text").Parse(
+		"Hello{{if .Name}} {{.Name}}{{end}},\n\n{{.Org}} shared the document \"{{.Document}}\" with you.\n" +
+			"{{if .Message}}\nMessage from the sender:\n{{.Message}}\n{{end}}" +
+			"\nOpen it here (the link is personal and works until {{.Expires}}):\n{{.Link}}\n"))
+	inviteHTML = htmltemplate.Must(htmltemplate.New("html").Parse(
+		`<!doctype html><html><body style="font-family:sans-serif"><p>Hello{{if .Name}} {{.Name}}{{end}},</p>` +
+			`<p>{{.Org}} shared the document <strong>{{.Document}}</strong> with you.</p>` +
+			`{{if .Message}}<p>Message from the sender:</p><blockquote>{{.Message}}</blockquote>{{end}}` +
+			`<p><a href="{{.Link}}">Open the document</a> (the link is personal and works until {{.Expires}}).</p></body></html>` + "\n"))
+)
+
+// HandleInvite is the DeliveryInvite queue function (delivery.InviteMessage): it issues the
+// session's link and e-mails it. A session that ended is skipped; an invitation already
+// recorded is acknowledged. Errors: Permanent for a message that can never succeed (a provider
+// refusal is recorded as delivery.invite_failed); others are retried.
+func (j *Job) HandleInvite(ctx context.Context, qm funcproto.QueueMessage) error {
+	var m delivery.InviteMessage
+	if err := qm.Decode(&m); err != nil {
+		return funcproto.Permanent(err)
+	}
+	s, err := j.load(ctx, m.DeliveryID, m.TenantID)
+	if err != nil {
+		return err
+	}
+	now := j.now().UTC()
+	switch {
+	case !s.Mode.Emails():
+		return funcproto.Permanent(apperr.New(apperr.KindInvalid, "no_invitation", "the delivery's mode sends no e-mail"))
+	case delivery.CheckLive(s, now) != nil:
+		funcproto.Logf(ctx, "deliveryinvite: %s ended (%s); not sent", s.DeliveryID, s.StateAt(now))
+		return nil
+	case !s.SentAt.IsZero():
+		funcproto.Logf(ctx, "deliveryinvite: %s already sent; acknowledged", s.DeliveryID)
+		return nil
+	}
+	msg, err := j.compose(s)
+	if err != nil {
+		return err
+	}
+	if err := j.email.Send(notify.WithDedupeID(ctx, "delivery-invite-"+s.DeliveryID), msg); err != nil {
+		if apperr.KindOf(err) == apperr.KindInvalid {
+			code := codeOf(err)
+			if rerr := j.record(ctx, s.DeliveryID, func(s *delivery.Session) delivery.Change {
+				return delivery.InviteFailed(s, j.now().UTC(), code)
+			}); rerr != nil {
+				return rerr
+			}
+			return funcproto.Permanent(err)
+		}
+		return err
+	}
+	_, _, err = j.store.Update(ctx, s.DeliveryID, func(s *delivery.Session) (delivery.Change, error) {
+		ch, err := delivery.Invited(s, j.now().UTC(), string(notify.Email))
+		ch.By(system)
+		return ch, err
+	})
+	if apperr.KindOf(err) == apperr.KindGone {
+		return nil // revoked while sending: the link no longer works anyway
+	}
+	if err != nil {
+		return err
+	}
+	funcproto.Logf(ctx, "deliveryinvite: %s sent by e-mail", s.DeliveryID)
+	return nil
+}
+
+// compose renders the invitation with a fresh link (the token expires with the session).
+func (j *Job) compose(s *delivery.Session) (notify.Message, error) {
+	tok, err := j.tokens.IssueDelivery(tokens.Delivery{DeliveryID: s.DeliveryID, ExpiresAt: s.ExpiresAt})
+	if err != nil {
+		return notify.Message{}, apperr.Wrap(err, apperr.KindInternal, "token_issue_failed", "could not issue the delivery link")
+	}
+	to, err := j.cipher.DecryptString(s.RecipientEnc, pii.AAD(s.DeliveryID, "recipient"))
+	if err != nil {
+		return notify.Message{}, funcproto.Permanent(err)
+	}
+	org := oneLine(s.RequesterOrg)
+	if org == "" {
+		org = "A sender"
+	}
+	inv := invitation{Name: oneLine(s.RecipientName), Document: oneLine(s.DocumentName), Org: org, Message: s.Message,
+		Link: delivery.PortalLink(j.portalURL, s.DeliveryID, tok), Expires: s.ExpiresAt.UTC().Format("2 January 2006 15:04 UTC")}
+	var t, h bytes.Buffer
+	if err := inviteText.Execute(&t, inv); err != nil {
+		return notify.Message{}, err
+	}
+	if err := inviteHTML.Execute(&h, inv); err != nil {
+		return notify.Message{}, err
+	}
+	return notify.Message{Channel: notify.Email, Kind: KindInvitation, To: to, CorrelationID: s.CorrelationID,
+		Subject: "Document shared with you: " + inv.Document, Text: t.String(), HTML: h.String()}, nil
+}
+
+// HandleInvitePoison is the DeliveryInvitePoison function: an invitation the host gave up on is
+// recorded as delivery.invite_failed (retries_exhausted), unless it was sent meanwhile.
+func (j *Job) HandleInvitePoison(ctx context.Context, qm funcproto.QueueMessage) error {
+	var m delivery.InviteMessage
+	if err := qm.Decode(&m); err != nil {
+		return funcproto.Permanent(err)
+	}
+	s, err := j.load(ctx, m.DeliveryID, m.TenantID)
+	if err != nil {
+		return err
+	}
+	if !s.SentAt.IsZero() {
+		return nil
+	}
+	return j.record(ctx, s.DeliveryID, func(s *delivery.Session) delivery.Change {
+		return delivery.InviteFailed(s, j.now().UTC(), "retries_exhausted")
+	})
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\r' || r == '\n' }), " ")
+}

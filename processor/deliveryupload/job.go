@@ -1,0 +1,139 @@
+// Package deliveryupload is the processor's side of secure delivery (spec "Delivery"): the
+// DeliveryUpload queue job uploads a delivery's PDF to the customer's SharePoint document
+// library with shared/graph (modes sharepoint and both) and records delivery.uploaded
+// {webUrl, itemId} or delivery.upload_failed {code} on the session (uploadState / uploadError
+// in the requester's summary; a Graph 403 is graph_forbidden: the app registration lacks
+// admin-consented write access). DeliveryInvite sends the recipient's invitation e-mail (modes
+// secure-email and both) with the portal link, the document's name, the requester's
+// organisation and message, and records delivery.invited. Each queue has a poison handler that
+// records the final failure.
+//
+// Idempotency: an upload already recorded (uploadState uploaded) and an invitation already
+// recorded (sentAt set) are acknowledged without work. A worker dying between Graph's answer
+// (or the provider's acceptance) and the record repeats that work on redelivery: the library
+// then holds a renamed second copy (Graph's conflictBehavior rename), or the recipient gets the
+// invitation twice (the provider gets a dedupe id to suppress it where it can).
+//
+// Nothing here logs an address, a token or a link.
+package deliveryupload
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/delivery/deliverystore"
+	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/graph"
+	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/tokens"
+)
+
+// Function names (the folders under processor/functions).
+const (
+	FunctionName             = "DeliveryUpload"
+	PoisonFunctionName       = "DeliveryUploadPoison"
+	InviteFunctionName       = "DeliveryInvite"
+	InvitePoisonFunctionName = "DeliveryInvitePoison"
+)
+
+// Deps are what New needs. Lookup is the app's settings lookup: New reads the GRAPH_* settings
+// through it (delivery.GraphClientFromLookup).
+type Deps struct {
+	Account   *azconn.Account
+	Lookup    config.Lookup
+	Tokens    *tokens.Codec
+	Cipher    *pii.Cipher
+	Email     notify.Sender
+	PortalURL string
+	Now       func() time.Time
+}
+
+// Job handles the delivery queues.
+type Job struct {
+	store     *deliverystore.Store
+	blobs     *blobstore.Store
+	graph     *graph.Client // nil: no GRAPH_* settings; uploads fail with graph_not_configured
+	tokens    *tokens.Codec
+	cipher    *pii.Cipher
+	email     notify.Sender
+	portalURL string
+	now       func() time.Time
+}
+
+// New builds the job. It does no I/O. Errors: a missing dependency; a malformed GRAPH_*
+// setting (naming it).
+func New(d Deps) (*Job, error) {
+	if d.Account == nil || d.Lookup == nil || d.Tokens == nil || d.Cipher == nil || d.Email == nil || d.PortalURL == "" {
+		return nil, errors.New("deliveryupload: Account, Lookup, Tokens, Cipher, Email and PortalURL are required")
+	}
+	gc, err := delivery.GraphClientFromLookup(d.Lookup)
+	if err != nil {
+		return nil, err
+	}
+	store, err := deliverystore.New(d.Account, deliverystore.TableSessions, deliverystore.TableIndex)
+	if err != nil {
+		return nil, err
+	}
+	return NewWith(store, blobstore.New(d.Account), gc, d)
+}
+
+// NewWith builds the job over given stores and Graph client (tests).
+func NewWith(store *deliverystore.Store, blobs *blobstore.Store, gc *graph.Client, d Deps) (*Job, error) {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Job{store: store, blobs: blobs, graph: gc, tokens: d.Tokens, cipher: d.Cipher, email: d.Email,
+		portalURL: d.PortalURL, now: d.Now}, nil
+}
+
+var system = delivery.Actor{Kind: "system", ID: "processor"}
+
+// load reads the message's session: a missing session or another tenant's is permanent.
+func (j *Job) load(ctx context.Context, id, tenant string) (*delivery.Session, error) {
+	if id == "" {
+		return nil, funcproto.Permanent(apperr.Invalid("invalid_message", apperr.Field("deliveryId", "is required")))
+	}
+	s, err := j.store.Load(ctx, id)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		return nil, funcproto.Permanent(err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if tenant != "" && tenant != s.TenantID {
+		return nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, "tenant_mismatch", "the message's tenant is not the delivery's"))
+	}
+	return s, nil
+}
+
+// record applies a system change built by step.
+func (j *Job) record(ctx context.Context, id string, step func(s *delivery.Session) delivery.Change) error {
+	_, _, err := j.store.Update(ctx, id, func(s *delivery.Session) (delivery.Change, error) {
+		ch := step(s)
+		ch.By(system)
+		return ch, nil
+	})
+	return err
+}
+
+func codeOf(err error) string {
+	if e, ok := apperr.As(err); ok && e.Code != "" {
+		return e.Code
+	}
+	return "upload_failed"
+}
+
+// detailOf is a failure's caller-safe detail (apperr details carry no personal data or secret).
+func detailOf(err error) string {
+	if e, ok := apperr.As(err); ok && e.Kind != apperr.KindInternal {
+		return e.Detail
+	}
+	return "the upload failed"
+}

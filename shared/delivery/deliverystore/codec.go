@@ -1,0 +1,148 @@
+package deliverystore
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/otp"
+)
+
+// Row keys inside a delivery's partition (PartitionKey = deliveryId).
+const (
+	rowSession  = "session"
+	prefixEvent = "evt-"
+)
+
+// eventKey sorts events by time, then by their order in one change; the random tail keeps two
+// changes stamped with the same nanosecond from colliding.
+func eventKey(at time.Time, seq int) string {
+	var tail [4]byte
+	_, _ = rand.Read(tail[:])
+	return fmt.Sprintf("%s%020d-%04d-%x", prefixEvent, at.UnixNano(), seq, tail)
+}
+
+// otpRecord is the session's OTP state as stored (the code only as its keyed hash).
+type otpRecord struct {
+	Channel      string `json:"channel,omitempty"`
+	Destination  string `json:"destination,omitempty"`
+	CodeHash     string `json:"codeHash,omitempty"`
+	SentAtNs     int64  `json:"sentAtNs,omitempty"`
+	ExpiresAtNs  int64  `json:"expiresAtNs,omitempty"`
+	Attempts     int    `json:"attempts,omitempty"`
+	Locks        int    `json:"locks,omitempty"`
+	Blocked      bool   `json:"blocked,omitempty"`
+	VerifiedAtNs int64  `json:"verifiedAtNs,omitempty"`
+}
+
+func sessionEntity(s *delivery.Session) (tablestore.Entity, error) {
+	o, err := json.Marshal(otpRecord{Channel: s.OTP.Channel, Destination: s.OTP.Destination, CodeHash: s.OTP.CodeHash,
+		SentAtNs: ns(s.OTP.SentAt), ExpiresAtNs: ns(s.OTP.ExpiresAt), Attempts: s.OTP.Attempts, Locks: s.OTP.Locks,
+		Blocked: s.OTP.Blocked, VerifiedAtNs: ns(s.OTP.VerifiedAt)})
+	if err != nil {
+		return tablestore.Entity{}, err
+	}
+	target := ""
+	if s.SharePoint != nil {
+		b, err := json.Marshal(s.SharePoint)
+		if err != nil {
+			return tablestore.Entity{}, err
+		}
+		target = string(b)
+	}
+	return tablestore.Entity{PartitionKey: s.DeliveryID, RowKey: rowSession, ETag: s.ETag, Props: map[string]any{
+		"tenantId": s.TenantID, "createdBy": s.CreatedBy, "correlationId": s.CorrelationID, "documentId": s.DocumentID,
+		"documentName": s.DocumentName, "pdfBlobPath": s.PDFBlobPath, "mode": string(s.Mode), "state": string(s.State),
+		"recipientHash": s.RecipientHash, "recipientEnc": s.RecipientEnc, "recipientName": s.RecipientName,
+		"recipientRole": s.RecipientRole, "requesterOrg": s.RequesterOrg, "message": s.Message,
+		"requireOtp": s.RequireOTP, "otp": string(o), "sharePointTarget": target,
+		"uploadState": string(s.UploadState), "uploadError": s.UploadError, "uploadWebUrl": s.UploadWebURL,
+		"uploadItemId": s.UploadItemID, "viewCount": int64(s.ViewCount),
+		"createdAtNs": ns(s.CreatedAt), "sentAtNs": ns(s.SentAt), "openedAtNs": ns(s.OpenedAt),
+		"downloadedAtNs": ns(s.DownloadedAt), "expiresAtNs": ns(s.ExpiresAt), "revokedAtNs": ns(s.RevokedAt),
+	}}, nil
+}
+
+func sessionFrom(e tablestore.Entity) (*delivery.Session, error) {
+	s := &delivery.Session{
+		DeliveryID: e.PartitionKey, TenantID: e.String("tenantId"), CreatedBy: e.String("createdBy"),
+		CorrelationID: e.String("correlationId"), DocumentID: e.String("documentId"), DocumentName: e.String("documentName"),
+		PDFBlobPath: e.String("pdfBlobPath"), Mode: delivery.Mode(e.String("mode")), State: delivery.State(e.String("state")),
+		RecipientHash: e.String("recipientHash"), RecipientEnc: e.String("recipientEnc"), RecipientName: e.String("recipientName"),
+		RecipientRole: e.String("recipientRole"), RequesterOrg: e.String("requesterOrg"), Message: e.String("message"),
+		RequireOTP: e.Bool("requireOtp"), UploadState: delivery.UploadState(e.String("uploadState")),
+		UploadError: e.String("uploadError"), UploadWebURL: e.String("uploadWebUrl"), UploadItemID: e.String("uploadItemId"),
+		ViewCount: int(e.Int64("viewCount")), CreatedAt: at(e.Int64("createdAtNs")), SentAt: at(e.Int64("sentAtNs")),
+		OpenedAt: at(e.Int64("openedAtNs")), DownloadedAt: at(e.Int64("downloadedAtNs")), ExpiresAt: at(e.Int64("expiresAtNs")),
+		RevokedAt: at(e.Int64("revokedAtNs")), ETag: e.ETag,
+	}
+	if v := e.String("otp"); v != "" {
+		var o otpRecord
+		if err := json.Unmarshal([]byte(v), &o); err != nil {
+			return nil, fmt.Errorf("deliverystore: %s otp: %w", s.DeliveryID, err)
+		}
+		s.OTP = otp.State{Channel: o.Channel, Destination: o.Destination, CodeHash: o.CodeHash, SentAt: at(o.SentAtNs),
+			ExpiresAt: at(o.ExpiresAtNs), Attempts: o.Attempts, Locks: o.Locks, Blocked: o.Blocked, VerifiedAt: at(o.VerifiedAtNs)}
+	}
+	if v := e.String("sharePointTarget"); v != "" {
+		s.SharePoint = &delivery.Target{}
+		if err := json.Unmarshal([]byte(v), s.SharePoint); err != nil {
+			return nil, fmt.Errorf("deliverystore: %s target: %w", s.DeliveryID, err)
+		}
+	}
+	return s, nil
+}
+
+// AuditEvent is one stored audit event.
+type AuditEvent struct {
+	Kind      string         `json:"kind"`
+	At        time.Time      `json:"at"`
+	ActorKind string         `json:"actorKind"`
+	ActorID   string         `json:"actorId,omitempty"`
+	IP        string         `json:"ip,omitempty"`
+	UserAgent string         `json:"userAgent,omitempty"`
+	EmailHash string         `json:"emailHash,omitempty"` // the recipient's keyed hash
+	Data      map[string]any `json:"data,omitempty"`
+}
+
+func eventEntity(s *delivery.Session, ev delivery.Event, seq int) (tablestore.Entity, error) {
+	data := "{}"
+	if len(ev.Data) > 0 {
+		b, err := json.Marshal(ev.Data)
+		if err != nil {
+			return tablestore.Entity{}, fmt.Errorf("deliverystore: event %s data: %w", ev.Kind, err)
+		}
+		data = string(b)
+	}
+	return tablestore.Entity{PartitionKey: s.DeliveryID, RowKey: eventKey(ev.At, seq), Props: map[string]any{
+		"kind": ev.Kind, "atNs": ev.At.UnixNano(), "at": ev.At.UTC().Format(time.RFC3339Nano),
+		"actorKind": ev.Actor.Kind, "actorId": ev.Actor.ID, "ip": ev.Actor.IP, "userAgent": ev.Actor.UserAgent,
+		"emailHash": s.RecipientHash, "data": data,
+	}}, nil
+}
+
+func eventFrom(e tablestore.Entity) AuditEvent {
+	ev := AuditEvent{Kind: e.String("kind"), At: at(e.Int64("atNs")), ActorKind: e.String("actorKind"),
+		ActorID: e.String("actorId"), IP: e.String("ip"), UserAgent: e.String("userAgent"), EmailHash: e.String("emailHash")}
+	if d := e.String("data"); d != "" && d != "{}" {
+		_ = json.Unmarshal([]byte(d), &ev.Data)
+	}
+	return ev
+}
+
+func ns(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func at(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}

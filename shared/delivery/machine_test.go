@@ -1,0 +1,132 @@
+package delivery
+
+import (
+	"testing"
+	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/otp"
+)
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+func newSession(requireOTP bool) *Session {
+	s := &Session{DeliveryID: "d1", Mode: ModeBoth, RequireOTP: requireOTP, ExpiresAt: t0.Add(time.Hour)}
+	Start(s, t0)
+	return s
+}
+
+func code(err error) string {
+	if e, ok := apperr.As(err); ok {
+		return e.Code
+	}
+	return ""
+}
+
+func TestTransitions(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		otp       bool
+		prep      func(s *Session)
+		step      func(s *Session) (Change, error)
+		wantErr   string
+		wantState State
+		wantEvent string
+	}{
+		{"open from sent", false, nil, func(s *Session) (Change, error) { return Open(s, t0) }, "", StateOpened, EvOpened},
+		{"open keeps downloaded", false, func(s *Session) { s.State = StateDownloaded }, func(s *Session) (Change, error) { return Open(s, t0) }, "", StateDownloaded, EvOpened},
+		{"download", false, nil, func(s *Session) (Change, error) { return Download(s, t0) }, "", StateDownloaded, EvDownloaded},
+		{"download before OTP", true, nil, func(s *Session) (Change, error) { return Download(s, t0) }, "otp_required", StateSent, ""},
+		{"sas before OTP", true, nil, func(s *Session) (Change, error) { return IssueSAS(s, t0, t0.Add(time.Minute), "sas") }, "otp_required", StateSent, ""},
+		{"sas", false, nil, func(s *Session) (Change, error) { return IssueSAS(s, t0, t0.Add(time.Minute), "sas") }, "", StateSent, EvSASIssued},
+		{"open expired", false, nil, func(s *Session) (Change, error) { return Open(s, t0.Add(time.Hour)) }, "delivery_expired", StateSent, ""},
+		{"open revoked", false, func(s *Session) { Revoke(s, t0) }, func(s *Session) (Change, error) { return Open(s, t0) }, "delivery_revoked", StateRevoked, ""},
+		{"revoke", false, nil, func(s *Session) (Change, error) { return Revoke(s, t0), nil }, "", StateRevoked, EvRevoked},
+		{"revoke again", false, func(s *Session) { Revoke(s, t0) }, func(s *Session) (Change, error) { return Revoke(s, t0), nil }, "", StateRevoked, ""},
+		{"invited", false, nil, func(s *Session) (Change, error) { return Invited(s, t0, "email") }, "", StateSent, EvInvited},
+		{"invited after revoke", false, func(s *Session) { Revoke(s, t0) }, func(s *Session) (Change, error) { return Invited(s, t0, "email") }, "delivery_revoked", StateRevoked, ""},
+		{"uploaded", false, nil, func(s *Session) (Change, error) { return Uploaded(s, t0, "https://x", "i1", "n"), nil }, "", StateSent, EvUploaded},
+		{"upload failed", false, nil, func(s *Session) (Change, error) { return UploadFailedNow(s, t0, "graph_forbidden", "no", 1), nil }, "", StateSent, EvUploadFailed},
+		{"otp send not required", false, nil, func(s *Session) (Change, error) { return SendOTP(s, t0, "h", "m") }, "otp_not_required", StateSent, ""},
+		{"otp send", true, nil, func(s *Session) (Change, error) { return SendOTP(s, t0, "h", "m") }, "", StateSent, EvOTPSent},
+		{"otp send twice", true, func(s *Session) { _, _ = SendOTP(s, t0, "h", "m") }, func(s *Session) (Change, error) { return SendOTP(s, t0.Add(59*time.Second), "h", "m") }, "otp_rate_limited", StateSent, ""},
+		{"otp send after verify", true, func(s *Session) {
+			_, _ = SendOTP(s, t0, "h", "m")
+			_, _, _ = VerifyOTP(s, t0, func(h string) bool { return h == "h" })
+		}, func(s *Session) (Change, error) { return SendOTP(s, t0.Add(2*time.Minute), "h", "m") }, "otp_already_verified", StateSent, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newSession(tc.otp)
+			if tc.prep != nil {
+				tc.prep(s)
+			}
+			ch, err := tc.step(s)
+			if code(err) != tc.wantErr {
+				t.Fatalf("error %v, want %q", err, tc.wantErr)
+			}
+			if s.State != tc.wantState {
+				t.Errorf("state %s, want %s", s.State, tc.wantState)
+			}
+			got := ""
+			if len(ch.Events) > 0 {
+				got = ch.Events[0].Kind
+			}
+			if got != tc.wantEvent {
+				t.Errorf("event %q, want %q", got, tc.wantEvent)
+			}
+		})
+	}
+}
+
+func TestOpenCountsAndStampsOnce(t *testing.T) {
+	t.Parallel()
+	s := newSession(false)
+	_, _ = Open(s, t0)
+	_, _ = Open(s, t0.Add(time.Minute))
+	if s.ViewCount != 2 || !s.OpenedAt.Equal(t0) {
+		t.Fatalf("viewCount %d openedAt %s", s.ViewCount, s.OpenedAt)
+	}
+	_, _ = Download(s, t0.Add(2*time.Minute))
+	_, _ = Download(s, t0.Add(3*time.Minute))
+	if !s.DownloadedAt.Equal(t0.Add(2*time.Minute)) || s.StateAt(t0) != StateDownloaded || s.StateAt(t0.Add(time.Hour)) != StateExpired {
+		t.Fatalf("downloadedAt %s state %s", s.DownloadedAt, s.State)
+	}
+}
+
+func TestVerifyOTPOutcomes(t *testing.T) {
+	t.Parallel()
+	s := newSession(true)
+	if _, o, _ := VerifyOTP(s, t0, func(string) bool { return true }); o != otp.Expired {
+		t.Fatalf("before send: %v", o)
+	}
+	_, _ = SendOTP(s, t0, "good", "m")
+	for i := 1; i <= otp.MaxAttempts; i++ {
+		ch, o, err := VerifyOTP(s, t0, func(h string) bool { return h == "bad" })
+		if err != nil || (i < otp.MaxAttempts && o != otp.Wrong) || (i == otp.MaxAttempts && o != otp.LockedNow) {
+			t.Fatalf("try %d: %v %v", i, o, err)
+		}
+		if i == otp.MaxAttempts && (len(ch.Events) != 2 || ch.Events[1].Kind != EvOTPLocked) {
+			t.Fatalf("lock events %v", ch.Events)
+		}
+	}
+	if _, o, _ := VerifyOTP(s, t0, func(h string) bool { return h == "good" }); o != otp.Locked || code(o.Err(&s.OTP)) != "otp_locked" {
+		t.Fatalf("after max: %v", o)
+	}
+	if CheckDocument(s, t0) != ErrOTPRequired {
+		t.Fatal("gate open without a pass")
+	}
+	_, _ = SendOTP(s, t0.Add(time.Minute), "good2", "m")
+	if _, o, _ := VerifyOTP(s, t0.Add(time.Minute+otp.TTL), func(h string) bool { return h == "good2" }); o != otp.Expired {
+		t.Fatalf("expired code: %v", o)
+	}
+	_, _ = SendOTP(s, t0.Add(time.Minute+otp.TTL), "good3", "m")
+	if ch, o, _ := VerifyOTP(s, t0.Add(time.Minute+otp.TTL), func(h string) bool { return h == "good3" }); o != otp.Passed || ch.Events[0].Kind != EvOTPVerified {
+		t.Fatalf("pass: %v", o)
+	}
+	if err := CheckDocument(s, t0); err != nil {
+		t.Fatalf("gate after pass: %v", err)
+	}
+}

@@ -1,0 +1,189 @@
+package delivery
+
+import (
+	"fmt"
+	"net/mail"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/pii"
+)
+
+// Limits of the create request. The spec fixes 20 recipients and the 168-hour default; the
+// maximum expiry of 720 hours (30 days) is decided here: a document link should not outlive a
+// month, and the recipient routes' 410 for lapsed tokens relies on this bound.
+const (
+	MaxRecipients         = 20
+	DefaultExpiresInHours = 168
+	MaxExpiresInHours     = 720
+	MaxDocumentName       = 200  // characters
+	MaxName               = 200  // recipient name, requesterOrg
+	MaxRole               = 100  // recipient role
+	MaxMessage            = 2000 // characters
+	MaxEmail              = 254  // RFC 5321 path limit
+	MaxTargetField        = 1024
+)
+
+// CreateRequest is the body of POST /api/delivery (spec "Create-delivery request body").
+type CreateRequest struct {
+	CorrelationID    string      `json:"correlationId"`
+	DocumentID       string      `json:"documentId,omitempty"`
+	DocumentName     string      `json:"documentName"`
+	PDFBlobPath      string      `json:"pdfBlobPath"`
+	Mode             Mode        `json:"mode"`
+	Recipients       []Recipient `json:"recipients"`
+	RequesterOrg     string      `json:"requesterOrg,omitempty"`
+	Message          string      `json:"message,omitempty"`
+	ExpiresInHours   *int        `json:"expiresInHours,omitempty"`
+	RequireOTP       *bool       `json:"requireOtp,omitempty"`
+	SharePointTarget *Target     `json:"sharePointTarget,omitempty"`
+}
+
+// Recipient is one entry of CreateRequest.Recipients.
+type Recipient struct {
+	Email string `json:"email"`
+	Name  string `json:"name,omitempty"`
+	Role  string `json:"role,omitempty"`
+}
+
+var reCorrelation = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:~-]{0,127}$`)
+
+// Validate checks every field and limit and returns one 400 (code invalid_request) naming each
+// field at fault, or nil. pdfBlobPath's shape and container, and the sharePointTarget's parts,
+// are checked by the caller with blobstore.ParseFieldPath and graph.Client.Validate; here only
+// their presence.
+func (r *CreateRequest) Validate() error {
+	var bad []apperr.FieldError
+	add := func(field, msg string) { bad = append(bad, apperr.Field(field, msg)) }
+	if r.CorrelationID == "" {
+		add("correlationId", "is required")
+	} else if !reCorrelation.MatchString(r.CorrelationID) {
+		add("correlationId", "1-128 characters: letters, digits and . _ : ~ -, starting with a letter or digit")
+	}
+	if r.DocumentID != "" && !plainText(r.DocumentID, 200) {
+		add("documentId", "at most 200 characters of text on one line")
+	}
+	switch {
+	case strings.TrimSpace(r.DocumentName) == "":
+		add("documentName", "is required")
+	case !plainText(r.DocumentName, MaxDocumentName) || strings.ContainsAny(r.DocumentName, `/\`):
+		add("documentName", fmt.Sprintf("a file name of at most %d characters on one line, without / or \\", MaxDocumentName))
+	}
+	if strings.TrimSpace(r.PDFBlobPath) == "" {
+		add("pdfBlobPath", "is required")
+	}
+	switch {
+	case r.Mode == "":
+		add("mode", "is required: secure-email, sharepoint or both")
+	case !r.Mode.Valid():
+		add("mode", "must be secure-email, sharepoint or both")
+	}
+	switch n := len(r.Recipients); {
+	case n == 0:
+		add("recipients", "name at least one recipient")
+	case n > MaxRecipients:
+		add("recipients", fmt.Sprintf("at most %d recipients per request", MaxRecipients))
+	default:
+		seen := map[string]int{}
+		for i, rc := range r.Recipients {
+			f := fmt.Sprintf("recipients[%d]", i)
+			if msg := checkEmail(rc.Email); msg != "" {
+				add(f+".email", msg)
+			} else if j, dup := seen[pii.NormaliseEmail(rc.Email)]; dup {
+				add(f+".email", fmt.Sprintf("the same address as recipients[%d]: one session per recipient", j))
+			} else {
+				seen[pii.NormaliseEmail(rc.Email)] = i
+			}
+			if rc.Name != "" && !plainText(rc.Name, MaxName) {
+				add(f+".name", fmt.Sprintf("at most %d characters on one line", MaxName))
+			}
+			if rc.Role != "" && !plainText(rc.Role, MaxRole) {
+				add(f+".role", fmt.Sprintf("at most %d characters on one line", MaxRole))
+			}
+		}
+	}
+	if r.RequesterOrg != "" && !plainText(r.RequesterOrg, MaxName) {
+		add("requesterOrg", fmt.Sprintf("at most %d characters on one line", MaxName))
+	}
+	if !utf8.ValidString(r.Message) || utf8.RuneCountInString(r.Message) > MaxMessage || hasControl(r.Message, true) {
+		add("message", fmt.Sprintf("at most %d characters of text", MaxMessage))
+	}
+	if r.ExpiresInHours != nil && (*r.ExpiresInHours < 1 || *r.ExpiresInHours > MaxExpiresInHours) {
+		add("expiresInHours", fmt.Sprintf("a whole number of hours from 1 to %d", MaxExpiresInHours))
+	}
+	t := r.SharePointTarget
+	switch {
+	case r.Mode.Uploads() && t == nil:
+		add("sharePointTarget", "is required for modes sharepoint and both")
+	case r.Mode.Uploads():
+		if strings.TrimSpace(t.SiteURL) == "" {
+			add("sharePointTarget.siteUrl", "is required")
+		}
+		if strings.TrimSpace(t.LibraryPath) == "" {
+			add("sharePointTarget.libraryPath", "is required")
+		}
+		for f, v := range map[string]string{"siteUrl": t.SiteURL, "libraryPath": t.LibraryPath, "folderPath": t.FolderPath} {
+			if len(v) > MaxTargetField {
+				add("sharePointTarget."+f, fmt.Sprintf("at most %d bytes", MaxTargetField))
+			}
+		}
+	case r.Mode == ModeSecureEmail && t != nil:
+		add("sharePointTarget", "only for modes sharepoint and both")
+	}
+	if len(bad) > 0 {
+		return apperr.Invalid("invalid_request", bad...)
+	}
+	return nil
+}
+
+// Normalize applies the defaults (expiresInHours 168, requireOtp false) and trims the
+// addresses. Call it after Validate succeeds.
+func (r *CreateRequest) Normalize() {
+	if r.ExpiresInHours == nil {
+		h := DefaultExpiresInHours
+		r.ExpiresInHours = &h
+	}
+	if r.RequireOTP == nil {
+		f := false
+		r.RequireOTP = &f
+	}
+	r.DocumentName = strings.TrimSpace(r.DocumentName)
+	for i := range r.Recipients {
+		r.Recipients[i].Email = strings.TrimSpace(r.Recipients[i].Email)
+	}
+}
+
+func checkEmail(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "is required"
+	}
+	if len(s) > MaxEmail {
+		return fmt.Sprintf("at most %d characters", MaxEmail)
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s || !strings.Contains(s[strings.LastIndexByte(s, '@')+1:], ".") {
+		return "must be a plain e-mail address (name@example.com)"
+	}
+	return ""
+}
+
+// plainText: valid UTF-8, at most max characters, no control characters (one line).
+func plainText(s string, max int) bool {
+	return utf8.ValidString(s) && utf8.RuneCountInString(s) <= max && !hasControl(s, false)
+}
+
+func hasControl(s string, allowNewlines bool) bool {
+	for _, r := range s {
+		if allowNewlines && (r == '\n' || r == '\r' || r == '\t') {
+			continue
+		}
+		if unicode.IsControl(r) {
+			return true
+		}
+	}
+	return false
+}

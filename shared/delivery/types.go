@@ -1,0 +1,158 @@
+// Package delivery is the secure document delivery domain (spec "Delivery"; DESIGN 3-5): one
+// delivery session per recipient of a rendered PDF, reached through a time-limited link
+// (portalUrl with the delivery access token `t`), optionally behind an e-mailed OTP, and/or
+// uploaded to the customer's SharePoint document library. The state machine is plain functions
+// over Session that return a Change (the audit events to write with the new session row); the
+// store (deliverystore) writes both in one transaction.
+//
+// States (the spec names opened, downloaded, revoked and says an expired session answers 410;
+// the rest is decided here):
+//
+//	sent       the session exists and its link was issued (initial state)
+//	opened     the recipient opened the link (first opened access)
+//	downloaded the recipient downloaded the document (a later opened access keeps downloaded)
+//	revoked    the initiator revoked it (terminal; every recipient route answers 410)
+//	expired    derived, never stored: now >= expiresAt (every recipient route answers 410)
+package delivery
+
+import (
+	"time"
+
+	"github.com/esign-svc/esign/shared/otp"
+)
+
+// Mode is where the document goes (DESIGN 6a).
+type Mode string
+
+// Modes.
+const (
+	ModeSecureEmail Mode = "secure-email" // link e-mailed to the recipient
+	ModeSharePoint  Mode = "sharepoint"   // uploaded to the customer's document library
+	ModeBoth        Mode = "both"
+)
+
+// Valid reports whether m is one of the three modes.
+func (m Mode) Valid() bool { return m == ModeSecureEmail || m == ModeSharePoint || m == ModeBoth }
+
+// Emails reports whether the mode sends the recipient an invitation e-mail.
+func (m Mode) Emails() bool { return m == ModeSecureEmail || m == ModeBoth }
+
+// Uploads reports whether the mode uploads the document to a library.
+func (m Mode) Uploads() bool { return m == ModeSharePoint || m == ModeBoth }
+
+// State is a delivery session's state (see the package doc).
+type State string
+
+// States.
+const (
+	StateSent       State = "sent"
+	StateOpened     State = "opened"
+	StateDownloaded State = "downloaded"
+	StateRevoked    State = "revoked"
+	StateExpired    State = "expired" // derived by StateAt, never stored
+)
+
+// UploadState is the progress of the document-library upload (modes sharepoint and both).
+type UploadState string
+
+// Upload states; "" for secure-email.
+const (
+	UploadPending  UploadState = "pending"
+	UploadDone     UploadState = "uploaded"
+	UploadFailed   UploadState = "failed"
+	UploadNotAsked UploadState = ""
+)
+
+// Target is the request's sharePointTarget.
+type Target struct {
+	SiteURL     string `json:"siteUrl"`
+	LibraryPath string `json:"libraryPath"`
+	FolderPath  string `json:"folderPath"`
+}
+
+// Session is one recipient's delivery session.
+type Session struct {
+	DeliveryID    string
+	TenantID      string // the creator's tenant (tid)
+	CreatedBy     string // the creator's object id
+	CorrelationID string
+	DocumentID    string
+	DocumentName  string
+	PDFBlobPath   string // documents/<name>
+	Mode          Mode
+	State         State
+
+	// The recipient's address: keyed hash for audit and lookups, AES-GCM for display and
+	// sending (AAD: pii.AAD(deliveryId, "recipient")). Never in logs or audit data.
+	RecipientHash string
+	RecipientEnc  string
+	RecipientName string
+	RecipientRole string
+	RequesterOrg  string
+	Message       string
+
+	RequireOTP bool
+	OTP        otp.State
+
+	SharePoint   *Target
+	UploadState  UploadState
+	UploadError  string // stable code of the last failure (graph_forbidden, ...)
+	UploadWebURL string
+	UploadItemID string
+
+	ViewCount    int
+	CreatedAt    time.Time
+	SentAt       time.Time // when the invitation e-mail was sent (zero for sharepoint only)
+	OpenedAt     time.Time // first opened
+	DownloadedAt time.Time // first downloaded
+	ExpiresAt    time.Time
+	RevokedAt    time.Time
+
+	ETag string
+}
+
+// StateAt is the state as callers see it at now: expired once now >= ExpiresAt (unless revoked).
+func (s *Session) StateAt(now time.Time) State {
+	if s.State != StateRevoked && !now.Before(s.ExpiresAt) {
+		return StateExpired
+	}
+	return s.State
+}
+
+// OTPVerified reports whether the recipient passed the OTP challenge.
+func (s *Session) OTPVerified() bool { return s.OTP.Verified(0) }
+
+// Actor is who caused an event.
+type Actor struct {
+	Kind      string // initiator, recipient, system
+	ID        string
+	IP        string
+	UserAgent string
+}
+
+// Event is one audit event. Data never holds an address, a token or a code.
+type Event struct {
+	Kind  string
+	At    time.Time
+	Actor Actor
+	Data  map[string]any
+}
+
+// Change is what a transition did: the audit events to write with the session row.
+type Change struct {
+	Events []Event
+}
+
+// By stamps every event of the change with the actor.
+func (c *Change) By(a Actor) {
+	for i := range c.Events {
+		c.Events[i].Actor = a
+	}
+}
+
+// Empty reports whether the change has nothing to write.
+func (c Change) Empty() bool { return len(c.Events) == 0 }
+
+func (c *Change) event(kind string, at time.Time, data map[string]any) {
+	c.Events = append(c.Events, Event{Kind: kind, At: at, Data: data})
+}
