@@ -267,6 +267,42 @@ func TestSealKeepsClassicSourceBytes(t *testing.T) {
 	assertPdfsigValid(t, out.SignedPDF)
 }
 
+func TestSealKeepsXRefStreamSourceBytes(t *testing.T) {
+	requireTools(t)
+	// a source whose last cross-reference section is a stream (pdfcpu writes object streams)
+	// is not rewritten either: the update appends a cross-reference stream section
+	src := fixture.PDF(t, 3, fixture.TemplateFields, 0)
+	if !bytes.Contains(src[max(0, len(src)-2048):], []byte("/Type/XRef")) {
+		t.Fatal("fixture does not end with a cross-reference stream")
+	}
+	fields, err := stamp.ManifestFromPDF(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, cert := tsatest.NewCert(t, "seal", 2048)
+	_, head := bundle(t, 2)
+	out, err := Seal(context.Background(), SealInput{
+		Source: src, Placements: placementsFor(t, fields), Certificate: fixture.Certificate(2, head),
+		Signer: key, Chain: []*x509.Certificate{cert},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(out.SignedPDF, src) {
+		t.Fatal("the signed file does not start with the source bytes")
+	}
+	update := out.SignedPDF[len(src):]
+	if !bytes.Contains(update, []byte("/Type/XRef")) || bytes.Contains(update, []byte("\nxref\n")) {
+		t.Fatal("the update's cross-reference section is not a stream")
+	}
+	assertPdfsigValid(t, out.SignedPDF)
+	qpdfCheck(t, out.SignedPDF)
+	pdfcpuValidate(t, out.SignedPDF, false, cert)
+	if _, err := verify.Verify(out.SignedPDF, verify.Options{Trust: []*x509.Certificate{cert}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestTamperingIsDetected(t *testing.T) {
 	requireTools(t)
 	src := fixture.PDF(t, 2, nil, 0)

@@ -56,7 +56,9 @@ func SignPDF(ctx context.Context, src []byte, o Options) ([]byte, error) {
 }
 
 // SignDoc adds the seal to d's incremental update (which may already hold other changes) and
-// returns the signed file. Errors: cms.ErrUnsupportedKey, cms.ErrTimestamp, ErrContentsTooSmall,
+// returns the signed file: d.Base() followed by the update, allocated once; the digest is
+// computed over the two parts without joining them. d is released (pdfdoc.Doc.Release) once
+// the update is serialised and must not be used afterwards. Errors: cms.ErrUnsupportedKey, cms.ErrTimestamp, ErrContentsTooSmall,
 // context cancellation, and the signer's own errors.
 func SignDoc(ctx context.Context, d *pdfdoc.Doc, o Options) ([]byte, error) {
 	if o.Signer == nil || len(o.Chain) == 0 {
@@ -76,11 +78,15 @@ func SignDoc(ctx context.Context, d *pdfdoc.Doc, o Options) ([]byte, error) {
 	if tsa != nil {
 		reserve += 24 * 1024
 	}
-	out, br, err := prepare(d, o, reserve)
+	base := d.Base()
+	upd, br, err := prepare(d, o, reserve)
 	if err != nil {
 		return nil, err
 	}
-	digest := Digest(out, [4]int{br[0], br[1], br[2], br[3]})
+	// The parsed source and the pending objects are no longer needed: let them go before the
+	// signer runs and the output is allocated.
+	d.Release()
+	digest := digestParts(base, upd, br)
 	so := cms.SignOptions{Signer: o.Signer, Chain: o.Chain, ContentDigest: digest[:]}
 	if tsa != nil {
 		so.Timestamp = tsa.Timestamp
@@ -89,19 +95,19 @@ func SignDoc(ctx context.Context, d *pdfdoc.Doc, o Options) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	hexSig := hex.EncodeToString(sig)
-	if len(hexSig) > br[2]-br[1]-2 {
+	if 2*len(sig) > br[2]-br[1]-2 {
 		return nil, fmt.Errorf("%w: %d bytes, %d reserved", ErrContentsTooSmall, len(sig), (br[2]-br[1]-2)/2)
 	}
-	copy(out[br[1]+1:], hexSig)
-	return out, nil
+	hex.Encode(upd[br[1]+1-len(base):], sig)
+	return pdfdoc.Join(base, upd), nil
 }
 
 // placeholder values, replaced after serialisation; widths are kept by padding.
 const brPlaceholder = 9999999999
 
-// prepare writes the signature objects and returns the serialised file with the /ByteRange
-// filled in, and the byte range [0, a, b, len] (a..b is the "<...>" of /Contents).
+// prepare writes the signature objects and returns the serialised update (the file is
+// d.Base() followed by it) with the /ByteRange filled in, and the byte range [0, a, b, rest]
+// in file offsets (a..b is the "<...>" of /Contents, which lies in the update).
 func prepare(d *pdfdoc.Doc, o Options, reserve int) ([]byte, [4]int, error) {
 	var br [4]int
 	cat, catRef, err := d.Catalog()
@@ -179,32 +185,33 @@ func prepare(d *pdfdoc.Doc, o Options, reserve int) ([]byte, [4]int, error) {
 	cat["Perms"] = types.Dict{"DocMDP": sigRef}
 	d.Set(catRef, cat)
 
-	out, err := d.Bytes(o.Info)
+	upd, err := d.Update(o.Info)
 	if err != nil {
 		return nil, br, err
 	}
-	start := bytes.LastIndex(out, []byte(fmt.Sprintf("\n%d %d obj\n", sigRef.ObjectNumber.Value(), 0)))
+	n := len(d.Base())
+	start := bytes.LastIndex(upd, []byte(fmt.Sprintf("\n%d %d obj\n", sigRef.ObjectNumber.Value(), 0)))
 	if start < 0 {
 		return nil, br, errors.New("pades: signature object not found after writing")
 	}
-	end := start + bytes.Index(out[start:], []byte("endobj"))
-	obj := out[start:end]
+	end := start + bytes.Index(upd[start:], []byte("endobj"))
+	obj := upd[start:end]
 	ci := bytes.Index(obj, []byte("/Contents<"))
 	bi := bytes.Index(obj, []byte("/ByteRange["))
 	if ci < 0 || bi < 0 {
 		return nil, br, errors.New("pades: /Contents or /ByteRange not found after writing")
 	}
 	a := start + ci + len("/Contents")
-	b := a + bytes.IndexByte(out[a:], '>') + 1
-	br = [4]int{0, a, b, len(out) - b}
+	b := a + bytes.IndexByte(upd[a:], '>') + 1
+	br = [4]int{0, n + a, n + b, len(upd) - b}
 	arrStart := start + bi + len("/ByteRange")
-	arrEnd := arrStart + bytes.IndexByte(out[arrStart:], ']') + 1
+	arrEnd := arrStart + bytes.IndexByte(upd[arrStart:], ']') + 1
 	text := fmt.Sprintf("[%d %d %d %d]", br[0], br[1], br[2], br[3])
 	if len(text) > arrEnd-arrStart {
 		return nil, br, errors.New("pades: /ByteRange placeholder too small")
 	}
-	copy(out[arrStart:arrEnd], text+string(bytes.Repeat([]byte(" "), arrEnd-arrStart-len(text))))
-	return out, br, nil
+	copy(upd[arrStart:arrEnd], text+string(bytes.Repeat([]byte(" "), arrEnd-arrStart-len(text))))
+	return upd, br, nil
 }
 
 func pdfDate(t time.Time) string {
@@ -218,6 +225,19 @@ func Digest(file []byte, br [4]int) [32]byte {
 	h := sha256.New()
 	h.Write(file[br[0] : br[0]+br[1]])
 	h.Write(file[br[2] : br[2]+br[3]])
+	var s [32]byte
+	copy(s[:], h.Sum(nil))
+	return s
+}
+
+// digestParts is Digest over the file base||upd without joining the two: br is
+// [0, a, b, rest] with a and b inside upd.
+func digestParts(base, upd []byte, br [4]int) [32]byte {
+	n := len(base)
+	h := sha256.New()
+	h.Write(base)
+	h.Write(upd[:br[1]-n])
+	h.Write(upd[br[2]-n : br[2]-n+br[3]])
 	var s [32]byte
 	copy(s[:], h.Sum(nil))
 	return s

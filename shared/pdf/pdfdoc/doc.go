@@ -1,18 +1,20 @@
 // Package pdfdoc reads a PDF with pdfcpu and appends one incremental update to it: new objects
 // and new versions of existing objects are written after the original bytes, followed by a
-// classic cross-reference table and a trailer whose /Prev points at the previous section. The
-// original bytes are never modified, which is what a PAdES signature and an auditor expect.
+// cross-reference section whose /Prev points at the previous one. The original bytes are
+// never modified, which is what a PAdES signature and an auditor expect.
 //
-// A source whose last cross-reference section is a stream (PDF 1.5 object streams) is first
-// rewritten once by pdfcpu with a classic table, so that the update is never a hybrid of a
-// table pointing at a stream section; see Open.
+// The update's section has the form of the source's last one: a classic table after a table,
+// a cross-reference stream after a stream (PDF 1.5 object streams), so that a reader never
+// meets a table pointing at a stream section. Only a source whose last section cannot be
+// located is first rewritten once by pdfcpu with a classic table; see Open.
 package pdfdoc
 
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
-	"sort"
+	"regexp"
 	"strconv"
 
 	"github.com/pdfcpu/pdfcpu/pkg/api"
@@ -40,9 +42,14 @@ type Doc struct {
 	objs      map[int]any
 	gens      map[int]int
 	Rewritten bool // true when Open had to rewrite the source (see package doc)
-	root      types.IndirectRef
-	info      *types.IndirectRef
-	finishers []func() error
+	// xrefStream: the source's last cross-reference section is a stream, so the update's
+	// section is one too (see Update).
+	xrefStream bool
+	released   bool
+	memo       map[string]any
+	root       types.IndirectRef
+	info       *types.IndirectRef
+	finishers  []func() error
 }
 
 // New starts an empty document (no source): the caller adds pages with AddPage.
@@ -58,7 +65,8 @@ func New() *Doc {
 // this way, after every glyph is known).
 func (d *Doc) OnBytes(f func() error) { d.finishers = append(d.finishers, f) }
 
-// Open parses src. Errors: apperr invalid "pdf_unreadable" when pdfcpu cannot read it (a
+// Open parses src. The streams of the source are not kept in Ctx (their dictionaries are, their
+// data is not: see dropStreamData), so Ctx cannot be written out again. Errors: apperr invalid "pdf_unreadable" when pdfcpu cannot read it (a
 // panic inside pdfcpu on malformed input is recovered into this error), "pdf_encrypted" for
 // encrypted files.
 func Open(src []byte) (d *Doc, err error) {
@@ -80,9 +88,12 @@ func open(src []byte) (*Doc, error) {
 	if ctx.XRefTable.Encrypt != nil {
 		return nil, apperr.Invalid("pdf_encrypted", apperr.Field("pdf", "encrypted PDFs cannot be sealed"))
 	}
-	prev, classic := lastXRef(src)
+	prev, kind := lastXRef(src)
+	if kind == xrefStreamSection && !ctx.Read.UsingXRefStreams {
+		kind = xrefUnknown
+	}
 	rewritten := false
-	if !classic {
+	if kind == xrefUnknown {
 		ctx.Conf.WriteXRefStream = false
 		ctx.Conf.WriteObjectStream = false
 		var buf bytes.Buffer
@@ -93,11 +104,12 @@ func open(src []byte) (*Doc, error) {
 		if ctx, err = api.ReadContext(bytes.NewReader(src), conf); err != nil {
 			return nil, fmt.Errorf("pdfdoc: reread rewritten PDF: %w", err)
 		}
-		if prev, classic = lastXRef(src); !classic {
+		if prev, kind = lastXRef(src); kind != xrefTable {
 			return nil, fmt.Errorf("pdfdoc: rewritten PDF still lacks a classic xref table")
 		}
 		rewritten = true
 	}
+	dropStreamData(ctx)
 	if err := ensurePageCount(ctx); err != nil {
 		return nil, apperr.Invalid("pdf_unreadable", apperr.Field("pdf", "page tree: "+err.Error()))
 	}
@@ -110,8 +122,24 @@ func open(src []byte) (*Doc, error) {
 	}
 	return &Doc{
 		base: src, prevXRef: prev, Ctx: ctx, size: size, root: *ctx.Root, info: ctx.Info,
-		objs: map[int]any{}, gens: map[int]int{}, Rewritten: rewritten,
+		objs: map[int]any{}, gens: map[int]int{}, Rewritten: rewritten, xrefStream: kind == xrefStreamSection,
 	}, nil
+}
+
+// dropStreamData forgets the data pdfcpu read for every stream of the source: the update
+// refers to source streams by reference and never rewrites them, so holding their bytes (for
+// a large scan, most of the file) would only double the memory a seal needs. Object streams
+// are kept: the objects compressed in them are decoded from them on demand.
+func dropStreamData(ctx *model.Context) {
+	for _, e := range ctx.XRefTable.Table {
+		if e == nil {
+			continue
+		}
+		if sd, ok := e.Object.(types.StreamDict); ok {
+			sd.Raw, sd.Content = nil, nil
+			e.Object = sd
+		}
+	}
 }
 
 func ensurePageCount(ctx *model.Context) error {
@@ -134,12 +162,20 @@ func ensurePageCount(ctx *model.Context) error {
 	return nil
 }
 
-// lastXRef returns the offset after the last "startxref" and whether a classic "xref" table
-// starts there.
-func lastXRef(b []byte) (int64, bool) {
+type xrefKind int
+
+const (
+	xrefUnknown xrefKind = iota
+	xrefTable
+	xrefStreamSection
+)
+
+// lastXRef returns the offset after the last "startxref" and what starts there: a classic
+// "xref" table, a cross-reference stream object, or neither.
+func lastXRef(b []byte) (int64, xrefKind) {
 	i := bytes.LastIndex(b, []byte("startxref"))
 	if i < 0 {
-		return 0, false
+		return 0, xrefUnknown
 	}
 	rest := bytes.TrimLeft(b[i+len("startxref"):], " \r\n\t")
 	j := 0
@@ -148,9 +184,67 @@ func lastXRef(b []byte) (int64, bool) {
 	}
 	off, err := strconv.ParseInt(string(rest[:j]), 10, 64)
 	if err != nil || off < 0 || off >= int64(len(b)) {
-		return 0, false
+		return 0, xrefUnknown
 	}
-	return off, bytes.HasPrefix(bytes.TrimLeft(b[off:], " \r\n\t"), []byte("xref"))
+	at := bytes.TrimLeft(b[off:], " \r\n\t")
+	switch {
+	case bytes.HasPrefix(at, []byte("xref")):
+		return off, xrefTable
+	case isXRefStream(b, off):
+		return off, xrefStreamSection
+	}
+	return off, xrefUnknown
+}
+
+var xrefType = regexp.MustCompile(`/Type\s*/XRef\b`)
+
+// isXRefStream reports whether an "N G obj" whose dictionary has /Type /XRef starts at off.
+func isXRefStream(b []byte, off int64) bool {
+	at := bytes.TrimLeft(b[off:min(int64(len(b)), off+64)], " \r\n\t")
+	f := bytes.Fields(at)
+	if len(f) < 3 || !bytes.HasPrefix(f[2], []byte("obj")) {
+		return false
+	}
+	if _, err := strconv.Atoi(string(f[0])); err != nil {
+		return false
+	}
+	if _, err := strconv.Atoi(string(f[1])); err != nil {
+		return false
+	}
+	head := b[off:min(int64(len(b)), off+4096)]
+	if i := bytes.Index(head, []byte("stream")); i >= 0 {
+		head = head[:i]
+	}
+	return xrefType.Match(head)
+}
+
+// Release drops the parsed source (pdfcpu's context, which holds every stream of the source)
+// and the pending objects, so that the garbage collector can take them while the caller still
+// works with Base() and an Update it already has. d must not be used afterwards: Update and
+// Bytes return ErrReleased.
+func (d *Doc) Release() {
+	d.Ctx, d.objs, d.gens, d.finishers, d.memo, d.released = nil, nil, nil, nil, nil, true
+}
+
+// ErrReleased is returned by Update and Bytes after Release.
+var ErrReleased = errors.New("pdfdoc: document used after Release")
+
+// Memo returns the value stored under key by an earlier call on d, or stores and returns
+// what make gives (not storing an error). Packages use it to share one object between the
+// places that need it, e.g. one image XObject for a drawing stamped several times.
+func (d *Doc) Memo(key string, make func() (any, error)) (any, error) {
+	if v, ok := d.memo[key]; ok {
+		return v, nil
+	}
+	v, err := make()
+	if err != nil {
+		return nil, err
+	}
+	if d.memo == nil {
+		d.memo = map[string]any{}
+	}
+	d.memo[key] = v
+	return v, nil
 }
 
 // Info returns the current document information dictionary reference, if any.
@@ -233,88 +327,6 @@ func (d *Doc) DerefDict(o types.Object) (types.Dict, error) {
 func (d *Doc) Catalog() (types.Dict, types.IndirectRef, error) {
 	cat, err := d.DerefDict(d.root)
 	return cat, d.root, err
-}
-
-// Bytes returns the source followed by the update. Without changes it returns the source.
-// infoRef, when non-nil, becomes the trailer's /Info.
-func (d *Doc) Bytes(infoRef *types.IndirectRef) ([]byte, error) {
-	for _, f := range d.finishers {
-		if err := f(); err != nil {
-			return nil, err
-		}
-	}
-	d.finishers = nil
-	if len(d.objs) == 0 && infoRef == nil {
-		return d.base, nil
-	}
-	nrs := make([]int, 0, len(d.objs))
-	for nr := range d.objs {
-		nrs = append(nrs, nr)
-	}
-	sort.Ints(nrs)
-	var out bytes.Buffer
-	out.Grow(len(d.base) + 64*1024)
-	if d.base == nil {
-		out.WriteString("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
-	}
-	out.Write(d.base)
-	if n := len(d.base); n > 0 && d.base[n-1] != '\n' && d.base[n-1] != '\r' {
-		out.WriteByte('\n')
-	}
-	offsets := make(map[int]int, len(nrs))
-	for _, nr := range nrs {
-		offsets[nr] = out.Len()
-		fmt.Fprintf(&out, "%d %d obj\n", nr, d.gens[nr])
-		switch v := d.objs[nr].(type) {
-		case Stream:
-			sd := v.Dict.Clone().(types.Dict)
-			sd.Update("Length", types.Integer(len(v.Data)))
-			out.WriteString(sd.PDFString())
-			out.WriteString("\nstream\n")
-			out.Write(v.Data)
-			out.WriteString("\nendstream")
-		case types.Object:
-			out.WriteString(v.PDFString())
-		default:
-			return nil, fmt.Errorf("pdfdoc: object %d has unsupported type %T", nr, v)
-		}
-		out.WriteString("\nendobj\n")
-	}
-	xref := out.Len()
-	out.WriteString("xref\n")
-	if d.base == nil {
-		nrs = append([]int{0}, nrs...)
-		d.gens[0] = 65535
-	}
-	for i := 0; i < len(nrs); {
-		j := i
-		for j+1 < len(nrs) && nrs[j+1] == nrs[j]+1 {
-			j++
-		}
-		fmt.Fprintf(&out, "%d %d\n", nrs[i], j-i+1)
-		for k := i; k <= j; k++ {
-			kind := "n"
-			if nrs[k] == 0 && d.base == nil {
-				kind = "f"
-			}
-			fmt.Fprintf(&out, "%010d %05d %s\r\n", offsets[nrs[k]], d.gens[nrs[k]], kind)
-		}
-		i = j + 1
-	}
-	trailer := types.Dict{"Size": types.Integer(d.size), "Root": d.root}
-	if d.base != nil {
-		trailer["Prev"] = types.Integer(d.prevXRef)
-	}
-	if infoRef != nil {
-		trailer["Info"] = *infoRef
-	} else if d.info != nil {
-		trailer["Info"] = *d.info
-	}
-	trailer["ID"] = d.fileID(out.Len())
-	out.WriteString("trailer\n")
-	out.WriteString(trailer.PDFString())
-	fmt.Fprintf(&out, "\nstartxref\n%d\n%%%%EOF\n", xref)
-	return out.Bytes(), nil
 }
 
 // fileID keeps the first ID of the source (a new one when it had none) and makes the second

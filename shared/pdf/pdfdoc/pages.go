@@ -4,21 +4,61 @@ import (
 	"bytes"
 	"compress/zlib"
 	"fmt"
+	"io"
+	"sync"
 
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/types"
 )
 
+// flaters holds zlib writers for reuse: a new writer allocates about 1 MB of compressor
+// state, and a seal compresses dozens of streams.
+var flaters = sync.Pool{New: func() any {
+	zw, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed)
+	return &flater{zw: zw}
+}}
+
+type flater struct {
+	zw  *zlib.Writer
+	buf bytes.Buffer
+}
+
+// maxPooledScratch bounds the scratch buffer kept in the pool between uses.
+const maxPooledScratch = 1 << 20
+
 // NewFlateStream returns data compressed with /FlateDecode under dict (nil for an empty dict).
+// The compressed bytes are a fresh slice of the exact size.
 func NewFlateStream(dict types.Dict, data []byte) Stream {
-	var buf bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&buf, zlib.BestSpeed)
-	_, _ = zw.Write(data)
-	_ = zw.Close()
+	s, _ := NewFlateStreamFunc(dict, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+	return s
+}
+
+// NewFlateStreamFunc is NewFlateStream for data that write produces piece by piece, so that
+// the uncompressed data never has to exist in one slice. Errors: write's error.
+func NewFlateStreamFunc(dict types.Dict, write func(io.Writer) error) (Stream, error) {
+	f := flaters.Get().(*flater)
+	f.buf.Reset()
+	f.zw.Reset(&f.buf)
+	err := write(f.zw)
+	if cerr := f.zw.Close(); err == nil {
+		err = cerr
+	}
+	out := bytes.Clone(f.buf.Bytes())
+	f.zw.Reset(io.Discard)
+	if f.buf.Cap() > maxPooledScratch {
+		f.buf = bytes.Buffer{}
+	}
+	flaters.Put(f)
+	if err != nil {
+		return Stream{}, err
+	}
 	if dict == nil {
 		dict = types.Dict{}
 	}
 	dict["Filter"] = types.Name("FlateDecode")
-	return Stream{Dict: dict, Data: buf.Bytes()}
+	return Stream{Dict: dict, Data: out}, nil
 }
 
 // PageCount returns the number of pages, including pages appended by this update.
