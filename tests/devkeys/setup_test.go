@@ -170,8 +170,8 @@ func TestSetupContents(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cert.Subject.CommonName != SealCommonName ||
-		cert.KeyUsage != x509.KeyUsageDigitalSignature|x509.KeyUsageContentCommitment ||
-		cert.NotAfter.Sub(cert.NotBefore) < 5*365*24*time.Hour || cert.IsCA {
+		cert.KeyUsage != x509.KeyUsageDigitalSignature|x509.KeyUsageContentCommitment|x509.KeyUsageCertSign ||
+		cert.NotAfter.Sub(cert.NotBefore) < 5*365*24*time.Hour || !cert.IsCA {
 		t.Errorf("seal cert: CN %q usage %v validity %v", cert.Subject.CommonName, cert.KeyUsage, cert.NotAfter.Sub(cert.NotBefore))
 	}
 	keyPEM, _ := os.ReadFile(env["SEAL_KEY_FILE"])
