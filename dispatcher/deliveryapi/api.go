@@ -80,19 +80,19 @@ func LapsedCodec(ring *tokens.KeyRing) *tokens.Codec {
 // Routes registers the routes. Create queues invitations and uploads, so its function is
 // invoked; the others are forwarded.
 func (a *API) Routes(mux *http.ServeMux) {
-	c := cors{origin: a.PortalOrigin}
+	c := recipientCORS(a.PortalOrigin)
 	mux.Handle("POST /api/delivery", web.Handle(a.create))
 	mux.Handle("GET /api/delivery-sessions", web.Handle(a.list))
 	mux.Handle("POST /api/delivery/{deliveryId}/revoke", web.Handle(a.revoke))
 
-	mux.Handle("OPTIONS /api/delivery/{deliveryId}/", c.preflight("GET, POST, OPTIONS"))
-	mux.Handle("OPTIONS /api/delivery/{deliveryId}", c.preflight("GET, OPTIONS"))
-	mux.Handle("GET /api/delivery/{deliveryId}", c.wrap(web.Handle(a.metadata)))
-	mux.Handle("GET /api/delivery/{deliveryId}/sas", c.wrap(web.Handle(a.sas)))
-	mux.Handle("POST /api/delivery/{deliveryId}/download", c.wrap(web.Handle(a.download)))
-	mux.Handle("POST /api/delivery/{deliveryId}/access", c.wrap(web.Handle(a.access)))
-	mux.Handle("POST /api/delivery/{deliveryId}/otp/send", c.wrap(web.Handle(a.otpSend)))
-	mux.Handle("POST /api/delivery/{deliveryId}/otp/verify", c.wrap(web.Handle(a.otpVerify)))
+	mux.Handle("OPTIONS /api/delivery/{deliveryId}/", c.Preflight("GET, POST, OPTIONS"))
+	mux.Handle("OPTIONS /api/delivery/{deliveryId}", c.Preflight("GET, OPTIONS"))
+	mux.Handle("GET /api/delivery/{deliveryId}", c.Wrap(web.Handle(a.metadata)))
+	mux.Handle("GET /api/delivery/{deliveryId}/sas", c.Wrap(web.Handle(a.sas)))
+	mux.Handle("POST /api/delivery/{deliveryId}/download", c.Wrap(web.Handle(a.download)))
+	mux.Handle("POST /api/delivery/{deliveryId}/access", c.Wrap(web.Handle(a.access)))
+	mux.Handle("POST /api/delivery/{deliveryId}/otp/send", c.Wrap(web.Handle(a.otpSend)))
+	mux.Handle("POST /api/delivery/{deliveryId}/otp/verify", c.Wrap(web.Handle(a.otpVerify)))
 }
 
 func (a *API) now() time.Time { return a.Now().UTC() }

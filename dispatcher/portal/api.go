@@ -52,15 +52,15 @@ const (
 // the last open step, the seal), so its function is invoked; the others are forwarded.
 // Preflight OPTIONS requests of both prefixes are answered by the CORS handler.
 func (a *API) Routes(mux *http.ServeMux) {
-	c := cors{origin: a.PortalOrigin}
-	mux.Handle("OPTIONS /api/esign/portal/", c.preflight("GET, POST, OPTIONS"))
-	mux.Handle("OPTIONS "+PathDocument, c.preflight("GET, HEAD, OPTIONS"))
-	mux.Handle("POST "+PathActivate, c.wrap(web.Handle(a.activate)))
-	mux.Handle("GET "+PathSession, c.wrap(web.Handle(a.session)))
-	mux.Handle("POST "+PathViewed, c.wrap(web.Handle(a.viewed)))
-	mux.Handle("POST "+PathConsent, c.wrap(web.Handle(a.consent)))
-	mux.Handle("POST "+PathDecline, c.wrap(web.Handle(a.decline)))
-	mux.Handle("GET "+PathDocument+"{token}", c.wrap(web.Handle(a.document)))
+	c := portalCORS(a.PortalOrigin)
+	mux.Handle("OPTIONS /api/esign/portal/", c.Preflight("GET, POST, OPTIONS"))
+	mux.Handle("OPTIONS "+PathDocument, c.Preflight("GET, HEAD, OPTIONS"))
+	mux.Handle("POST "+PathActivate, c.Wrap(web.Handle(a.activate)))
+	mux.Handle("GET "+PathSession, c.Wrap(web.Handle(a.session)))
+	mux.Handle("POST "+PathViewed, c.Wrap(web.Handle(a.viewed)))
+	mux.Handle("POST "+PathConsent, c.Wrap(web.Handle(a.consent)))
+	mux.Handle("POST "+PathDecline, c.Wrap(web.Handle(a.decline)))
+	mux.Handle("GET "+PathDocument+"{token}", c.Wrap(web.Handle(a.document)))
 }
 
 func (a *API) now() time.Time { return a.Now().UTC() }

@@ -46,11 +46,11 @@ type Challenge struct {
 
 // Routes registers the four routes (all forwarded: none has queue outputs).
 func (x *Challenge) Routes(mux *http.ServeMux) {
-	c := cors{origin: x.PortalOrigin}
-	mux.Handle("POST "+PathOTPSend, c.wrap(web.Handle(x.otpSend)))
-	mux.Handle("POST "+PathOTPVerify, c.wrap(web.Handle(x.otpVerify)))
-	mux.Handle("POST "+PathTransfer, c.wrap(web.Handle(x.transferCreate)))
-	mux.Handle("POST "+PathTransferRedeem, c.wrap(web.Handle(x.transferRedeem)))
+	c := portalCORS(x.PortalOrigin)
+	mux.Handle("POST "+PathOTPSend, c.Wrap(web.Handle(x.otpSend)))
+	mux.Handle("POST "+PathOTPVerify, c.Wrap(web.Handle(x.otpVerify)))
+	mux.Handle("POST "+PathTransfer, c.Wrap(web.Handle(x.transferCreate)))
+	mux.Handle("POST "+PathTransferRedeem, c.Wrap(web.Handle(x.transferRedeem)))
 }
 
 type otpSendRequest struct {
