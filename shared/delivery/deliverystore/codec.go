@@ -1,11 +1,11 @@
 package deliverystore
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"time"
 
+	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/otp"
@@ -14,16 +14,8 @@ import (
 // Row keys inside a delivery's partition (PartitionKey = deliveryId).
 const (
 	rowSession  = "session"
-	prefixEvent = "evt-"
+	prefixEvent = audit.RowPrefix
 )
-
-// eventKey sorts events by time, then by their order in one change; the random tail keeps two
-// changes stamped with the same nanosecond from colliding.
-func eventKey(at time.Time, seq int) string {
-	var tail [4]byte
-	_, _ = rand.Read(tail[:])
-	return fmt.Sprintf("%s%020d-%04d-%x", prefixEvent, at.UnixNano(), seq, tail)
-}
 
 // otpRecord is the session's OTP state as stored (the code only as its keyed hash).
 type otpRecord struct {
@@ -96,53 +88,16 @@ func sessionFrom(e tablestore.Entity) (*delivery.Session, error) {
 	return s, nil
 }
 
-// AuditEvent is one stored audit event.
-type AuditEvent struct {
-	Kind      string         `json:"kind"`
-	At        time.Time      `json:"at"`
-	ActorKind string         `json:"actorKind"`
-	ActorID   string         `json:"actorId,omitempty"`
-	IP        string         `json:"ip,omitempty"`
-	UserAgent string         `json:"userAgent,omitempty"`
-	EmailHash string         `json:"emailHash,omitempty"` // the recipient's keyed hash
-	Data      map[string]any `json:"data,omitempty"`
-}
+// AuditEvent is one stored audit event (Slot is -1: a delivery has no slots).
+type AuditEvent = audit.Record
 
 func eventEntity(s *delivery.Session, ev delivery.Event, seq int) (tablestore.Entity, error) {
-	data := "{}"
-	if len(ev.Data) > 0 {
-		b, err := json.Marshal(ev.Data)
-		if err != nil {
-			return tablestore.Entity{}, fmt.Errorf("deliverystore: event %s data: %w", ev.Kind, err)
-		}
-		data = string(b)
-	}
-	return tablestore.Entity{PartitionKey: s.DeliveryID, RowKey: eventKey(ev.At, seq), Props: map[string]any{
-		"kind": ev.Kind, "atNs": ev.At.UnixNano(), "at": ev.At.UTC().Format(time.RFC3339Nano),
-		"actorKind": ev.Actor.Kind, "actorId": ev.Actor.ID, "ip": ev.Actor.IP, "userAgent": ev.Actor.UserAgent,
-		"emailHash": s.RecipientHash, "data": data,
-	}}, nil
+	return audit.Entity(s.DeliveryID, audit.Record{Kind: ev.Kind, At: ev.At, Slot: -1, ActorKind: ev.Actor.Kind,
+		ActorID: ev.Actor.ID, IP: ev.Actor.IP, UserAgent: ev.Actor.UserAgent, EmailHash: s.RecipientHash, Data: ev.Data}, seq)
 }
 
-func eventFrom(e tablestore.Entity) AuditEvent {
-	ev := AuditEvent{Kind: e.String("kind"), At: at(e.Int64("atNs")), ActorKind: e.String("actorKind"),
-		ActorID: e.String("actorId"), IP: e.String("ip"), UserAgent: e.String("userAgent"), EmailHash: e.String("emailHash")}
-	if d := e.String("data"); d != "" && d != "{}" {
-		_ = json.Unmarshal([]byte(d), &ev.Data)
-	}
-	return ev
-}
+func eventFrom(e tablestore.Entity) AuditEvent { return audit.FromEntity(e) }
 
-func ns(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
+func ns(t time.Time) int64 { return audit.Nanos(t) }
 
-func at(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
+func at(n int64) time.Time { return audit.FromNanos(n) }

@@ -1,9 +1,9 @@
 package sessionstore
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"github.com/esign-svc/esign/shared/audit"
 	"time"
 
 	"github.com/esign-svc/esign/shared/azure/tablestore"
@@ -14,21 +14,13 @@ import (
 const (
 	rowSession   = "session"
 	prefixSlot   = "slot-"
-	prefixEvent  = "evt-"
+	prefixEvent  = audit.RowPrefix
 	prefixSig    = "sig-"
 	prefixCallbk = "cb-"
 )
 
 func slotKey(i int) string { return fmt.Sprintf("%s%02d", prefixSlot, i) }
 func sigKey(i int) string  { return fmt.Sprintf("%s%02d", prefixSig, i) }
-
-// eventKey sorts events by time, then by their order in one change; the random tail keeps two
-// changes stamped with the same nanosecond from colliding.
-func eventKey(at time.Time, seq int) string {
-	var tail [4]byte
-	_, _ = rand.Read(tail[:])
-	return fmt.Sprintf("%s%020d-%04d-%x", prefixEvent, at.UnixNano(), seq, tail)
-}
 
 func sessionEntity(s *esign.Session) tablestore.Entity {
 	manifest, _ := json.Marshal(s.Manifest) // plain structs: cannot fail
@@ -144,57 +136,15 @@ type otpRecord struct {
 }
 
 // AuditEvent is one stored audit event, as the status timeline and the evidence bundle read it.
-type AuditEvent struct {
-	Seq       string         `json:"-"`
-	Kind      string         `json:"kind"`
-	At        time.Time      `json:"at"`
-	Slot      int            `json:"slot"`
-	ActorKind string         `json:"actorKind"`
-	ActorID   string         `json:"actorId,omitempty"`
-	IP        string         `json:"ip,omitempty"`
-	UserAgent string         `json:"userAgent,omitempty"`
-	EmailHash string         `json:"emailHash,omitempty"`
-	Data      map[string]any `json:"data,omitempty"`
-}
+type AuditEvent = audit.Record
 
 func eventEntity(groupID string, ev esign.Event, seq int, emailHash string) (tablestore.Entity, error) {
-	data := "{}"
-	if len(ev.Data) > 0 {
-		b, err := json.Marshal(ev.Data)
-		if err != nil {
-			return tablestore.Entity{}, fmt.Errorf("sessionstore: event %s data: %w", ev.Kind, err)
-		}
-		data = string(b)
-	}
-	return tablestore.Entity{PartitionKey: groupID, RowKey: eventKey(ev.At, seq), Props: map[string]any{
-		"kind": ev.Kind, "atNs": ev.At.UnixNano(), "at": ev.At.UTC().Format(time.RFC3339Nano), "slot": int64(ev.Slot),
-		"actorKind": ev.Actor.Kind, "actorId": ev.Actor.ID, "ip": ev.Actor.IP, "userAgent": ev.Actor.UserAgent,
-		"emailHash": emailHash, "data": data,
-	}}, nil
+	return audit.Entity(groupID, audit.Record{Kind: ev.Kind, At: ev.At, Slot: ev.Slot, ActorKind: ev.Actor.Kind,
+		ActorID: ev.Actor.ID, IP: ev.Actor.IP, UserAgent: ev.Actor.UserAgent, EmailHash: emailHash, Data: ev.Data}, seq)
 }
 
-func eventFrom(e tablestore.Entity) AuditEvent {
-	ev := AuditEvent{
-		Seq: e.RowKey, Kind: e.String("kind"), At: fromNs(e.Int64("atNs")), Slot: int(e.Int64("slot")),
-		ActorKind: e.String("actorKind"), ActorID: e.String("actorId"), IP: e.String("ip"),
-		UserAgent: e.String("userAgent"), EmailHash: e.String("emailHash"),
-	}
-	if d := e.String("data"); d != "" && d != "{}" {
-		_ = json.Unmarshal([]byte(d), &ev.Data)
-	}
-	return ev
-}
+func eventFrom(e tablestore.Entity) AuditEvent { return audit.FromEntity(e) }
 
-func nsOrZero(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
+func nsOrZero(t time.Time) int64 { return audit.Nanos(t) }
 
-func fromNs(ns int64) time.Time {
-	if ns == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, ns).UTC()
-}
+func fromNs(ns int64) time.Time { return audit.FromNanos(ns) }
