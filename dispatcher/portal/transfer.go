@@ -18,8 +18,10 @@ import (
 	"github.com/esign-svc/esign/shared/web"
 )
 
-// QRSize is the side of the transfer QR code PNG, in pixels.
-const QRSize = 320
+// QRModule is the side of one QR module in the transfer PNG, in pixels. A whole number of
+// pixels per module keeps every module the same size (a PNG squeezed to a fixed side resamples
+// modules unevenly, which scanners misread now and then).
+const QRModule = 8
 
 type transferResponse struct {
 	tokenFields
@@ -68,7 +70,7 @@ func (x *Challenge) transferCreate(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	link := strings.TrimRight(x.PortalURL, "/") + "/transfer?token=" + url.QueryEscape(token)
-	png, err := qrcode.Encode(link, qrcode.Medium, QRSize)
+	png, err := qrcode.Encode(link, qrcode.Medium, -QRModule)
 	if err != nil {
 		return apperr.Wrap(err, apperr.KindInternal, "qr_encode_failed", "could not draw the transfer QR code")
 	}

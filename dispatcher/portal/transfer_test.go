@@ -30,8 +30,8 @@ func (o *otpEnv) createTransfer(t *testing.T, tok string) string {
 		t.Fatal(err)
 	}
 	img, err := png.Decode(bytes.NewReader(raw))
-	if err != nil || img.Bounds().Dx() != QRSize {
-		t.Fatalf("qrPng is no %d px PNG: %v", QRSize, err)
+	if err != nil || img.Bounds().Dx() != img.Bounds().Dy() || img.Bounds().Dx()%QRModule != 0 {
+		t.Fatalf("qrPng is no square PNG of %d px modules: %v", QRModule, err)
 	}
 	if v["expiresAt"] != o.clock.Now().Add(esign.TransferTTL).Format(time.RFC3339Nano) {
 		t.Fatalf("expiresAt %v", v["expiresAt"])

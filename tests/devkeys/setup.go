@@ -235,10 +235,10 @@ func ensureSeal(certPath, keyPath string, now time.Time, created *[]string) erro
 		return err
 	}
 	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: SealCommonName, Organization: []string{"eSign development"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.AddDate(5, 0, 0),
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: SealCommonName, Organization: []string{"eSign development"}},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.AddDate(5, 0, 0),
 		// A self-signed seal certificate is its own root: it must be allowed to sign
 		// certificates for validators (pdfcpu) to accept its self-signature.
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment | x509.KeyUsageCertSign,
