@@ -17,6 +17,9 @@ param location string = resourceGroup().location
 @description('The signing portal base URL (https).')
 param portalUrl string
 
+@description('The signing portal API base URL (https); the processor POSTs {portalApiUrl}/v1/purge after each seal.')
+param portalApiUrl string
+
 @description('Entra ID issuer of the callers\' JWTs, e.g. https://login.microsoftonline.com/<tenant>/v2.0')
 param authIssuer string
 
@@ -83,7 +86,7 @@ resource queueService 'Microsoft.Storage/storageAccounts/queueServices@2023-05-0
   name: 'default'
 }
 
-resource queues 'Microsoft.Storage/storageAccounts/queueServices/queues@2023-05-01' = [for name in ['seal', 'seal-poison', 'notifications', 'notifications-poison', 'deliveryupload', 'deliveryupload-poison', 'deliveryinvite', 'deliveryinvite-poison']: {
+resource queues 'Microsoft.Storage/storageAccounts/queueServices/queues@2023-05-01' = [for name in ['seal', 'seal-poison', 'notifications', 'notifications-poison', 'deliveryupload', 'deliveryupload-poison', 'deliveryinvite', 'deliveryinvite-poison', 'portalpurge', 'portalpurge-poison']: {
   parent: queueService
   name: name
 }]
@@ -231,6 +234,9 @@ resource processor 'Microsoft.Web/sites@2023-12-01' = {
       appSettings: concat(commonSettings, [
         { name: 'SEAL_PKCS12_FILE', value: '/home/site/seal/seal.p12' }
         { name: 'SEAL_PKCS12_PASSWORD', value: kvRef['seal-pkcs12-password'] }
+        // The post-seal purge at the portal, signed with the shared portal secret.
+        { name: 'PORTAL_API_URL', value: portalApiUrl }
+        { name: 'PORTAL_CALLBACK_SECRETS', value: kvRef['portal-callback-secrets'] }
       ])
     }
   }

@@ -10,6 +10,7 @@ import (
 	"github.com/esign-svc/esign/processor/deliveryupload"
 	"github.com/esign-svc/esign/processor/expiry"
 	"github.com/esign-svc/esign/processor/notifyjob"
+	"github.com/esign-svc/esign/processor/portalpurge"
 	"github.com/esign-svc/esign/processor/seal"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
@@ -78,8 +79,8 @@ type Function struct {
 }
 
 // Functions are the processor's jobs: Notify, NotifyPoison, ExpireSessions, Seal, SealPoison,
-// ReconcileSealing, and the delivery jobs (DeliveryInvite, DeliveryUpload and their poison
-// handlers).
+// ReconcileSealing, the delivery jobs (DeliveryInvite, DeliveryUpload and their poison
+// handlers), and the portal purge (PortalPurge, PortalPurgePoison).
 // Errors: a wiring mistake (a missing dependency).
 func Functions(d *Deps) ([]Function, error) {
 	notifier, err := notifyjob.New(notifyjob.Deps{Store: d.Sessions, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
@@ -95,6 +96,10 @@ func Functions(d *Deps) ([]Function, error) {
 	}
 	sealer := seal.New(seal.Deps{Sessions: d.Sessions, Blobs: blobstore.New(d.Account), Key: d.Config.Seal.Key,
 		TSAURL: d.Config.Seal.TSAURL, StuckAfter: d.Config.Seal.StuckAfter, EngineVersion: version.Engine, Now: d.Now})
+	purger, err := portalPurge(d)
+	if err != nil {
+		return nil, err
+	}
 	return []Function{
 		{notifyjob.FunctionName, funcproto.QueueHandler(notifier.Handle)},
 		{notifyjob.PoisonFunctionName, funcproto.QueueHandler(notifier.HandlePoison)},
@@ -106,6 +111,8 @@ func Functions(d *Deps) ([]Function, error) {
 		{deliveryupload.PoisonFunctionName, funcproto.QueueHandler(deliveries.HandleUploadPoison)},
 		{deliveryupload.InviteFunctionName, funcproto.QueueHandler(deliveries.HandleInvite)},
 		{deliveryupload.InvitePoisonFunctionName, funcproto.QueueHandler(deliveries.HandleInvitePoison)},
+		{portalpurge.FunctionName, funcproto.QueueHandler(purger.Handle)},
+		{portalpurge.PoisonFunctionName, funcproto.QueueHandler(purger.HandlePoison)},
 	}, nil
 }
 

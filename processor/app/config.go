@@ -10,21 +10,29 @@ import (
 
 	"github.com/esign-svc/esign/processor/seal"
 	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/callbacksig"
 	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/operator"
 	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/portalclient"
 	"github.com/esign-svc/esign/shared/tokens"
 )
 
 // Config is everything the processor needs, validated.
 type Config struct {
-	Port          string
-	Storage       azconn.Config
-	Tokens        *tokens.KeyRing
-	EmailHasher   *pii.Hasher
-	PIICipher     *pii.Cipher
-	PortalURL     string      // base of the portal links in invitations; https, or http on loopback
+	Port        string
+	Storage     azconn.Config
+	Tokens      *tokens.KeyRing
+	EmailHasher *pii.Hasher
+	PIICipher   *pii.Cipher
+	PortalURL   string // base of the portal links in invitations; https, or http on loopback
+	// PortalAPIURL is PORTAL_API_URL, the portal's API for the post-seal purge (https, or http on
+	// loopback); empty when not set (local development without a portal: the purge is skipped
+	// and recorded as such). PortalSecret is the first (current) of PORTAL_CALLBACK_SECRETS, read
+	// and required only when PortalAPIURL is set.
+	PortalAPIURL  string
+	PortalSecret  string
 	EmailProvider string      // EMAIL_PROVIDER: outbox (default), operator, customer-acs, smtp
 	SMSProvider   string      // SMS_PROVIDER: outbox (default), customer-acs
 	Seal          seal.Config // the seal key and chain, SEAL_TSA_URL, SEAL_RECONCILE_AFTER
@@ -59,6 +67,18 @@ func Load(lookup config.Lookup) (Config, error) {
 	}
 	c.PortalURL = r.URL("PORTAL_URL", true)
 	r.Check("PORTAL_URL", httpsOrLoopback(c.PortalURL))
+	c.PortalAPIURL = r.URL(portalclient.SettingURL, false)
+	if c.PortalAPIURL != "" {
+		_, err := portalclient.ParseBaseURL(c.PortalAPIURL)
+		r.Check(portalclient.SettingURL, err)
+		if v := r.Secret(portalclient.SettingSecrets); v != "" {
+			secrets, err := callbacksig.ParseSecrets(v)
+			r.Check(portalclient.SettingSecrets, err)
+			if len(secrets) > 0 {
+				c.PortalSecret = secrets[0]
+			}
+		}
+	}
 	c.EmailProvider = r.Enum(notify.SettingEmailProvider, notify.ProviderOutbox,
 		notify.ProviderOutbox, notify.ProviderOperator, notify.ProviderCustomerACS, notify.ProviderSMTP)
 	c.SMSProvider = r.Enum(notify.SettingSMSProvider, notify.ProviderOutbox, notify.ProviderOutbox, notify.ProviderCustomerACS)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/esign-svc/esign/processor/portalpurge"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/esign"
@@ -98,6 +99,10 @@ func (j *Job) seal(ctx context.Context, m esign.SealMessage) error {
 		return err
 	}
 	if err := queueNotices(ctx, sess, ch.Effects); err != nil {
+		return err
+	}
+	// The portal's copy of the slots' data is purged by its own job (processor/portalpurge).
+	if err := funcproto.AddOutput(ctx, portalpurge.Binding, portalpurge.Message{GroupID: sess.GroupID, TenantID: sess.TenantID}); err != nil {
 		return err
 	}
 	funcproto.Logf(ctx, "seal: group %s sealed and complete", sess.GroupID)
