@@ -87,7 +87,7 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
-	send, box, err := senders.FromConfig(cfg.lookup, acct)
+	send, box, err := senders.FromConfig(cfg.Lookup, acct)
 	if err != nil {
 		return nil, err
 	}

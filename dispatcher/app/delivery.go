@@ -19,7 +19,7 @@ func init() {
 		name:    "delivery",
 		invoked: []string{"CreateDelivery"},
 		routes: func(mux *http.ServeMux, d *Deps) error {
-			gc, err := delivery.GraphClientFromLookup(d.Config.lookup)
+			gc, err := delivery.GraphClientFromLookup(d.Config.Lookup)
 			if err != nil {
 				return err
 			}

@@ -89,7 +89,7 @@ func Functions(d *Deps) ([]Function, error) {
 		return nil, err
 	}
 	exp := expiry.New(d.Sessions, d.Now)
-	deliveries, err := deliveryupload.New(deliveryupload.Deps{Account: d.Account, Lookup: d.Config.lookup, Tokens: d.Tokens,
+	deliveries, err := deliveryupload.New(deliveryupload.Deps{Account: d.Account, Lookup: d.Config.Lookup, Tokens: d.Tokens,
 		Cipher: d.Config.PIICipher, Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
 	if err != nil {
 		return nil, err

@@ -11,5 +11,5 @@ import (
 const OutboxTable = senders.OutboxTable
 
 func providers(cfg Config, acct *azconn.Account) (notify.Providers, *outbox.Outbox, error) {
-	return senders.FromConfig(cfg.lookup, acct)
+	return senders.FromConfig(cfg.Lookup, acct)
 }

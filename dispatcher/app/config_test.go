@@ -1,0 +1,46 @@
+package app
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"strings"
+	"testing"
+
+	"github.com/esign-svc/esign/shared/config"
+)
+
+func key() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+func TestLoadNamesEverySettingAtFault(t *testing.T) {
+	t.Parallel()
+	_, err := Load(config.MapLookup(map[string]string{"PORTAL_URL": "http://portal.example", "AUTH_JWKS_URL": "https://a", "AUTH_JWKS_FILE": "/b"}))
+	for _, name := range []string{"STORAGE_CONNECTION_STRING", "TOKEN_KEYS", "PII_HASH_KEY", "PII_ENC_KEYS",
+		"PORTAL_CALLBACK_SECRETS", "PORTAL_URL", "AUTH_ISSUER", "AUTH_AUDIENCE", "AUTH_JWKS_URL", "LICENCE", "LICENCE_PUBLIC_KEY"} {
+		if err == nil || !strings.Contains(err.Error(), "setting "+name) {
+			t.Errorf("error does not name %s: %v", name, err)
+		}
+	}
+}
+
+func TestLoadValid(t *testing.T) {
+	t.Parallel()
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	c, err := Load(config.MapLookup(map[string]string{
+		"STORAGE_CONNECTION_STRING": "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + key() + ";TableEndpoint=http://127.0.0.1:1/devstoreaccount1;",
+		"TOKEN_KEYS":                "k1:" + key(), "PII_HASH_KEY": key(), "PII_ENC_KEYS": "e1:" + key(),
+		"PORTAL_CALLBACK_SECRETS": strings.Repeat("s", 32) + "," + strings.Repeat("t", 32),
+		"PORTAL_URL":              "https://portal.example/app", "AUTH_ISSUER": "https://iss", "AUTH_AUDIENCE": "api://x",
+		"AUTH_JWKS_URL": "https://iss/keys", "LICENCE": "x.y.z", "LICENCE_PUBLIC_KEY": base64.StdEncoding.EncodeToString(pub),
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PortalOrigin != "https://portal.example" || len(c.CallbackSecrets) != 2 || c.Tokens == nil || c.Port != "8080" || c.Settings["TOKEN_KEYS"] != "***" {
+		t.Fatalf("config %+v", c)
+	}
+}

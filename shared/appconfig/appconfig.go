@@ -1,0 +1,73 @@
+// Package appconfig reads the settings both Function Apps share: the handler port, storage,
+// the token and PII key rings, and the portal URL. Each app's own Load reads its other settings
+// with the same config.Reader, so one error names every setting at fault.
+package appconfig
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+
+	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/tokens"
+)
+
+// Common are the settings both apps read.
+type Common struct {
+	Port        string // FUNCTIONS_CUSTOMHANDLER_PORT
+	Storage     azconn.Config
+	Tokens      *tokens.KeyRing // TOKEN_KEYS
+	EmailHasher *pii.Hasher     // PII_HASH_KEY
+	PIICipher   *pii.Cipher     // PII_ENC_KEYS
+	PortalURL   string          // PORTAL_URL: https, or http on loopback for development
+	// Lookup is kept for the parts that read their own settings when they are built (the
+	// notification providers, the Graph client).
+	Lookup config.Lookup
+}
+
+// Read reads the shared settings through r (problems are collected in r).
+func Read(r *config.Reader, lookup config.Lookup) Common {
+	c := Common{Lookup: lookup}
+	c.Port = r.String("FUNCTIONS_CUSTOMHANDLER_PORT", "8080")
+	c.Storage = azconn.ConfigFromLookup(lookup)
+	if c.Storage.ConnectionString == "" && c.Storage.AccountName == "" {
+		r.Check(azconn.SettingConnectionString, fmt.Errorf("set it (locally) or %s (managed identity in Azure)", azconn.SettingAccountName))
+	}
+	var err error
+	if v := r.Secret("TOKEN_KEYS"); v != "" {
+		c.Tokens, err = tokens.ParseKeyRing(v)
+		r.Check("TOKEN_KEYS", err)
+	}
+	if v := r.Secret("PII_HASH_KEY"); v != "" {
+		c.EmailHasher, err = pii.ParseHashKey(v)
+		r.Check("PII_HASH_KEY", err)
+	}
+	if v := r.Secret("PII_ENC_KEYS"); v != "" {
+		c.PIICipher, err = pii.ParseCipher(v)
+		r.Check("PII_ENC_KEYS", err)
+	}
+	c.PortalURL = r.URL("PORTAL_URL", true)
+	r.Check("PORTAL_URL", HTTPSOrLoopback(c.PortalURL))
+	return c
+}
+
+// HTTPSOrLoopback accepts https URLs, and http only for loopback hosts (development).
+func HTTPSOrLoopback(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	if u.Scheme == "https" {
+		return nil
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return nil
+	}
+	return fmt.Errorf("must be https (http is allowed only on loopback)")
+}
