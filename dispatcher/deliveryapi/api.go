@@ -26,6 +26,7 @@ package deliveryapi
 
 import (
 	"context"
+	"github.com/esign-svc/esign/dispatcher/guard"
 	"net/http"
 	"time"
 
@@ -97,20 +98,9 @@ func (a *API) Routes(mux *http.ServeMux) {
 
 func (a *API) now() time.Time { return a.Now().UTC() }
 
-// caller authenticates a requester and checks licence (feature delivery, tenant) and role, in
-// that order: 401 without a valid token, 403 without the feature or a role.
+// caller is the requester routes' check (guard.Gate): 401, then licence and role 403s.
 func (a *API) caller(r *http.Request, roles ...string) (auth.Principal, error) {
-	p, err := a.Verifier.Authenticate(r)
-	if err != nil {
-		return p, err
-	}
-	if err := a.Licence.Require(licence.FeatureDelivery); err != nil {
-		return p, err
-	}
-	if err := a.Licence.CheckTenant(p.TenantID); err != nil {
-		return p, err
-	}
-	return p, auth.RequireAny(p, roles...)
+	return guard.Gate{Verifier: a.Verifier, Licence: a.Licence, Feature: licence.FeatureDelivery}.Caller(r, roles...)
 }
 
 func initiator(r *http.Request, p auth.Principal) delivery.Actor {

@@ -6,6 +6,7 @@ package esignapi
 
 import (
 	"context"
+	"github.com/esign-svc/esign/dispatcher/guard"
 	"net/http"
 	"time"
 
@@ -45,20 +46,9 @@ func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("DELETE /api/esign/session/{groupId}/slots/{slotIndex}/email", web.Handle(a.eraseEmail))
 }
 
-// caller authenticates the request and checks licence and role, in that order: 401 without a
-// valid token, 403 without the esign feature or the role.
+// caller is the requester routes' check (guard.Gate): 401, then licence and role 403s.
 func (a *API) caller(r *http.Request, roles ...string) (auth.Principal, error) {
-	p, err := a.Verifier.Authenticate(r)
-	if err != nil {
-		return p, err
-	}
-	if err := a.Licence.Require(licence.FeatureEsign); err != nil {
-		return p, err
-	}
-	if err := a.Licence.CheckTenant(p.TenantID); err != nil {
-		return p, err
-	}
-	return p, auth.RequireAny(p, roles...)
+	return guard.Gate{Verifier: a.Verifier, Licence: a.Licence, Feature: licence.FeatureEsign}.Caller(r, roles...)
 }
 
 func actor(r *http.Request, p auth.Principal) esign.Actor {
