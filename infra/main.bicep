@@ -188,6 +188,10 @@ var commonSettings = [
   { name: 'PII_ENC_KEYS', value: kvRef['pii-enc-keys'] }
   { name: 'PORTAL_URL', value: portalUrl }
   { name: 'EMAIL_PROVIDER', value: emailProvider }
+  // Document-library uploads through Microsoft Graph with the identity (grant it Sites.Selected
+  // on the customer's site; without the grant uploads fail with graph_forbidden).
+  { name: 'GRAPH_USE_MANAGED_IDENTITY', value: 'true' }
+  { name: 'GRAPH_IDENTITY_CLIENT_ID', value: identity.properties.clientId }
   { name: 'SMS_PROVIDER', value: smsProvider }
 ]
 

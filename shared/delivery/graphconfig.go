@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+
 	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/graph"
 )
@@ -25,13 +27,17 @@ const (
 	// SettingGraphCAFile names a PEM file of extra CA certificates the Graph client trusts
 	// besides the system pool (a TLS-inspecting proxy, or the local test server).
 	SettingGraphCAFile = "GRAPH_CA_FILE"
+	// SettingGraphManagedIdentity ("true") signs in to Graph with the app's managed identity
+	// instead of a client secret; SettingGraphIdentityClientID selects a user-assigned one.
+	SettingGraphManagedIdentity  = "GRAPH_USE_MANAGED_IDENTITY"
+	SettingGraphIdentityClientID = "GRAPH_IDENTITY_CLIENT_ID"
 )
 
-// GraphClientFromLookup builds the Graph client from the GRAPH_* settings. With none of
-// GRAPH_TENANT_ID, GRAPH_CLIENT_ID and GRAPH_CLIENT_SECRET set it returns (nil, nil): the
-// deployment has no library upload, and modes sharepoint and both are refused at create time
-// (the managed-identity form of graph.Config is not wired yet). Errors name the setting at
-// fault (never a secret's value).
+// GraphClientFromLookup builds the Graph client from the GRAPH_* settings: a client secret
+// (GRAPH_TENANT_ID, GRAPH_CLIENT_ID, GRAPH_CLIENT_SECRET), or the app's managed identity
+// (GRAPH_USE_MANAGED_IDENTITY=true, optionally GRAPH_IDENTITY_CLIENT_ID), never both. With
+// neither it returns (nil, nil): the deployment has no library upload, and modes sharepoint and
+// both are refused at create time. Errors name the setting at fault (never a secret's value).
 func GraphClientFromLookup(lookup config.Lookup) (*graph.Client, error) {
 	r := config.NewReader(lookup)
 	tenant := r.String(SettingGraphTenantID, "")
@@ -41,13 +47,29 @@ func GraphClientFromLookup(lookup config.Lookup) (*graph.Client, error) {
 	base := r.String(SettingGraphBaseURL, "")
 	hosts := r.String(SettingGraphAllowedHosts, "")
 	caFile := r.String(SettingGraphCAFile, "")
+	useMI := r.Bool(SettingGraphManagedIdentity, false)
+	miClient := r.String(SettingGraphIdentityClientID, "")
+	if useMI && secret != "" {
+		r.Check(SettingGraphManagedIdentity, errors.New("set either it or GRAPH_CLIENT_SECRET, not both"))
+	}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	if tenant == "" && client == "" && secret == "" {
+	if tenant == "" && client == "" && secret == "" && !useMI {
 		return nil, nil
 	}
 	cfg := graph.Config{TenantID: tenant, ClientID: client, ClientSecret: secret, AuthorityHost: authority, GraphBase: base}
+	if useMI {
+		opts := &azidentity.ManagedIdentityCredentialOptions{}
+		if miClient != "" {
+			opts.ID = azidentity.ClientID(miClient)
+		}
+		cred, err := azidentity.NewManagedIdentityCredential(opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", SettingGraphManagedIdentity, err)
+		}
+		cfg = graph.Config{Credential: cred, AuthorityHost: authority, GraphBase: base}
+	}
 	for _, h := range strings.Split(hosts, ",") {
 		if h = strings.TrimSpace(h); h != "" {
 			cfg.AllowedHosts = append(cfg.AllowedHosts, h)
