@@ -37,6 +37,7 @@ type Store interface {
 	Apply(ctx context.Context, sess *esign.Session, slots []esign.Slot, ch esign.Change, extra ...tablestore.Op) error
 	ForgetExpiry(ctx context.Context, sess *esign.Session) error
 	ForgetOrphanExpiry(ctx context.Context, groupID string, now time.Time) error
+	SweepTransfers(ctx context.Context, now time.Time, limit int) (int, error)
 }
 
 var _ Store = (*sessionstore.Store)(nil)
@@ -84,6 +85,10 @@ func (j *Job) Run(ctx context.Context) (int, error) {
 		if expired {
 			n++
 		}
+	}
+	// Cross-device tokens that lapsed unredeemed are deleted in the same run.
+	if _, err := j.store.SweepTransfers(ctx, now, BatchSize); err != nil {
+		errs = append(errs, fmt.Errorf("transfer tokens: %w", err))
 	}
 	return n, errors.Join(errs...)
 }

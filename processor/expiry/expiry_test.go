@@ -10,8 +10,10 @@ import (
 
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
+	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/tokens"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
@@ -114,5 +116,43 @@ func TestRunExpiresDueSessionsOnly(t *testing.T) {
 	job.now = func() time.Time { return start.Add(2 * time.Hour) }
 	if n, err := job.Run(ctx); n != 1 || err != nil {
 		t.Fatalf("run at +2h = %d, %v", n, err)
+	}
+}
+
+func TestRunSweepsLapsedTransferTokens(t *testing.T) {
+	t.Parallel()
+	ctx, st := context.Background(), newStore(t)
+	now := time.Now().UTC()
+	s := create(t, st, now.Add(-time.Hour), 2*time.Hour, nil)
+	_, hash, err := tokens.NewOpaque()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, err = st.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+		ch, err := esign.Activate(s, slots, 0, now.Add(-30*time.Minute), nil)
+		if err != nil {
+			return ch, nil, err
+		}
+		c2, tr, err := esign.CreateTransfer(s, slots, 0, now.Add(-20*time.Minute), hash)
+		if err != nil {
+			return ch, nil, err
+		}
+		ch.Events = append(ch.Events, c2.Events...)
+		if err := st.IndexTransfer(ctx, s.GroupID, tr); err != nil {
+			return ch, nil, err
+		}
+		return ch, []tablestore.Op{sessionstore.TransferOp(s.GroupID, tr)}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(st, func() time.Time { return now }).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.TransferGroup(ctx, hash); err == nil {
+		t.Fatal("the lapsed transfer token is still indexed")
+	}
+	if _, err := st.Transfer(ctx, s.GroupID, hash); err == nil {
+		t.Fatal("the lapsed transfer token is still in the session")
 	}
 }

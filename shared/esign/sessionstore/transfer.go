@@ -2,7 +2,9 @@ package sessionstore
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
@@ -102,4 +104,29 @@ func (s *Store) ForgetTransfer(ctx context.Context, hash string) error {
 		return nil
 	}
 	return err
+}
+
+// SweepTransfers deletes up to limit transfer tokens that expired before now without being
+// redeemed: their row in the session's partition and their index row. It returns how many it
+// removed. (A redeemed token's rows are already gone.)
+func (s *Store) SweepTransfers(ctx context.Context, now time.Time, limit int) (int, error) {
+	rows, err := s.idx.Query(ctx, pkTransfer, &tablestore.QueryOptions{
+		Filter: fmt.Sprintf("expiresAtNs lt %dL", now.UnixNano()), Limit: limit})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range rows {
+		if groupID := r.String("groupId"); groupID != "" {
+			err := s.t.Delete(ctx, groupID, transferKey(r.RowKey), "")
+			if err != nil && apperr.KindOf(err) != apperr.KindNotFound {
+				return n, err
+			}
+		}
+		if err := s.ForgetTransfer(ctx, r.RowKey); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }

@@ -2,6 +2,7 @@ package sessionstore
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,7 +16,7 @@ import (
 func createTransfer(t *testing.T, st *Store, now time.Time) (*esign.Session, string, string) {
 	t.Helper()
 	ctx := context.Background()
-	s, slots := newSession("t1", "C-"+t.Name(), now, 1)
+	s, slots := newSession("t1", "C-"+strings.ReplaceAll(t.Name(), "/", "-"), now, 1)
 	create(t, st, s, slots, now)
 	_, _, _, err := st.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
 		ch, err := esign.Activate(s, slots, 0, now, nil)
@@ -164,5 +165,32 @@ func TestTransferRaceHasOneWinner(t *testing.T) {
 	}
 	if wins != 1 || slots[0].Generation != 1 {
 		t.Fatalf("%d redeems won, generation %d; want exactly one", wins, slots[0].Generation)
+	}
+}
+
+func TestSweepTransfersRemovesOnlyExpiredTokens(t *testing.T) {
+	t.Parallel()
+	ctx, st := context.Background(), newStore(t)
+	now := time.Now().UTC()
+	var oldSession, liveSession *esign.Session
+	var oldHash, liveHash string
+	t.Run("old", func(t *testing.T) { oldSession, _, oldHash = createTransfer(t, st, now.Add(-20*time.Minute)) })
+	t.Run("live", func(t *testing.T) { liveSession, _, liveHash = createTransfer(t, st, now) })
+
+	n, err := st.SweepTransfers(ctx, now, 100)
+	if err != nil || n != 1 {
+		t.Fatalf("swept %d, %v", n, err)
+	}
+	if _, err := st.TransferGroup(ctx, oldHash); err == nil {
+		t.Fatal("the expired token's index row is still there")
+	}
+	if _, err := st.Transfer(ctx, oldSession.GroupID, oldHash); err == nil {
+		t.Fatal("the expired token's row is still in the session partition")
+	}
+	if g, err := st.TransferGroup(ctx, liveHash); err != nil || g != liveSession.GroupID {
+		t.Fatalf("the live token was swept: %q %v", g, err)
+	}
+	if n, err := st.SweepTransfers(ctx, now, 100); err != nil || n != 0 {
+		t.Fatalf("second sweep %d, %v", n, err)
 	}
 }
