@@ -35,6 +35,9 @@ func (a *API) document(w http.ResponseWriter, r *http.Request) error {
 		return apperr.Wrap(err, apperr.KindInternal, "pdf_path_invalid", "the session's document path is invalid")
 	}
 	setDocumentHeaders(w, acc.Session.DocumentID)
+	if r.Method == http.MethodGet && r.Header.Get("Range") != "" {
+		return a.documentRange(w, r, src)
+	}
 	if r.Method == http.MethodHead {
 		props, err := a.Blobs.Properties(r.Context(), src.Container, src.Name)
 		if err != nil {
@@ -58,6 +61,49 @@ func (a *API) document(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// documentRange answers a GET with a Range header: 206 with the one range asked for, 416 for
+// a range past the end, or the whole document (200) for several ranges, another unit, a
+// malformed header, or an If-Range that no longer matches. The range is read only while the
+// blob still has the ETag its size came from.
+func (a *API) documentRange(w http.ResponseWriter, r *http.Request, src blobstore.Path) error {
+	props, err := a.Blobs.Properties(r.Context(), src.Container, src.Name)
+	if err != nil {
+		return documentErr(err)
+	}
+	rg, ok, unsatisfiable := parseRange(r.Header.Get("Range"), props.Size)
+	if ifRange := r.Header.Get("If-Range"); ifRange != "" && strings.Trim(ifRange, `"`) != strings.Trim(props.ETag, `"`) {
+		ok, unsatisfiable = false, false
+	}
+	switch {
+	case unsatisfiable:
+		w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(props.Size, 10))
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusRequestedRangeNotSatisfiable)
+		_, _ = io.WriteString(w, `{"type":"about:blank","title":"Range Not Satisfiable","status":416,"code":"range_not_satisfiable"}`+"\n")
+		return nil
+	case !ok:
+		rg = byteRange{start: 0, length: props.Size}
+	}
+	body, err := a.Blobs.OpenRange(r.Context(), src.Container, src.Name, rg.start, rg.length, props.ETag)
+	if err != nil {
+		return documentErr(err)
+	}
+	defer body.Close()
+	setBlobHeaders(w, props)
+	status := http.StatusOK
+	if ok {
+		status = http.StatusPartialContent
+		w.Header().Set("Content-Length", strconv.FormatInt(rg.length, 10))
+		w.Header().Set("Content-Range", "bytes "+strconv.FormatInt(rg.start, 10)+"-"+
+			strconv.FormatInt(rg.start+rg.length-1, 10)+"/"+strconv.FormatInt(props.Size, 10))
+	}
+	w.WriteHeader(status)
+	if _, err := io.Copy(w, body); err != nil {
+		logging.From(r.Context()).Warn().Err(err).Str("route", r.Pattern).Msg("document stream broken")
+	}
+	return nil
+}
+
 func documentErr(err error) error {
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		return apperr.New(apperr.KindGone, "document_missing", "the document of this signing session is no longer available")
@@ -72,6 +118,7 @@ func setDocumentHeaders(w http.ResponseWriter, documentID string) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer") // the URL holds the token
+	h.Set("Accept-Ranges", "bytes")
 }
 
 func setBlobHeaders(w http.ResponseWriter, p blobstore.Props) {

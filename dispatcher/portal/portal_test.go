@@ -3,6 +3,7 @@ package portal
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -414,4 +415,60 @@ func TestSafeFilename(t *testing.T) {
 			t.Errorf("SafeFilename(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestDocumentProxyRanges: one range is 206 with Content-Range and exactly those bytes; a range
+// past the end is 416; an If-Range that no longer matches, or several ranges, get the whole PDF.
+func TestDocumentProxyRanges(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	f := e.newSession(t, sessionOpts{slots: 1})
+	tok := e.activate(t, f, 0)
+	size := len(pdfFixture)
+	full := e.do(t, http.MethodGet, PathDocument+tok, "", "")
+	etag := full.header.Get("ETag")
+	if full.header.Get("Accept-Ranges") != "bytes" {
+		t.Errorf("Accept-Ranges %q", full.header.Get("Accept-Ranges"))
+	}
+	cases := []struct {
+		name          string
+		hdr           []string
+		status        int
+		from, to      int // expected body pdfFixture[from:to]
+		contentRangeF string
+	}{
+		{"first ten", []string{"Range", "bytes=0-9"}, http.StatusPartialContent, 0, 10, "bytes 0-9/%d"},
+		{"open end", []string{"Range", "bytes=100-"}, http.StatusPartialContent, 100, size, "bytes 100-%d/%d"},
+		{"suffix", []string{"Range", "bytes=-5"}, http.StatusPartialContent, size - 5, size, "bytes %d-%d/%d"},
+		{"matching If-Range", []string{"Range", "bytes=0-0", "If-Range", etag}, http.StatusPartialContent, 0, 1, "bytes 0-0/%d"},
+		{"stale If-Range", []string{"Range", "bytes=0-0", "If-Range", `"0xstale"`}, http.StatusOK, 0, size, ""},
+		{"several ranges", []string{"Range", "bytes=0-1,5-6"}, http.StatusOK, 0, size, ""},
+	}
+	for _, tc := range cases {
+		r := e.do(t, http.MethodGet, PathDocument+tok, "", "", tc.hdr...)
+		if r.status != tc.status || !bytes.Equal(r.body, pdfFixture[tc.from:tc.to]) {
+			t.Errorf("%s: %d, %d bytes", tc.name, r.status, len(r.body))
+			continue
+		}
+		if tc.status == http.StatusPartialContent {
+			var want string
+			switch tc.name {
+			case "open end":
+				want = fmt.Sprintf(tc.contentRangeF, size-1, size)
+			case "suffix":
+				want = fmt.Sprintf(tc.contentRangeF, size-5, size-1, size)
+			default:
+				want = fmt.Sprintf(tc.contentRangeF, size)
+			}
+			if got := r.header.Get("Content-Range"); got != want || r.header.Get("Content-Length") != strconv.Itoa(tc.to-tc.from) {
+				t.Errorf("%s: Content-Range %q (want %q), Content-Length %q", tc.name, got, want, r.header.Get("Content-Length"))
+			}
+		}
+	}
+	past := e.do(t, http.MethodGet, PathDocument+tok, "", "", "Range", fmt.Sprintf("bytes=%d-", size))
+	if past.status != http.StatusRequestedRangeNotSatisfiable || past.header.Get("Content-Range") != fmt.Sprintf("bytes */%d", size) {
+		t.Errorf("past the end: %d %v", past.status, past.header)
+	}
+	// The OTP gate and the token check come before any range handling.
+	e.do(t, http.MethodGet, PathDocument+"junk", "", "", "Range", "bytes=0-9").want(t, http.StatusUnauthorized, "token_invalid")
 }

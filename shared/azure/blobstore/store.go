@@ -134,6 +134,22 @@ func (s *Store) Open(ctx context.Context, container, name string) (io.ReadCloser
 	return resp.NewRetryReader(ctx, &blob.RetryReaderOptions{MaxRetries: 3}), p, nil
 }
 
+// OpenRange streams count bytes of the blob from offset, only while the blob still has etag (a
+// blob replaced since the caller read its properties fails with precondition_failed instead of
+// mixing two versions). Errors: blob_not_found, precondition_failed.
+func (s *Store) OpenRange(ctx context.Context, container, name string, offset, count int64, etag string) (io.ReadCloser, error) {
+	opts := &blob.DownloadStreamOptions{Range: blob.HTTPRange{Offset: offset, Count: count}}
+	if etag != "" {
+		e := azcore.ETag(etag)
+		opts.AccessConditions = &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &e}}
+	}
+	resp, err := s.client.DownloadStream(ctx, container, name, opts)
+	if err != nil {
+		return nil, translate(err, "download", container, name)
+	}
+	return resp.NewRetryReader(ctx, &blob.RetryReaderOptions{MaxRetries: 3}), nil
+}
+
 // Properties returns the blob's properties without its content. Errors: blob_not_found.
 func (s *Store) Properties(ctx context.Context, container, name string) (Props, error) {
 	resp, err := s.client.ServiceClient().NewContainerClient(container).NewBlobClient(name).GetProperties(ctx, nil)

@@ -297,3 +297,30 @@ func read(t *testing.T, s *Store, c, name string) string {
 	}
 	return string(b)
 }
+
+func TestOpenRangeIsPinnedToTheETag(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, c := newStore(t)
+	data := []byte("0123456789abcdefghij")
+	etag, err := s.Put(ctx, c, "r.pdf", bytes.NewReader(data), "application/pdf", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := s.OpenRange(ctx, c, "r.pdf", 5, 7, etag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(body)
+	body.Close()
+	if string(got) != "56789ab" {
+		t.Fatalf("range read %q", got)
+	}
+	if _, err := s.Put(ctx, c, "r.pdf", bytes.NewReader([]byte("replaced")), "application/pdf", nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.OpenRange(ctx, c, "r.pdf", 0, 4, etag)
+	wantErr(t, err, apperr.KindPrecondition, CodePrecondition)
+	_, err = s.OpenRange(ctx, c, "missing.pdf", 0, 4, "")
+	wantErr(t, err, apperr.KindNotFound, CodeBlobNotFound)
+}
