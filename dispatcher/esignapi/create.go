@@ -1,6 +1,11 @@
 package esignapi
 
 import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
 	"net/http"
 	"sort"
 	"strconv"
@@ -58,10 +63,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	if err := src.RequireContainer("pdfBlobPath", ContainerDocuments); err != nil {
 		return err
 	}
-	if err := a.checkHash(r, src, req.PDFHash); err != nil {
-		return err
-	}
-	manifest, source, err := a.resolveManifest(r.Context(), src, req.TemplatePath)
+	manifest, source, err := a.resolveManifest(r.Context(), src, req.TemplatePath, req.PDFHash)
 	if err != nil {
 		return err
 	}
@@ -106,18 +108,45 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 }
 
 // checkHash streams the named blob through SHA-256 and compares it with the request's pdfHash.
-func (a *API) checkHash(r *http.Request, src blobstore.Path, want string) error {
-	got, _, err := a.Blobs.HashSHA256(r.Context(), src.Container, src.Name)
+// With keep it also returns the blob's bytes (at most maxPDFBytes, 413 beyond), read in the
+// same pass, for the callers that need the PDF itself.
+func (a *API) checkHash(ctx context.Context, src blobstore.Path, want string, keep bool) ([]byte, error) {
+	var got string
+	var pdf []byte
+	var err error
+	if keep {
+		pdf, got, err = a.readHashed(ctx, src)
+	} else {
+		got, _, err = a.Blobs.HashSHA256(ctx, src.Container, src.Name)
+	}
 	if apperr.KindOf(err) == apperr.KindNotFound {
-		return apperr.Invalid("pdf_not_found", apperr.Field("pdfBlobPath", "no blob at this path"))
+		return nil, apperr.Invalid("pdf_not_found", apperr.Field("pdfBlobPath", "no blob at this path"))
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if "sha256:"+got != want {
-		return apperr.Invalid("pdf_hash_mismatch", apperr.Field("pdfHash", "does not match the SHA-256 of the blob at pdfBlobPath"))
+		return nil, apperr.Invalid("pdf_hash_mismatch", apperr.Field("pdfHash", "does not match the SHA-256 of the blob at pdfBlobPath"))
 	}
-	return nil
+	return pdf, nil
+}
+
+// readHashed reads the whole blob once, hashing it as it streams in.
+func (a *API) readHashed(ctx context.Context, src blobstore.Path) ([]byte, string, error) {
+	rc, props, err := a.Blobs.Open(ctx, src.Container, src.Name)
+	if err != nil {
+		return nil, "", err
+	}
+	defer rc.Close()
+	if props.Size > maxPDFBytes {
+		return nil, "", apperr.New(apperr.KindTooLarge, "document_too_large", "the document is larger than %d bytes", int64(maxPDFBytes))
+	}
+	h := sha256.New()
+	buf := bytes.NewBuffer(make([]byte, 0, props.Size))
+	if _, err := io.Copy(buf, io.TeeReader(io.LimitReader(rc, maxPDFBytes), h)); err != nil {
+		return nil, "", err
+	}
+	return buf.Bytes(), hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // newSlots builds the slots in slotIndex order with their ids, protected e-mail and phone,

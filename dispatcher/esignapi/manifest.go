@@ -22,11 +22,16 @@ const (
 	maxPDFBytes      = 256 << 20
 )
 
-// resolveManifest finds the session's field manifest (DESIGN 6a): from the template package
-// when templatePath is given, else from "<pdf>.manifest.json" stored beside the rendered PDF,
-// else from the PDF's own esign.* fields; with none, signatures go on an appended page.
-func (a *API) resolveManifest(ctx context.Context, src blobstore.Path, templatePath string) ([]esign.ManifestField, string, error) {
+// resolveManifest checks the PDF against pdfHash and finds the session's field manifest
+// (DESIGN 6a): from the template package when templatePath is given, else from
+// "<pdf>.manifest.json" stored beside the rendered PDF, else from the PDF's own esign.* fields
+// (the PDF is then read once, hashed and parsed from the same bytes); with none, signatures go
+// on an appended page.
+func (a *API) resolveManifest(ctx context.Context, src blobstore.Path, templatePath, pdfHash string) ([]esign.ManifestField, string, error) {
 	if templatePath != "" {
+		if _, err := a.checkHash(ctx, src, pdfHash, false); err != nil {
+			return nil, "", err
+		}
 		m, err := a.templateManifest(ctx, templatePath)
 		return m, esign.ManifestFromTemplate, err
 	}
@@ -39,11 +44,14 @@ func (a *API) resolveManifest(ctx context.Context, src blobstore.Path, templateP
 		if err := json.Unmarshal(raw, &doc); err != nil {
 			return nil, "", apperr.Invalid("manifest_invalid", apperr.Field("pdfBlobPath", "the manifest stored beside the PDF is not valid JSON"))
 		}
+		if _, err := a.checkHash(ctx, src, pdfHash, false); err != nil {
+			return nil, "", err
+		}
 		return doc.Fields, esign.ManifestFromRendered, nil
 	case apperr.KindOf(err) != apperr.KindNotFound:
 		return nil, "", err
 	}
-	pdf, err := a.readBlob(ctx, src.Container, src.Name, maxPDFBytes)
+	pdf, err := a.checkHash(ctx, src, pdfHash, true)
 	if err != nil {
 		return nil, "", err
 	}
