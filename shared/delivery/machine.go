@@ -65,7 +65,7 @@ func Start(s *Session, now time.Time) Change {
 	if s.Mode.Uploads() {
 		s.UploadState = UploadPending
 	}
-	c.event(EvCreated, now, map[string]any{"mode": string(s.Mode), "documentName": s.DocumentName,
+	record(&c, EvCreated, now, map[string]any{"mode": string(s.Mode), "documentName": s.DocumentName,
 		"recipientRole": s.RecipientRole, "expiresAt": stamp(s.ExpiresAt), "requireOtp": s.RequireOTP,
 		"correlationId": s.CorrelationID})
 	return c
@@ -81,14 +81,14 @@ func Invited(s *Session, now time.Time, channel string) (Change, error) {
 	if s.SentAt.IsZero() {
 		s.SentAt = now
 	}
-	c.event(EvInvited, now, map[string]any{"channel": channel})
+	record(&c, EvInvited, now, map[string]any{"channel": channel})
 	return c, nil
 }
 
 // InviteFailed records an invitation the provider refused for good.
 func InviteFailed(s *Session, now time.Time, code string) Change {
 	var c Change
-	c.event(EvInviteFailed, now, map[string]any{"code": code})
+	record(&c, EvInviteFailed, now, map[string]any{"code": code})
 	return c
 }
 
@@ -106,7 +106,7 @@ func Open(s *Session, now time.Time) (Change, error) {
 	if s.State == StateSent {
 		s.State = StateOpened
 	}
-	c.event(EvOpened, now, map[string]any{"viewCount": s.ViewCount})
+	record(&c, EvOpened, now, map[string]any{"viewCount": s.ViewCount})
 	return c, nil
 }
 
@@ -123,7 +123,7 @@ func Download(s *Session, now time.Time) (Change, error) {
 		s.DownloadedAt = now
 	}
 	s.State = StateDownloaded
-	c.event(EvDownloaded, now, map[string]any{"first": first})
+	record(&c, EvDownloaded, now, map[string]any{"first": first})
 	return c, nil
 }
 
@@ -134,7 +134,7 @@ func IssueSAS(s *Session, now, until time.Time, via string) (Change, error) {
 	if err := CheckDocument(s, now); err != nil {
 		return c, err
 	}
-	c.event(EvSASIssued, now, map[string]any{"via": via, "expiresAt": stamp(until)})
+	record(&c, EvSASIssued, now, map[string]any{"via": via, "expiresAt": stamp(until)})
 	return c, nil
 }
 
@@ -148,7 +148,7 @@ func Revoke(s *Session, now time.Time) Change {
 	}
 	prev := s.StateAt(now)
 	s.State, s.RevokedAt = StateRevoked, now
-	c.event(EvRevoked, now, map[string]any{"previousState": string(prev)})
+	record(&c, EvRevoked, now, map[string]any{"previousState": string(prev)})
 	return c
 }
 
@@ -156,7 +156,7 @@ func Revoke(s *Session, now time.Time) Change {
 func Uploaded(s *Session, now time.Time, webURL, itemID, name string) Change {
 	var c Change
 	s.UploadState, s.UploadError, s.UploadWebURL, s.UploadItemID = UploadDone, "", webURL, itemID
-	c.event(EvUploaded, now, map[string]any{"webUrl": webURL, "itemId": itemID, "name": name})
+	record(&c, EvUploaded, now, map[string]any{"webUrl": webURL, "itemId": itemID, "name": name})
 	return c
 }
 
@@ -165,7 +165,7 @@ func Uploaded(s *Session, now time.Time, webURL, itemID, name string) Change {
 func UploadFailedNow(s *Session, now time.Time, code, detail string, attempt int) Change {
 	var c Change
 	s.UploadState, s.UploadError = UploadFailed, code
-	c.event(EvUploadFailed, now, map[string]any{"code": code, "detail": detail, "attempt": attempt})
+	record(&c, EvUploadFailed, now, map[string]any{"code": code, "detail": detail, "attempt": attempt})
 	return c
 }
 

@@ -25,7 +25,7 @@ func SendOTP(s *Session, now time.Time, codeHash, maskedDest string) (Change, er
 		return c, err
 	}
 	s.OTP.Record(now, OTPChannel, maskedDest, codeHash)
-	c.event(EvOTPSent, now, map[string]any{"channel": OTPChannel, "destination": maskedDest, "expiresAt": stamp(s.OTP.ExpiresAt)})
+	record(&c, EvOTPSent, now, map[string]any{"channel": OTPChannel, "destination": maskedDest, "expiresAt": stamp(s.OTP.ExpiresAt)})
 	return c, nil
 }
 
@@ -33,7 +33,7 @@ func SendOTP(s *Session, now time.Time, codeHash, maskedDest string) (Change, er
 func UndoOTPSend(s *Session, now time.Time, code string) Change {
 	var c Change
 	s.OTP.UndoSend()
-	c.event(EvOTPSendFailed, now, map[string]any{"channel": OTPChannel, "code": code})
+	record(&c, EvOTPSendFailed, now, map[string]any{"channel": OTPChannel, "code": code})
 	return c
 }
 
@@ -55,17 +55,17 @@ func VerifyOTP(s *Session, now time.Time, matches func(storedHash string) bool) 
 	}
 	switch out {
 	case otp.Passed:
-		c.event(EvOTPVerified, now, map[string]any{"channel": s.OTP.Channel, "destination": s.OTP.Destination,
+		record(&c, EvOTPVerified, now, map[string]any{"channel": s.OTP.Channel, "destination": s.OTP.Destination,
 			"sentAt": stamp(s.OTP.SentAt)})
 	case otp.Expired, otp.Locked:
-		c.event(EvOTPFailed, now, map[string]any{"reason": out.String()})
+		record(&c, EvOTPFailed, now, map[string]any{"reason": out.String()})
 	default:
-		c.event(EvOTPFailed, now, map[string]any{"reason": "wrong_code", "attempt": s.OTP.Attempts})
+		record(&c, EvOTPFailed, now, map[string]any{"reason": "wrong_code", "attempt": s.OTP.Attempts})
 		if out == otp.LockedNow || out == otp.BlockedNow {
-			c.event(EvOTPLocked, now, map[string]any{"locks": s.OTP.Locks})
+			record(&c, EvOTPLocked, now, map[string]any{"locks": s.OTP.Locks})
 		}
 		if out == otp.BlockedNow {
-			c.event(EvOTPBlocked, now, map[string]any{"locks": s.OTP.Locks})
+			record(&c, EvOTPBlocked, now, map[string]any{"locks": s.OTP.Locks})
 		}
 	}
 	return c, out, nil

@@ -18,6 +18,7 @@ package delivery
 import (
 	"time"
 
+	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/otp"
 )
 
@@ -122,37 +123,14 @@ func (s *Session) StateAt(now time.Time) State {
 // OTPVerified reports whether the recipient passed the OTP challenge.
 func (s *Session) OTPVerified() bool { return s.OTP.Verified(0) }
 
-// Actor is who caused an event.
-type Actor struct {
-	Kind      string // initiator, recipient, system
-	ID        string
-	IP        string
-	UserAgent string
-}
+// The event, actor and change of a transition are the kernel's, shared by every aggregate. A
+// delivery has no children: its events carry kernel.NoSlot.
+type (
+	Actor  = kernel.Actor
+	Event  = kernel.Event
+	Change = kernel.Change
+)
 
-// Event is one audit event. Data never holds an address, a token or a code.
-type Event struct {
-	Kind  string
-	At    time.Time
-	Actor Actor
-	Data  map[string]any
-}
-
-// Change is what a transition did: the audit events to write with the session row.
-type Change struct {
-	Events []Event
-}
-
-// By stamps every event of the change with the actor.
-func (c *Change) By(a Actor) {
-	for i := range c.Events {
-		c.Events[i].Actor = a
-	}
-}
-
-// Empty reports whether the change has nothing to write.
-func (c Change) Empty() bool { return len(c.Events) == 0 }
-
-func (c *Change) event(kind string, at time.Time, data map[string]any) {
-	c.Events = append(c.Events, Event{Kind: kind, At: at, Data: data})
+func record(c *Change, kind string, at time.Time, data map[string]any) {
+	c.Record(kind, kernel.NoSlot, at, data)
 }

@@ -23,7 +23,7 @@ func EraseContact(s *Session, slots []Slot, i int, now time.Time) (Change, error
 		return c, &apperr.Error{Kind: apperr.KindConflict, Code: "already_erased", Detail: "this signer's contact data was already erased"}
 	}
 	sl.EmailHash, sl.EmailEnc, sl.PhoneEnc = "", "", ""
-	c.touch(i)
-	c.event(EvPIIErased, i, now, map[string]any{"erased": []string{"emailHash", "emailEncrypted", "phoneEncrypted"}})
+	c.Touch(i)
+	c.Record(EvPIIErased, i, now, map[string]any{"erased": []string{"emailHash", "emailEncrypted", "phoneEncrypted"}})
 	return c, nil
 }

@@ -1,10 +1,10 @@
 package esign
 
 import (
-	"sort"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/kernel"
 )
 
 // Audit event kinds (DESIGN section 5).
@@ -28,39 +28,17 @@ const (
 	EvPIIErased         = "pii.erased"
 )
 
-// Event is one audit event a transition produces. Slot is -1 for session-level events. Data
-// holds no personal data other than what the audit trail is meant to carry (hashes, IPs).
-type Event struct {
-	Kind  string
-	Slot  int
-	At    time.Time
-	Actor Actor
-	Data  map[string]any
-}
+// The event, actor, effect and change of a transition are the kernel's (shared by every
+// aggregate); the names stay here so that callers read esign.Change, esign.Actor.
+type (
+	Event      = kernel.Event
+	Actor      = kernel.Actor
+	EffectKind = kernel.EffectKind
+	Effect     = kernel.Effect
+	Change     = kernel.Change
+)
 
-// Actor is who caused an event: the kind ("initiator", "signer", "portal", "admin", "system"),
-// an id that is not personal data (the JWT oid, the slot's sessionId, a job name), and the
-// request's IP and user agent when there was a request.
-type Actor struct {
-	Kind      string
-	ID        string
-	IP        string
-	UserAgent string
-}
-
-// By stamps every event of the change that has no actor yet with a.
-func (c *Change) By(a Actor) *Change {
-	for i := range c.Events {
-		if c.Events[i].Actor.Kind == "" {
-			c.Events[i].Actor = a
-		}
-	}
-	return c
-}
-
-// EffectKind is something a transition asks the caller to do after persisting it.
-type EffectKind string
-
+// Effects of the signing machine; the apps' effect interpreters know each of them.
 const (
 	EffectInvite       EffectKind = "invite"        // send slot Slot its invitation
 	EffectSeal         EffectKind = "seal"          // enqueue the seal message
@@ -68,35 +46,6 @@ const (
 	EffectDeclined     EffectKind = "decline_notice"
 	EffectRevoked      EffectKind = "revoke_notice"
 )
-
-// Effect is one follow-up action.
-type Effect struct {
-	Kind EffectKind
-	Slot int
-}
-
-// Change is what a transition produced: the slots it changed (indexes), its audit events in
-// order, and its effects. The caller persists the session, the changed slots and the events in
-// one transaction, then carries out the effects.
-type Change struct {
-	Slots   []int
-	Events  []Event
-	Effects []Effect
-}
-
-func (c *Change) touch(i int) {
-	for _, s := range c.Slots {
-		if s == i {
-			return
-		}
-	}
-	c.Slots = append(c.Slots, i)
-	sort.Ints(c.Slots)
-}
-
-func (c *Change) event(kind string, slot int, at time.Time, data map[string]any) {
-	c.Events = append(c.Events, Event{Kind: kind, Slot: slot, At: at, Data: data})
-}
 
 // Errors of the state machine.
 var (
@@ -144,13 +93,13 @@ func (sl *Slot) enter(st SlotState, at time.Time) {
 // and the first invitations (every slot for single and parallel, slot 0 for sequential).
 func Start(s *Session, slots []Slot, now time.Time) Change {
 	var c Change
-	c.event(EvSessionCreated, -1, now, map[string]any{
+	c.Record(EvSessionCreated, -1, now, map[string]any{
 		"signingMode": string(s.SigningMode), "signers": len(slots), "expiresAt": s.ExpiresAt.UTC().Format(time.RFC3339Nano),
 		"pdfHash": s.PDFHash, "documentId": s.DocumentID,
 	})
 	for i := range slots {
 		slots[i].enter(SlotPending, now)
-		c.touch(i)
+		c.Touch(i)
 	}
 	for _, i := range firstInvites(s, slots) {
 		invite(&c, slots, i, now)
@@ -171,8 +120,8 @@ func firstInvites(s *Session, slots []Slot) []int {
 
 func invite(c *Change, slots []Slot, i int, now time.Time) {
 	slots[i].Invited = true
-	c.touch(i)
-	c.event(EvSlotInvited, i, now, map[string]any{"emailHash": slots[i].EmailHash, "role": slots[i].Role})
+	c.Touch(i)
+	c.Record(EvSlotInvited, i, now, map[string]any{"emailHash": slots[i].EmailHash, "role": slots[i].Role})
 	c.Effects = append(c.Effects, Effect{Kind: EffectInvite, Slot: i})
 }
 
@@ -197,11 +146,11 @@ func Activate(s *Session, slots []Slot, i int, now time.Time, meta map[string]an
 	if sl.State == SlotPending {
 		sl.enter(SlotActivated, now)
 	}
-	c.touch(i)
-	c.event(EvSlotActivated, i, now, meta)
+	c.Touch(i)
+	c.Record(EvSlotActivated, i, now, meta)
 	if s.State == SessionPending {
 		s.State = SessionInProgress
-		c.event(EvSessionInProgress, -1, now, nil)
+		c.Record(EvSessionInProgress, -1, now, nil)
 	}
 	return c, nil
 }
@@ -222,8 +171,8 @@ func MarkViewed(s *Session, slots []Slot, i int, now time.Time, meta map[string]
 	if sl.State == SlotActivated || sl.State == SlotOTPVerified {
 		sl.enter(SlotViewed, now)
 	}
-	c.touch(i)
-	c.event(EvSlotViewed, i, now, meta)
+	c.Touch(i)
+	c.Record(EvSlotViewed, i, now, meta)
 	return c, nil
 }
 
@@ -275,12 +224,12 @@ func Sign(s *Session, slots []Slot, i int, now time.Time, in SignInput) (Change,
 	}
 	sl.enter(SlotSigned, now)
 	sl.SignerName, sl.IP, sl.UserAgent = in.SignerName, in.IP, in.UserAgent
-	c.touch(i)
+	c.Touch(i)
 	data := map[string]any{"ip": in.IP, "userAgent": in.UserAgent, "emailHash": sl.EmailHash}
 	for k, v := range in.Meta {
 		data[k] = v
 	}
-	c.event(EvSlotSigned, i, now, data)
+	c.Record(EvSlotSigned, i, now, data)
 	c.Effects = append(c.Effects, Effect{Kind: EffectSignerNotice, Slot: i})
 	afterSlotClosed(s, slots, i, now, &c)
 	return c, nil
@@ -299,16 +248,16 @@ func Decline(s *Session, slots []Slot, i int, now time.Time, reason string, meta
 		return c, ErrSlotWrongState
 	}
 	sl.enter(SlotDeclined, now)
-	c.touch(i)
+	c.Touch(i)
 	data := map[string]any{"reasonGiven": reason != ""}
 	for k, v := range meta {
 		data[k] = v
 	}
-	c.event(EvSlotDeclined, i, now, data)
+	c.Record(EvSlotDeclined, i, now, data)
 	c.Effects = append(c.Effects, Effect{Kind: EffectDeclined, Slot: i})
 	if sl.Condition == Required {
 		s.State, s.CancelReason = SessionCancelled, ReasonDeclined
-		c.event(EvSessionCancelled, -1, now, map[string]any{"reason": string(ReasonDeclined), "slot": i})
+		c.Record(EvSessionCancelled, -1, now, map[string]any{"reason": string(ReasonDeclined), "slot": i})
 		return c, nil
 	}
 	afterSlotClosed(s, slots, i, now, &c)
@@ -319,7 +268,7 @@ func Decline(s *Session, slots []Slot, i int, now time.Time, reason string, meta
 func afterSlotClosed(s *Session, slots []Slot, i int, now time.Time, c *Change) {
 	if allRequiredSigned(slots) {
 		s.State = SessionSealing
-		c.event(EvSessionSealing, -1, now, nil)
+		c.Record(EvSessionSealing, -1, now, nil)
 		c.Effects = append(c.Effects, Effect{Kind: EffectSeal, Slot: -1})
 		return
 	}
@@ -353,11 +302,11 @@ func Expire(s *Session, slots []Slot, now time.Time) Change {
 	for i := range slots {
 		if slots[i].State.Open() {
 			slots[i].enter(SlotExpired, now)
-			c.touch(i)
-			c.event(EvSlotExpired, i, now, nil)
+			c.Touch(i)
+			c.Record(EvSlotExpired, i, now, nil)
 		}
 	}
-	c.event(EvSessionExpired, -1, now, map[string]any{"expiresAt": s.ExpiresAt.UTC().Format(time.RFC3339Nano)})
+	c.Record(EvSessionExpired, -1, now, map[string]any{"expiresAt": s.ExpiresAt.UTC().Format(time.RFC3339Nano)})
 	return c
 }
 
@@ -374,7 +323,7 @@ func Cancel(s *Session, now time.Time, reason CancelReason, actor string) (Chang
 			Detail: "only a pending or in_progress session can be cancelled; this one is " + string(s.State)}
 	}
 	s.State, s.CancelReason = SessionCancelled, reason
-	c.event(EvSessionCancelled, -1, now, map[string]any{"reason": string(reason), "actor": actor})
+	c.Record(EvSessionCancelled, -1, now, map[string]any{"reason": string(reason), "actor": actor})
 	if reason == ReasonRevoked {
 		c.Effects = append(c.Effects, Effect{Kind: EffectRevoked, Slot: -1})
 	}
@@ -398,8 +347,8 @@ func Reinvite(s *Session, slots []Slot, i int, now time.Time) (Change, error) {
 		return c, ErrSlotWrongState
 	}
 	resetOTPBlock(sl)
-	c.touch(i)
-	c.event(EvSlotReinvited, i, now, map[string]any{"emailHash": sl.EmailHash})
+	c.Touch(i)
+	c.Record(EvSlotReinvited, i, now, map[string]any{"emailHash": sl.EmailHash})
 	c.Effects = append(c.Effects, Effect{Kind: EffectInvite, Slot: i})
 	return c, nil
 }
@@ -426,9 +375,9 @@ func Consent(s *Session, slots []Slot, i int, now time.Time, ids []string) (Chan
 		}
 		sl.Consents = append(sl.Consents, ConsentAcceptance{ID: st.ID, Version: st.Version, Text: st.Text,
 			AcceptedAt: now.UTC().Format(time.RFC3339Nano)})
-		c.event(EvSlotConsented, i, now, map[string]any{"statement": st.ID, "version": st.Version})
+		c.Record(EvSlotConsented, i, now, map[string]any{"statement": st.ID, "version": st.Version})
 	}
-	c.touch(i)
+	c.Touch(i)
 	return c, nil
 }
 

@@ -66,8 +66,8 @@ func SendOTP(s *Session, slots []Slot, i int, now time.Time, pick OTPChannel, ha
 		return c, err
 	}
 	sl.OTP.Record(now, string(channel), maskedDest, codeHash)
-	c.touch(i)
-	c.event(EvSlotOTPSent, i, now, map[string]any{"channel": string(channel), "destination": maskedDest,
+	c.Touch(i)
+	c.Record(EvSlotOTPSent, i, now, map[string]any{"channel": string(channel), "destination": maskedDest,
 		"expiresAt": sl.OTP.ExpiresAt.UTC().Format(time.RFC3339Nano), "generation": sl.Generation})
 	return c, nil
 }
@@ -104,8 +104,8 @@ func otpChannel(sl *Slot, pick OTPChannel, hasPhone bool) (OTPChannel, error) {
 func UndoOTPSend(s *Session, slots []Slot, i int, now time.Time) Change {
 	var c Change
 	slots[i].OTP.UndoSend()
-	c.touch(i)
-	c.event(EvSlotOTPSendFailed, i, now, map[string]any{"channel": slots[i].OTP.Channel})
+	c.Touch(i)
+	c.Record(EvSlotOTPSendFailed, i, now, map[string]any{"channel": slots[i].OTP.Channel})
 	return c
 }
 
@@ -126,7 +126,7 @@ func VerifyOTP(s *Session, slots []Slot, i int, now time.Time, matches func(stor
 	if err != nil {
 		return c, 0, err
 	}
-	c.touch(i)
+	c.Touch(i)
 	switch out {
 	case otp.Passed:
 		if sl.State == SlotActivated {
@@ -134,17 +134,17 @@ func VerifyOTP(s *Session, slots []Slot, i int, now time.Time, matches func(stor
 		} else if _, seen := sl.Timeline[SlotOTPVerified]; !seen && sl.Timeline != nil {
 			sl.Timeline[SlotOTPVerified] = now
 		}
-		c.event(EvSlotOTPVerified, i, now, map[string]any{"channel": sl.OTP.Channel, "destination": sl.OTP.Destination,
+		c.Record(EvSlotOTPVerified, i, now, map[string]any{"channel": sl.OTP.Channel, "destination": sl.OTP.Destination,
 			"sentAt": sl.OTP.SentAt.UTC().Format(time.RFC3339Nano), "generation": sl.Generation})
 	case otp.Expired, otp.Locked:
-		c.event(EvSlotOTPFailed, i, now, map[string]any{"reason": out.String(), "channel": sl.OTP.Channel})
+		c.Record(EvSlotOTPFailed, i, now, map[string]any{"reason": out.String(), "channel": sl.OTP.Channel})
 	default:
-		c.event(EvSlotOTPFailed, i, now, map[string]any{"reason": "wrong_code", "attempt": sl.OTP.Attempts, "channel": sl.OTP.Channel})
+		c.Record(EvSlotOTPFailed, i, now, map[string]any{"reason": "wrong_code", "attempt": sl.OTP.Attempts, "channel": sl.OTP.Channel})
 		if out == otp.LockedNow || out == otp.BlockedNow {
-			c.event(EvSlotOTPLocked, i, now, map[string]any{"locks": sl.OTP.Locks})
+			c.Record(EvSlotOTPLocked, i, now, map[string]any{"locks": sl.OTP.Locks})
 		}
 		if out == otp.BlockedNow {
-			c.event(EvSlotOTPBlocked, i, now, map[string]any{"locks": sl.OTP.Locks})
+			c.Record(EvSlotOTPBlocked, i, now, map[string]any{"locks": sl.OTP.Locks})
 		}
 	}
 	return c, out, nil

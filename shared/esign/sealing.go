@@ -39,7 +39,7 @@ func Complete(s *Session, slots []Slot, now time.Time, signedPath, certPath, evi
 	}
 	s.State, s.CompletedAt, s.SealError = SessionComplete, now, ""
 	s.SignedPath, s.CertificatePath, s.EvidencePath = signedPath, certPath, evidencePath
-	c.event(EvSessionCompleted, -1, now, map[string]any{
+	c.Record(EvSessionCompleted, -1, now, map[string]any{
 		"signedPath": signedPath, "certificatePath": certPath, "evidencePath": evidencePath,
 	})
 	c.Effects = append(c.Effects, Effect{Kind: EffectDocumentsReady, Slot: -1})
@@ -65,7 +65,7 @@ func FailSeal(s *Session, now time.Time, reason string) (Change, error) {
 	}
 	reason = cutRunes(reason, MaxSealErrorLen)
 	s.SealError = reason
-	c.event(EvSealFailed, -1, now, map[string]any{"reason": reason})
+	c.Record(EvSealFailed, -1, now, map[string]any{"reason": reason})
 	c.Effects = append(c.Effects, Effect{Kind: EffectSealFailure, Slot: -1})
 	return c, nil
 }

@@ -73,7 +73,7 @@ func TestComplete(t *testing.T) {
 			if c.Events[0].Slot != -1 || c.Events[0].Data["signedPath"] != "signed/t/g/signed.pdf" || c.Events[0].Data["evidencePath"] != "evidence/t/g/evidence.jsonl" {
 				t.Fatalf("completed event %+v", c.Events[0])
 			}
-			want := []Effect{{EffectDocumentsReady, -1}, {EffectSignerCompleted, 0}, {EffectSignerCompleted, 2}}
+			want := []Effect{{Kind: EffectDocumentsReady, Slot: -1}, {Kind: EffectSignerCompleted, Slot: 0}, {Kind: EffectSignerCompleted, Slot: 2}}
 			if diff := cmp.Diff(want, c.Effects); diff != "" {
 				t.Fatalf("effects (-want +got):\n%s", diff)
 			}
@@ -126,7 +126,7 @@ func TestFailSeal(t *testing.T) {
 			if c.Events[0].Data["reason"] != tt.wantReason || !c.Events[0].At.Equal(now) {
 				t.Fatalf("seal.failed event %+v", c.Events[0])
 			}
-			if diff := cmp.Diff([]Effect{{EffectSealFailure, -1}}, c.Effects); diff != "" {
+			if diff := cmp.Diff([]Effect{{Kind: EffectSealFailure, Slot: -1}}, c.Effects); diff != "" {
 				t.Fatalf("effects (-want +got):\n%s", diff)
 			}
 		})

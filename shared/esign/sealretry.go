@@ -43,6 +43,6 @@ func RequeueSeal(s *Session, now, sealingSince time.Time, previous int) (Change,
 		data["previousError"] = s.SealError
 	}
 	s.SealError = ""
-	c.event(EvSealRequeued, -1, now, data)
+	c.Record(EvSealRequeued, -1, now, data)
 	return c, attempt, nil
 }

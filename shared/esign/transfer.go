@@ -50,7 +50,7 @@ func CreateTransfer(s *Session, slots []Slot, i int, now time.Time, hash string)
 	if t.ExpiresAt.After(s.ExpiresAt) {
 		t.ExpiresAt = s.ExpiresAt
 	}
-	c.event(EvSlotTransferCreated, i, now, map[string]any{"generation": sl.Generation,
+	c.Record(EvSlotTransferCreated, i, now, map[string]any{"generation": sl.Generation,
 		"expiresAt": t.ExpiresAt.UTC().Format(time.RFC3339Nano)})
 	return c, t, nil
 }
@@ -77,11 +77,11 @@ func RedeemTransfer(s *Session, slots []Slot, t Transfer, now time.Time, meta ma
 	}
 	sl.Generation++
 	sl.OTP.UndoSend()
-	c.touch(t.Slot)
+	c.Touch(t.Slot)
 	data := map[string]any{"generation": sl.Generation, "otpChannel": string(sl.EffectiveOTPChannel())}
 	for k, v := range meta {
 		data[k] = v
 	}
-	c.event(EvSlotTransferRedeemed, t.Slot, now, data)
+	c.Record(EvSlotTransferRedeemed, t.Slot, now, data)
 	return c, nil
 }
