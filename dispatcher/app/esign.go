@@ -23,7 +23,7 @@ func init() {
 				Store: d.Sessions, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: portal.LapsedCodec(d.Config.Tokens),
 				PortalOrigin: d.Config.PortalOrigin, Now: time.Now,
 			}).Routes(mux)
-			(&callback.API{Store: d.Sessions, Tokens: d.Tokens, Secrets: d.Config.CallbackSecrets, Now: time.Now}).Routes(mux)
+			(&callback.API{Store: d.Sessions, Tokens: d.Tokens, Lapsed: portal.LapsedCodec(d.Config.Tokens), Secrets: d.Config.CallbackSecrets, Now: time.Now}).Routes(mux)
 			return nil
 		},
 	})

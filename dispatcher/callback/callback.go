@@ -47,8 +47,11 @@ var (
 
 // API holds what the callback needs.
 type API struct {
-	Store   *sessionstore.Store
-	Tokens  *tokens.Codec
+	Store  *sessionstore.Store
+	Tokens *tokens.Codec
+	// Lapsed verifies access tokens past their own expiry, only to answer 410 for a session that
+	// ended (portal.LapsedCodec); nil: an expired token is 401.
+	Lapsed  *tokens.Codec
 	Secrets []string // PORTAL_CALLBACK_SECRETS, current first
 	Now     func() time.Time
 }
@@ -94,20 +97,15 @@ func (a *API) callback(w http.ResponseWriter, r *http.Request) error {
 	claims, err := a.Tokens.VerifyPortalAccess(p.AccessToken)
 	if err != nil {
 		if e, ok := apperr.As(err); ok && e.Code == tokens.CodeExpired {
-			if gone := a.goneErr(r.Context(), p.SessionID, now); gone != nil {
+			if gone := a.goneErr(r.Context(), p, now); gone != nil {
 				return gone
 			}
 		}
 		return err
 	}
-	groupID, idx, err := a.Store.SlotBySessionID(r.Context(), p.SessionID)
-	if err != nil {
-		return err
-	}
-	if claims.GroupID != groupID || claims.SlotIndex != idx ||
-		subtle.ConstantTimeCompare([]byte(claims.SessionID), []byte(p.SessionID)) != 1 {
-		return ErrWrongSlot
-	}
+	// The access token we signed names the session and the slot: no index row, no extra read.
+	// The HMAC-signed body must name the same slot (checked on the loaded session below).
+	groupID, idx := claims.GroupID, claims.SlotIndex
 	fieldsJSON, err := json.Marshal(p.Fields)
 	if err != nil {
 		return apperr.Wrap(err, apperr.KindInternal, "encode_failed", "could not encode the fields")
@@ -115,8 +113,8 @@ func (a *API) callback(w http.ResponseWriter, r *http.Request) error {
 	var already bool
 	s, slots, ch, err := a.Store.Update(r.Context(), groupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
 		already = false
-		if idx >= len(slots) {
-			return esign.Change{}, nil, esign.ErrNoSuchSlot
+		if err := bodySlot(slots, claims, p.SessionID); err != nil {
+			return esign.Change{}, nil, err
 		}
 		sl := &slots[idx]
 		if sl.State == esign.SlotSigned {
@@ -138,6 +136,21 @@ func (a *API) callback(w http.ResponseWriter, r *http.Request) error {
 	}
 	return web.JSON(w, http.StatusOK, response{GroupID: s.GroupID, SlotIndex: idx,
 		SlotState: string(slots[idx].State), SessionState: string(s.State)})
+}
+
+// bodySlot checks that the body's sessionId is the slot the access token names: 404 when no slot
+// of the token's session has it, 403 token_wrong_slot when it is another slot's.
+func bodySlot(slots []esign.Slot, claims tokens.PortalAccess, sessionID string) error {
+	for i := range slots {
+		if subtle.ConstantTimeCompare([]byte(slots[i].SessionID), []byte(sessionID)) != 1 {
+			continue
+		}
+		if i != claims.SlotIndex || subtle.ConstantTimeCompare([]byte(claims.SessionID), []byte(sessionID)) != 1 {
+			return ErrWrongSlot
+		}
+		return nil
+	}
+	return sessionstore.ErrNotFound
 }
 
 // sign is the transaction's step: the session gate, the device, the fields against the
@@ -202,17 +215,22 @@ func matchConsents(sl *esign.Slot, reported map[string]time.Time) error {
 	return nil
 }
 
-// goneErr is the 410 of the session the (HMAC-verified) body's sessionId names when that
+// goneErr is the 410 of the session the (HMAC-verified) body's access token names, when that
 // session has ended (expired or cancelled), else nil. An access token never outlives its
 // session, so a signer submitting after the session's end always holds an expired token; like
 // the portal routes, the callback then answers the session's end (410, as the spec wants for a
-// link used after expiry) rather than 401 token_expired. Nothing else is done with the token.
-func (a *API) goneErr(ctx context.Context, sessionID string, now time.Time) error {
-	groupID, _, err := a.Store.SlotBySessionID(ctx, sessionID)
-	if err != nil {
+// link used after expiry) rather than 401 token_expired. The token must still be ours (its
+// signature is checked, only its expiry is lapsed) and name the body's slot; nothing else is
+// done with it.
+func (a *API) goneErr(ctx context.Context, p *parsed, now time.Time) error {
+	if a.Lapsed == nil {
 		return nil
 	}
-	s, _, err := a.Store.Load(ctx, groupID)
+	old, err := a.Lapsed.VerifyPortalAccess(p.AccessToken)
+	if err != nil || subtle.ConstantTimeCompare([]byte(old.SessionID), []byte(p.SessionID)) != 1 {
+		return nil
+	}
+	s, _, err := a.Store.Load(ctx, old.GroupID)
 	if err != nil {
 		return nil
 	}

@@ -68,7 +68,8 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	c := &clock{t: time.Now().UTC().Truncate(time.Second)}
-	api := &API{Store: st, Tokens: tokens.NewCodec(ring, tokens.WithClock(c.Now)), Secrets: []string{secret}, Now: c.Now}
+	api := &API{Store: st, Tokens: tokens.NewCodec(ring, tokens.WithClock(c.Now)),
+		Lapsed: tokens.NewCodec(ring, tokens.WithLeeway(esign.MaxExpiresInMinutes*time.Minute+time.Hour), tokens.WithClock(c.Now)), Secrets: []string{secret}, Now: c.Now}
 	mux := http.NewServeMux()
 	api.Routes(mux)
 	router := funcproto.NewRouter(mux)

@@ -91,13 +91,6 @@ func sessionFrom(e tablestore.Entity) (*delivery.Session, error) {
 // AuditEvent is one stored audit event (Slot is -1: a delivery has no slots).
 type AuditEvent = audit.Record
 
-func eventEntity(s *delivery.Session, ev delivery.Event, seq int) (tablestore.Entity, error) {
-	return audit.Entity(s.DeliveryID, audit.Record{Kind: ev.Kind, At: ev.At, Slot: -1, ActorKind: ev.Actor.Kind,
-		ActorID: ev.Actor.ID, IP: ev.Actor.IP, UserAgent: ev.Actor.UserAgent, EmailHash: s.RecipientHash, Data: ev.Data}, seq)
-}
-
-func eventFrom(e tablestore.Entity) AuditEvent { return audit.FromEntity(e) }
-
 func ns(t time.Time) int64 { return audit.Nanos(t) }
 
 func at(n int64) time.Time { return audit.FromNanos(n) }

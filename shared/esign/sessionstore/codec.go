@@ -3,8 +3,10 @@ package sessionstore
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/esign-svc/esign/shared/audit"
 	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/audit"
 
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
@@ -13,18 +15,22 @@ import (
 // Row keys inside a session's partition (PartitionKey = groupId).
 const (
 	rowSession   = "session"
-	prefixSlot   = "slot-"
 	prefixEvent  = audit.RowPrefix
 	prefixSig    = "sig-"
 	prefixCallbk = "cb-"
 )
 
-func slotKey(i int) string { return fmt.Sprintf("%s%02d", prefixSlot, i) }
+func slotKey(i int) string { return fmt.Sprintf("slot%02d", i) }
 func sigKey(i int) string  { return fmt.Sprintf("%s%02d", prefixSig, i) }
 
-func sessionEntity(s *esign.Session) tablestore.Entity {
-	manifest, _ := json.Marshal(s.Manifest) // plain structs: cannot fail
-	return tablestore.Entity{PartitionKey: s.GroupID, RowKey: rowSession, ETag: s.ETag, Props: map[string]any{
+// sessionEntity is the session row: the session's fields and, one property per slot
+// ("slot00", ...), each slot as JSON, so that a load is one point read.
+func sessionEntity(s *esign.Session, slots []esign.Slot) (tablestore.Entity, error) {
+	manifest, err := json.Marshal(s.Manifest)
+	if err != nil {
+		return tablestore.Entity{}, err
+	}
+	props := map[string]any{
 		"tenantId": s.TenantID, "correlationId": s.CorrelationID, "documentId": s.DocumentID, "docType": s.DocType,
 		"pdfBlobPath": s.PDFBlobPath, "pdfHash": s.PDFHash, "templatePath": s.TemplatePath,
 		"signingMode": string(s.SigningMode), "state": string(s.State), "cancelReason": string(s.CancelReason),
@@ -32,11 +38,19 @@ func sessionEntity(s *esign.Session) tablestore.Entity {
 		"requestedBy": s.RequestedBy, "requestedByEmailEnc": s.RequestedByEmailEnc, "organizationName": s.OrganizationName,
 		"sendPerSignerNotices": s.SendPerSignerNotices, "signedPath": s.SignedPath, "certificatePath": s.CertificatePath,
 		"evidencePath": s.EvidencePath, "sealError": s.SealError, "consentVersion": s.ConsentVersion,
-		"manifest": string(manifest), "manifestSource": s.ManifestSource,
-	}}
+		"manifest": string(manifest), "manifestSource": s.ManifestSource, "slotCount": int64(len(slots)),
+	}
+	for i := range slots {
+		b, err := json.Marshal(slotRecordOf(&slots[i]))
+		if err != nil {
+			return tablestore.Entity{}, err
+		}
+		props[slotKey(slots[i].Index)] = string(b)
+	}
+	return tablestore.Entity{PartitionKey: s.GroupID, RowKey: rowSession, ETag: s.ETag, Props: props}, nil
 }
 
-func sessionFrom(e tablestore.Entity) *esign.Session {
+func sessionFrom(e tablestore.Entity) (aggregate, error) {
 	s := &esign.Session{
 		GroupID: e.PartitionKey, TenantID: e.String("tenantId"), CorrelationID: e.String("correlationId"),
 		DocumentID: e.String("documentId"), DocType: e.String("docType"), PDFBlobPath: e.String("pdfBlobPath"),
@@ -51,74 +65,88 @@ func sessionFrom(e tablestore.Entity) *esign.Session {
 		ManifestSource: e.String("manifestSource"),
 	}
 	if m := e.String("manifest"); m != "" && m != "null" {
-		_ = json.Unmarshal([]byte(m), &s.Manifest) // written by sessionEntity above
+		if err := json.Unmarshal([]byte(m), &s.Manifest); err != nil {
+			return aggregate{}, corrupt(e, "manifest", err)
+		}
 	}
-	return s
+	n := int(e.Int64("slotCount"))
+	slots := make([]esign.Slot, n)
+	for i := range slots {
+		raw := e.String(slotKey(i))
+		if raw == "" {
+			return aggregate{}, corrupt(e, slotKey(i), fmt.Errorf("missing"))
+		}
+		var r slotRecord
+		if err := json.Unmarshal([]byte(raw), &r); err != nil {
+			return aggregate{}, corrupt(e, slotKey(i), err)
+		}
+		slots[i] = r.slot(e.ETag)
+		if slots[i].Index != i {
+			return aggregate{}, corrupt(e, slotKey(i), fmt.Errorf("holds slot %d", slots[i].Index))
+		}
+	}
+	return aggregate{s: s, slots: slots}, nil
 }
 
-func slotEntity(groupID string, sl *esign.Slot) (tablestore.Entity, error) {
-	timeline := map[string]int64{}
+// corrupt is the error of a session row that does not decode: evidence must never be read with
+// a gap, so the request fails (500) and the cause is logged once at the edge.
+func corrupt(e tablestore.Entity, prop string, err error) error {
+	return apperr.Wrap(fmt.Errorf("session %s %s: %w", e.PartitionKey, prop, err), apperr.KindInternal,
+		"stored_session_corrupt", "a stored signing session could not be read")
+}
+
+// slotRecord is a slot as stored inside the session row. PII only as stored in esign.Slot
+// (hash, AES-GCM ciphertext), the OTP code only as its keyed hash.
+type slotRecord struct {
+	Index       int                       `json:"slotIndex"`
+	SessionID   string                    `json:"sessionId"`
+	Role        string                    `json:"role"`
+	EmailHash   string                    `json:"emailHash,omitempty"`
+	EmailEnc    string                    `json:"emailEnc,omitempty"`
+	PhoneEnc    string                    `json:"phoneEnc,omitempty"`
+	NamePrefill string                    `json:"namePrefill,omitempty"`
+	Condition   string                    `json:"completionCondition"`
+	OTPChannel  string                    `json:"otpChannel"`
+	State       string                    `json:"state"`
+	Invited     bool                      `json:"invited,omitempty"`
+	LinkJTI     string                    `json:"linkJti,omitempty"`
+	LinkUsed    bool                      `json:"linkUsed,omitempty"`
+	Generation  int                       `json:"generation,omitempty"`
+	Timeline    map[string]int64          `json:"timeline,omitempty"`
+	Consents    []esign.ConsentAcceptance `json:"consents,omitempty"`
+	OTP         otpRecord                 `json:"otp"`
+	SignerName  string                    `json:"signerName,omitempty"`
+	IP          string                    `json:"ip,omitempty"`
+	UserAgent   string                    `json:"userAgent,omitempty"`
+}
+
+func slotRecordOf(sl *esign.Slot) slotRecord {
+	tl := make(map[string]int64, len(sl.Timeline))
 	for st, at := range sl.Timeline {
-		timeline[string(st)] = at.UnixNano()
+		tl[string(st)] = at.UnixNano()
 	}
-	tl, err := json.Marshal(timeline)
-	if err != nil {
-		return tablestore.Entity{}, err
-	}
-	consents, err := json.Marshal(sl.Consents)
-	if err != nil {
-		return tablestore.Entity{}, err
-	}
-	otp, err := json.Marshal(otpRecord{Channel: sl.OTP.Channel, Destination: sl.OTP.Destination,
-		CodeHash: sl.OTP.CodeHash, SentAtNs: nsOrZero(sl.OTP.SentAt), ExpiresAtNs: nsOrZero(sl.OTP.ExpiresAt),
-		Attempts: sl.OTP.Attempts, Locks: sl.OTP.Locks, Blocked: sl.OTP.Blocked,
-		VerifiedAtNs: nsOrZero(sl.OTP.VerifiedAt), VerifiedGen: sl.OTP.VerifiedGen})
-	if err != nil {
-		return tablestore.Entity{}, err
-	}
-	return tablestore.Entity{PartitionKey: groupID, RowKey: slotKey(sl.Index), ETag: sl.ETag, Props: map[string]any{
-		"slotIndex": int64(sl.Index), "sessionId": sl.SessionID, "role": sl.Role, "emailHash": sl.EmailHash,
-		"emailEnc": sl.EmailEnc, "phoneEnc": sl.PhoneEnc, "namePrefill": sl.NamePrefill,
-		"completionCondition": string(sl.Condition), "otpChannel": string(sl.OTPChannel), "state": string(sl.State),
-		"invited": sl.Invited, "linkJti": sl.LinkJTI, "linkUsed": sl.LinkUsed, "generation": int64(sl.Generation),
-		"timeline": string(tl), "consents": string(consents), "otp": string(otp), "signerName": sl.SignerName, "ip": sl.IP, "userAgent": sl.UserAgent,
-	}}, nil
+	return slotRecord{Index: sl.Index, SessionID: sl.SessionID, Role: sl.Role, EmailHash: sl.EmailHash, EmailEnc: sl.EmailEnc,
+		PhoneEnc: sl.PhoneEnc, NamePrefill: sl.NamePrefill, Condition: string(sl.Condition), OTPChannel: string(sl.OTPChannel),
+		State: string(sl.State), Invited: sl.Invited, LinkJTI: sl.LinkJTI, LinkUsed: sl.LinkUsed, Generation: sl.Generation,
+		Timeline: tl, Consents: sl.Consents, SignerName: sl.SignerName, IP: sl.IP, UserAgent: sl.UserAgent,
+		OTP: otpRecord{Channel: sl.OTP.Channel, Destination: sl.OTP.Destination, CodeHash: sl.OTP.CodeHash,
+			SentAtNs: nsOrZero(sl.OTP.SentAt), ExpiresAtNs: nsOrZero(sl.OTP.ExpiresAt), Attempts: sl.OTP.Attempts,
+			Locks: sl.OTP.Locks, Blocked: sl.OTP.Blocked, VerifiedAtNs: nsOrZero(sl.OTP.VerifiedAt), VerifiedGen: sl.OTP.VerifiedGen}}
 }
 
-func slotFrom(e tablestore.Entity) (esign.Slot, error) {
-	sl := esign.Slot{
-		Index: int(e.Int64("slotIndex")), SessionID: e.String("sessionId"), Role: e.String("role"),
-		EmailHash: e.String("emailHash"), EmailEnc: e.String("emailEnc"), PhoneEnc: e.String("phoneEnc"),
-		NamePrefill: e.String("namePrefill"), Condition: esign.Condition(e.String("completionCondition")),
-		OTPChannel: esign.OTPChannel(e.String("otpChannel")), State: esign.SlotState(e.String("state")),
-		Invited: e.Bool("invited"), LinkJTI: e.String("linkJti"), LinkUsed: e.Bool("linkUsed"),
-		Generation: int(e.Int64("generation")), SignerName: e.String("signerName"), IP: e.String("ip"),
-		UserAgent: e.String("userAgent"), ETag: e.ETag, Timeline: map[esign.SlotState]time.Time{},
-	}
-	var tl map[string]int64
-	if s := e.String("timeline"); s != "" {
-		if err := json.Unmarshal([]byte(s), &tl); err != nil {
-			return sl, fmt.Errorf("sessionstore: slot %s timeline: %w", e.RowKey, err)
-		}
-	}
-	if s := e.String("consents"); s != "" && s != "null" {
-		if err := json.Unmarshal([]byte(s), &sl.Consents); err != nil {
-			return sl, fmt.Errorf("sessionstore: slot %s consents: %w", e.RowKey, err)
-		}
-	}
-	if s := e.String("otp"); s != "" {
-		var o otpRecord
-		if err := json.Unmarshal([]byte(s), &o); err != nil {
-			return sl, fmt.Errorf("sessionstore: slot %s otp: %w", e.RowKey, err)
-		}
-		sl.OTP = esign.OTPState{Channel: o.Channel, Destination: o.Destination, CodeHash: o.CodeHash,
-			SentAt: fromNs(o.SentAtNs), ExpiresAt: fromNs(o.ExpiresAtNs), Attempts: o.Attempts, Locks: o.Locks,
-			Blocked: o.Blocked, VerifiedAt: fromNs(o.VerifiedAtNs), VerifiedGen: o.VerifiedGen}
-	}
-	for st, ns := range tl {
+func (r slotRecord) slot(etag string) esign.Slot {
+	sl := esign.Slot{Index: r.Index, SessionID: r.SessionID, Role: r.Role, EmailHash: r.EmailHash, EmailEnc: r.EmailEnc,
+		PhoneEnc: r.PhoneEnc, NamePrefill: r.NamePrefill, Condition: esign.Condition(r.Condition),
+		OTPChannel: esign.OTPChannel(r.OTPChannel), State: esign.SlotState(r.State), Invited: r.Invited, LinkJTI: r.LinkJTI,
+		LinkUsed: r.LinkUsed, Generation: r.Generation, Consents: r.Consents, SignerName: r.SignerName, IP: r.IP,
+		UserAgent: r.UserAgent, ETag: etag, Timeline: make(map[esign.SlotState]time.Time, len(r.Timeline)),
+		OTP: esign.OTPState{Channel: r.OTP.Channel, Destination: r.OTP.Destination, CodeHash: r.OTP.CodeHash,
+			SentAt: fromNs(r.OTP.SentAtNs), ExpiresAt: fromNs(r.OTP.ExpiresAtNs), Attempts: r.OTP.Attempts, Locks: r.OTP.Locks,
+			Blocked: r.OTP.Blocked, VerifiedAt: fromNs(r.OTP.VerifiedAtNs), VerifiedGen: r.OTP.VerifiedGen}}
+	for st, ns := range r.Timeline {
 		sl.Timeline[esign.SlotState(st)] = fromNs(ns)
 	}
-	return sl, nil
+	return sl
 }
 
 // otpRecord is a slot's OTP state as stored (the code only as its keyed hash).
@@ -137,13 +165,6 @@ type otpRecord struct {
 
 // AuditEvent is one stored audit event, as the status timeline and the evidence bundle read it.
 type AuditEvent = audit.Record
-
-func eventEntity(groupID string, ev esign.Event, seq int, emailHash string) (tablestore.Entity, error) {
-	return audit.Entity(groupID, audit.Record{Kind: ev.Kind, At: ev.At, Slot: ev.Slot, ActorKind: ev.Actor.Kind,
-		ActorID: ev.Actor.ID, IP: ev.Actor.IP, UserAgent: ev.Actor.UserAgent, EmailHash: emailHash, Data: ev.Data}, seq)
-}
-
-func eventFrom(e tablestore.Entity) AuditEvent { return audit.FromEntity(e) }
 
 func nsOrZero(t time.Time) int64 { return audit.Nanos(t) }
 

@@ -2,12 +2,12 @@ package sessionstore
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/kernel/aggstore"
 )
 
 // prefixSent marks the rows that record a notification's sending (one per notification id).
@@ -38,11 +38,7 @@ func (s *Store) RecordEvents(ctx context.Context, groupID string, slots []esign.
 	if len(ch.Events) == 0 {
 		return nil
 	}
-	ops, err := eventOps(groupID, slots, ch)
-	if err != nil {
-		return err
-	}
-	return s.t.Transact(ctx, groupID, ops)
+	return s.tab.Record(ctx, aggregate{s: &esign.Session{GroupID: groupID}, slots: slots}, ch.Events)
 }
 
 // NotificationClaim is the right to send one notification, held until Complete or Release.
@@ -60,19 +56,26 @@ type NotificationClaim struct {
 func (s *Store) ClaimNotification(ctx context.Context, groupID, id string, now time.Time, lease time.Duration) (NotificationClaim, error) {
 	row := tablestore.Entity{PartitionKey: groupID, RowKey: prefixSent + id,
 		Props: map[string]any{"state": sentStateSending, "claimedAtNs": now.UnixNano()}}
-	etag, err := s.t.Insert(ctx, row)
-	if err == nil {
-		return NotificationClaim{GroupID: groupID, ID: id, etag: etag}, nil
-	}
-	if apperr.KindOf(err) != apperr.KindConflict {
-		return NotificationClaim{}, err
-	}
-	prev, err := s.t.Get(ctx, groupID, row.RowKey)
-	if apperr.KindOf(err) == apperr.KindNotFound {
-		return s.ClaimNotification(ctx, groupID, id, now, lease) // released meanwhile
-	}
-	if err != nil {
-		return NotificationClaim{}, err
+	var prev tablestore.Entity
+	for attempt := 1; ; attempt++ {
+		etag, err := s.t.Insert(ctx, row)
+		if err == nil {
+			return NotificationClaim{GroupID: groupID, ID: id, etag: etag}, nil
+		}
+		if apperr.KindOf(err) != apperr.KindConflict {
+			return NotificationClaim{}, err
+		}
+		prev, err = s.t.Get(ctx, groupID, row.RowKey)
+		if apperr.KindOf(err) == apperr.KindNotFound && attempt < aggstore.MaxAttempts {
+			continue // released meanwhile: claim again
+		}
+		if apperr.KindOf(err) == apperr.KindNotFound {
+			return NotificationClaim{}, ErrInFlight // claimed and released over and over: later
+		}
+		if err != nil {
+			return NotificationClaim{}, err
+		}
+		break
 	}
 	if prev.String("state") == sentStateSent {
 		return NotificationClaim{}, ErrAlreadySent
@@ -81,7 +84,7 @@ func (s *Store) ClaimNotification(ctx context.Context, groupID, id string, now t
 		return NotificationClaim{}, ErrInFlight
 	}
 	row.ETag = prev.ETag
-	etag, err = s.t.Replace(ctx, row)
+	etag, err := s.t.Replace(ctx, row)
 	if apperr.KindOf(err) == apperr.KindPrecondition {
 		return NotificationClaim{}, ErrInFlight
 	}
@@ -97,7 +100,7 @@ func (s *Store) ClaimNotification(ctx context.Context, groupID, id string, now t
 func (s *Store) CompleteNotification(ctx context.Context, c NotificationClaim, slots []esign.Slot, events []esign.Event, now time.Time) error {
 	ops := []tablestore.Op{tablestore.ReplaceOp(tablestore.Entity{PartitionKey: c.GroupID, RowKey: prefixSent + c.ID, ETag: c.etag,
 		Props: map[string]any{"state": sentStateSent, "sentAtNs": now.UnixNano()}})}
-	evOps, err := eventOps(c.GroupID, slots, esign.Change{Events: events})
+	evOps, err := s.tab.EventOps(aggregate{s: &esign.Session{GroupID: c.GroupID}, slots: slots}, events)
 	if err != nil {
 		return err
 	}
@@ -116,22 +119,4 @@ func (s *Store) ReleaseNotification(ctx context.Context, c NotificationClaim) er
 		return nil
 	}
 	return err
-}
-
-// ForgetOrphanExpiry removes the due expiry rows of a groupId whose session does not exist (a
-// create that failed after writing its index rows), so they stop coming back from DueForExpiry.
-// Errors: the tablestore ones.
-func (s *Store) ForgetOrphanExpiry(ctx context.Context, groupID string, now time.Time) error {
-	upper := fmt.Sprintf("%020d~", now.UnixNano())
-	rows, err := s.idx.Query(ctx, pkExpiry, &tablestore.QueryOptions{
-		Filter: "RowKey lt " + tablestore.Quote(upper) + " and groupId eq " + tablestore.Quote(groupID)})
-	if err != nil {
-		return err
-	}
-	for _, r := range rows {
-		if err := s.idx.Delete(ctx, pkExpiry, r.RowKey, ""); err != nil && apperr.KindOf(err) != apperr.KindNotFound {
-			return err
-		}
-	}
-	return nil
 }

@@ -35,7 +35,11 @@ func (s *Store) Sealing(ctx context.Context, limit int) ([]*esign.Session, error
 	}
 	out := make([]*esign.Session, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, sessionFrom(r))
+		a, err := sessionFrom(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a.s)
 	}
 	return out, nil
 }

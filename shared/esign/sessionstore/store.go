@@ -1,66 +1,96 @@
-// Package sessionstore keeps signing sessions in Azure Table storage (DESIGN section 3): one
-// partition per session (PartitionKey = groupId) holding the session row, a row per slot, a row
-// per audit event, the signature rows and the callback ids seen. Every state change is written
-// with its audit events in one entity-group transaction conditioned on the session's ETag, so the
+// Package sessionstore keeps signing sessions in Azure Table storage (DESIGN section 3) on the
+// aggregate kernel (shared/kernel/aggstore): one partition per session (PartitionKey = groupId)
+// holding the session row (with its slots inside it, so a load is one point read), a row per
+// audit event, the signature rows and the callback ids seen. Every state change is written with
+// its audit events in one entity-group transaction conditioned on the session row's ETag, so the
 // audit trail can never miss or invent a transition and two concurrent changes cannot both win.
-// Lookups by correlationId, slot sessionId and expiry go through small index rows in a second
-// table.
+// The index table holds the correlationId claims (a partition per key), the expiry schedule
+// (hour buckets in 16 shards) and the cross-device token rows.
 package sessionstore
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/kernel/aggstore"
 )
 
-// Index partitions.
-const (
-	pkSessionID = "sid"
-	pkExpiry    = "expiry"
-)
-
-func pkCorrelation(tenant string) string { return "corr-" + tenant }
+// ClaimLease is how long a correlationId claim whose session row is not written yet counts as a
+// create under way (after that, as a create that died).
+const ClaimLease = 2 * time.Minute
 
 // Errors the store returns besides the tablestore ones.
 var (
 	ErrNotFound   = &apperr.Error{Kind: apperr.KindNotFound, Code: "session_not_found", Detail: "no such signing session"}
-	ErrConcurrent = &apperr.Error{Kind: apperr.KindConflict, Code: "concurrent_update", Detail: "the session was changed by another request; nothing was written"}
+	ErrConcurrent = aggstore.ErrConcurrent
 	ErrReplayed   = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: "callback_replayed", Detail: "this callback was already accepted"}
 )
 
-// Store is the table-backed session store.
+// aggregate is a session with its slots: the unit the kernel loads and writes.
+type aggregate struct {
+	s     *esign.Session
+	slots []esign.Slot
+}
+
+var kind = aggstore.Kind[aggregate]{
+	Root:     rowSession,
+	NotFound: ErrNotFound,
+	ID:       func(a aggregate) string { return a.s.GroupID },
+	Encode:   func(a aggregate) (tablestore.Entity, error) { return sessionEntity(a.s, a.slots) },
+	Decode:   sessionFrom,
+	// Steps may change session fields no event records (a slot's link id): always write.
+	WriteEmpty: true,
+	Subject: func(a aggregate, slot int) string {
+		if slot >= 0 && slot < len(a.slots) {
+			return a.slots[slot].EmailHash
+		}
+		return ""
+	},
+	ExtraConflict: func(op tablestore.Op) error {
+		if aggstore.HasPrefix(op, prefixCallbk) {
+			return ErrReplayed
+		}
+		return nil
+	},
+}
+
+// Store is the table-backed session store. Safe for concurrent use.
 type Store struct {
-	t   *tablestore.Store
-	idx *tablestore.Store
+	tab    *aggstore.Table[aggregate]
+	index  *aggstore.Index
+	expiry *aggstore.Schedule
+	t      *tablestore.Store // the sessions table, for the store's own rows
+	idx    *tablestore.Store // the index table
 }
 
-// New opens the store on two tables (sessions, index) of the account.
+// New opens the store on two tables (sessions, index) of the account. It does no I/O (call
+// Ensure at start).
 func New(acct *azconn.Account, sessionsTable, indexTable string) (*Store, error) {
-	t, err := tablestore.New(acct, sessionsTable)
+	tab, err := aggstore.NewTable(acct, sessionsTable, kind)
 	if err != nil {
 		return nil, err
 	}
-	idx, err := tablestore.New(acct, indexTable)
+	index, err := aggstore.NewIndex(acct, indexTable)
 	if err != nil {
 		return nil, err
 	}
-	return &Store{t: t, idx: idx}, nil
+	return &Store{tab: tab, index: index, expiry: aggstore.NewSchedule(index, "exp"), t: tab.Rows(), idx: index.Rows()}, nil
 }
 
-// Ensure creates the tables when missing.
+// Ensure creates the tables when missing and starts the expiry schedule.
 func (s *Store) Ensure(ctx context.Context) error {
-	if err := s.t.EnsureTable(ctx); err != nil {
+	if err := s.tab.Ensure(ctx); err != nil {
 		return err
 	}
-	return s.idx.EnsureTable(ctx)
+	if err := s.index.Ensure(ctx); err != nil {
+		return err
+	}
+	return s.expiry.Start(ctx, time.Now())
 }
 
 // LiveConflict is the 409 for a second session on a correlationId that has a live one; it names
@@ -70,151 +100,69 @@ func LiveConflict(groupID string) error {
 		Detail: "a live signing session exists for this correlationId", Extra: map[string]any{"groupId": groupID}}
 }
 
-// Create stores a new session, its slots and the events of its Start change. It first claims the
-// tenant's correlationId: when the session it points to is still live (pending, in_progress or
-// sealing, and not past expiry) it returns LiveConflict and writes nothing.
+func correlationKey(tenant, correlationID string) aggstore.Key {
+	return aggstore.Key{Kind: "corr", Scope: tenant, Value: correlationID}
+}
+
+// Create stores a new session, its slots and the events of its Start change: it claims the
+// tenant's correlationId (an insert; a read only when taken), adds the session to the expiry
+// schedule, and writes the session row and its events in one transaction. Errors: LiveConflict
+// when the correlationId belongs to a live session (pending, in_progress or sealing and not past
+// expiry) or to a create still under way (ClaimLease); ErrConcurrent; the tablestore ones.
 func (s *Store) Create(ctx context.Context, sess *esign.Session, slots []esign.Slot, ch esign.Change, now time.Time) error {
-	if err := s.claimCorrelation(ctx, sess, now); err != nil {
-		return err
-	}
-	for i := range slots {
-		_, err := s.idx.Upsert(ctx, tablestore.Entity{PartitionKey: pkSessionID, RowKey: slots[i].SessionID,
-			Props: map[string]any{"groupId": sess.GroupID, "slotIndex": int64(slots[i].Index)}})
-		if err != nil {
-			return err
-		}
-	}
-	if _, err := s.idx.Upsert(ctx, expiryEntity(sess)); err != nil {
-		return err
-	}
-	ops := []tablestore.Op{tablestore.InsertOp(sessionEntity(sess))}
-	for i := range slots {
-		e, err := slotEntity(sess.GroupID, &slots[i])
-		if err != nil {
-			return err
-		}
-		ops = append(ops, tablestore.InsertOp(e))
-	}
-	evOps, err := eventOps(sess.GroupID, slots, ch)
-	if err != nil {
-		return err
-	}
-	return s.t.Transact(ctx, sess.GroupID, append(ops, evOps...))
-}
-
-func (s *Store) claimCorrelation(ctx context.Context, sess *esign.Session, now time.Time) error {
-	pk, rk := pkCorrelation(sess.TenantID), sess.CorrelationID
-	row := tablestore.Entity{PartitionKey: pk, RowKey: rk, Props: map[string]any{"groupId": sess.GroupID}}
-	existing, err := s.idx.Get(ctx, pk, rk)
-	switch {
-	case apperr.KindOf(err) == apperr.KindNotFound:
-		if _, err := s.idx.Insert(ctx, row); err != nil {
-			if apperr.KindOf(err) == apperr.KindConflict {
-				return s.claimCorrelation(ctx, sess, now) // lost a race: look at the winner
-			}
-			return err
-		}
-		return nil
-	case err != nil:
-		return err
-	}
-	prev := existing.String("groupId")
-	if live, err := s.isLive(ctx, prev, now); err != nil {
-		return err
-	} else if live {
-		return LiveConflict(prev)
-	}
-	row.ETag = existing.ETag
-	if _, err := s.idx.Replace(ctx, row); err != nil {
-		if apperr.KindOf(err) == apperr.KindPrecondition {
-			return s.claimCorrelation(ctx, sess, now)
-		}
-		return err
-	}
-	return nil
-}
-
-func (s *Store) isLive(ctx context.Context, groupID string, now time.Time) (bool, error) {
-	e, err := s.t.Get(ctx, groupID, rowSession)
-	if apperr.KindOf(err) == apperr.KindNotFound {
-		return false, nil // a claim whose session was never written
+	err := s.index.Claim(ctx, correlationKey(sess.TenantID, sess.CorrelationID), sess.GroupID, now, ClaimLease, s.holds(now))
+	var taken *aggstore.TakenError
+	if errors.As(err, &taken) {
+		return LiveConflict(taken.Owner)
 	}
 	if err != nil {
-		return false, err
+		return err
 	}
-	prev := sessionFrom(e)
-	if prev.State == esign.SessionSealing {
-		return true, nil
+	if err := s.expiry.Add(ctx, sess.GroupID, sess.ExpiresAt); err != nil {
+		return err
 	}
-	return prev.State.Live() && !prev.Expired(now), nil
+	return s.tab.Create(ctx, aggregate{sess, slots}, ch)
 }
 
-// Load reads a session and its slots (ordered by index). Missing -> ErrNotFound.
+// holds says whether a claim's session still holds its correlationId at now.
+func (s *Store) holds(now time.Time) aggstore.HoldsFunc {
+	return func(ctx context.Context, groupID string) (aggstore.Holding, error) {
+		a, err := s.tab.Load(ctx, groupID)
+		if errors.Is(err, ErrNotFound) {
+			return aggstore.Missing, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		if a.s.State == esign.SessionSealing || (a.s.State.Live() && !a.s.Expired(now)) {
+			return aggstore.Held, nil
+		}
+		return aggstore.Released, nil
+	}
+}
+
+// Load reads a session and its slots (ordered by index) by one point read. Errors: ErrNotFound;
+// a decode error for a corrupt row; the tablestore ones.
 func (s *Store) Load(ctx context.Context, groupID string) (*esign.Session, []esign.Slot, error) {
-	if groupID == "" {
-		return nil, nil, ErrNotFound
-	}
-	rows, err := s.t.Query(ctx, groupID, &tablestore.QueryOptions{Filter: "RowKey eq 'session' or (RowKey ge 'slot-' and RowKey lt 'slot.')"})
+	a, err := s.tab.Load(ctx, groupID)
 	if err != nil {
 		return nil, nil, err
 	}
-	var sess *esign.Session
-	var slots []esign.Slot
-	for _, r := range rows {
-		switch {
-		case r.RowKey == rowSession:
-			sess = sessionFrom(r)
-		case strings.HasPrefix(r.RowKey, prefixSlot):
-			sl, err := slotFrom(r)
-			if err != nil {
-				return nil, nil, err
-			}
-			slots = append(slots, sl)
-		}
-	}
-	if sess == nil {
-		return nil, nil, ErrNotFound
-	}
-	sort.Slice(slots, func(i, j int) bool { return slots[i].Index < slots[j].Index })
-	return sess, slots, nil
+	return a.s, a.slots, nil
 }
 
-// Apply writes a transition: the session (if its ETag still matches), the slots the change
-// touched (each on its own ETag), the change's audit events and any extra operations of the same
-// partition (signature rows, callback ids), all in one transaction. A lost race is ErrConcurrent
-// and nothing is written; a callback id already present is ErrReplayed.
+// Apply writes a transition: the session row with its slots (if its ETag still matches), the
+// change's audit events and any extra operations of the same partition (signature rows,
+// callback ids), all in one transaction. A lost race is ErrConcurrent and nothing is written; a
+// callback id already present is ErrReplayed. A session that ended (cancelled, expired,
+// complete) leaves the expiry schedule.
 func (s *Store) Apply(ctx context.Context, sess *esign.Session, slots []esign.Slot, ch esign.Change, extra ...tablestore.Op) error {
-	ops := []tablestore.Op{tablestore.ReplaceOp(sessionEntity(sess))}
-	for _, i := range ch.Slots {
-		e, err := slotEntity(sess.GroupID, &slots[i])
-		if err != nil {
-			return err
-		}
-		ops = append(ops, tablestore.ReplaceOp(e))
-	}
-	evOps, err := eventOps(sess.GroupID, slots, ch)
-	if err != nil {
+	if err := s.tab.Apply(ctx, aggregate{sess, slots}, ch, extra...); err != nil {
 		return err
 	}
-	ops = append(ops, evOps...)
-	first := len(ops)
-	ops = append(ops, extra...)
-	err = s.t.Transact(ctx, sess.GroupID, ops)
-	switch k := apperr.KindOf(err); {
-	case err == nil:
-	case k == apperr.KindPrecondition:
-		return ErrConcurrent
-	case k == apperr.KindConflict:
-		if i, ok := tablestore.FailedOp(err); ok && i >= first && strings.HasPrefix(ops[i].Entity.RowKey, prefixCallbk) {
-			return ErrReplayed
-		}
-		return ErrConcurrent
-	default:
-		return err
-	}
-	if !sess.State.Live() {
-		// Best effort: a stale expiry row is skipped (and removed) by the expiry job.
-		_ = s.idx.Delete(ctx, pkExpiry, expiryKey(sess), "")
+	if sess.State.Terminal() {
+		// Best effort: a stale entry is skipped (and removed) by the expiry job.
+		_ = s.expiry.Remove(ctx, sess.GroupID, sess.ExpiresAt)
 	}
 	return nil
 }
@@ -225,89 +173,43 @@ func CallbackOnce(groupID, callbackID string) tablestore.Op {
 		Props: map[string]any{"seenAtNs": time.Now().UnixNano()}})
 }
 
-func eventOps(groupID string, slots []esign.Slot, ch esign.Change) ([]tablestore.Op, error) {
-	ops := make([]tablestore.Op, 0, len(ch.Events))
-	for i, ev := range ch.Events {
-		hash := ""
-		if ev.Slot >= 0 && ev.Slot < len(slots) {
-			hash = slots[ev.Slot].EmailHash
-		}
-		e, err := eventEntity(groupID, ev, i, hash)
-		if err != nil {
-			return nil, err
-		}
-		ops = append(ops, tablestore.InsertOp(e))
-	}
-	return ops, nil
-}
-
 // Events is the session's audit trail in time order.
 func (s *Store) Events(ctx context.Context, groupID string) ([]AuditEvent, error) {
-	rows, err := s.t.Query(ctx, groupID, &tablestore.QueryOptions{RowKeyPrefix: prefixEvent})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]AuditEvent, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, eventFrom(r))
-	}
-	return out, nil
+	return s.tab.Events(ctx, groupID)
 }
 
 // GroupByCorrelation is the groupId of the tenant's latest session for a correlationId.
 func (s *Store) GroupByCorrelation(ctx context.Context, tenantID, correlationID string) (string, error) {
-	e, err := s.idx.Get(ctx, pkCorrelation(tenantID), correlationID)
+	g, err := s.index.Owner(ctx, correlationKey(tenantID, correlationID))
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		return "", ErrNotFound
 	}
-	if err != nil {
-		return "", err
-	}
-	return e.String("groupId"), nil
+	return g, err
 }
 
-// SlotBySessionID finds the session and slot of a slot's sessionId.
-func (s *Store) SlotBySessionID(ctx context.Context, sessionID string) (groupID string, slot int, err error) {
-	e, err := s.idx.Get(ctx, pkSessionID, sessionID)
-	if apperr.KindOf(err) == apperr.KindNotFound {
-		return "", 0, ErrNotFound
-	}
-	if err != nil {
-		return "", 0, err
-	}
-	return e.String("groupId"), int(e.Int64("slotIndex")), nil
-}
-
-func expiryKey(sess *esign.Session) string {
-	return fmt.Sprintf("%020d-%s", sess.ExpiresAt.UnixNano(), sess.GroupID)
-}
-
-func expiryEntity(sess *esign.Session) tablestore.Entity {
-	return tablestore.Entity{PartitionKey: pkExpiry, RowKey: expiryKey(sess), Props: map[string]any{"groupId": sess.GroupID}}
-}
-
-// DueForExpiry lists up to limit groupIds whose expiry is at or before now and whose expiry row
-// is still present (sessions that ended otherwise have had theirs removed).
+// DueForExpiry lists up to limit groupIds whose expiry is at or before now and whose schedule
+// entry is still present (sessions that ended otherwise have had theirs removed).
 func (s *Store) DueForExpiry(ctx context.Context, now time.Time, limit int) ([]string, error) {
-	upper := fmt.Sprintf("%020d~", now.UnixNano())
-	rows, err := s.idx.Query(ctx, pkExpiry, &tablestore.QueryOptions{Filter: "RowKey lt " + tablestore.Quote(upper), Limit: limit})
+	items, err := s.expiry.Due(ctx, now, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, r.String("groupId"))
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, it.ID)
 	}
 	return out, nil
 }
 
-// ForgetExpiry removes a session's expiry row (the session is no longer live).
+// ForgetExpiry removes a session's expiry entry (the session is no longer live).
 func (s *Store) ForgetExpiry(ctx context.Context, sess *esign.Session) error {
-	err := s.idx.Delete(ctx, pkExpiry, expiryKey(sess), "")
-	if apperr.KindOf(err) == apperr.KindNotFound {
-		return nil
-	}
-	return err
+	return s.expiry.Remove(ctx, sess.GroupID, sess.ExpiresAt)
+}
+
+// ForgetOrphanExpiry removes the due expiry entries of a groupId whose session does not exist (a
+// create that failed after adding it), so they stop coming back from DueForExpiry.
+func (s *Store) ForgetOrphanExpiry(ctx context.Context, groupID string, now time.Time) error {
+	return s.expiry.RemoveDue(ctx, groupID, now)
 }
 
 // IsConcurrent reports whether err is a lost race worth one reload-and-retry.

@@ -87,8 +87,9 @@ func TestCreateLoadAndEvents(t *testing.T) {
 	if _, err := st.GroupByCorrelation(ctx, "other-tenant", "C1"); apperr.KindOf(err) != apperr.KindNotFound {
 		t.Fatalf("other tenant sees it: %v", err)
 	}
-	if g, i, err := st.SlotBySessionID(ctx, slots[1].SessionID); err != nil || g != s.GroupID || i != 1 {
-		t.Fatalf("by sessionId %q %d %v", g, i, err)
+	// A slot is found through its access token (group and slot index), not an index row.
+	if gotSlots[1].SessionID != slots[1].SessionID || gotSlots[1].Index != 1 {
+		t.Fatalf("slot 1 sessionId %q index %d", gotSlots[1].SessionID, gotSlots[1].Index)
 	}
 	if _, _, err := st.Load(ctx, uuid.NewString()); apperr.KindOf(err) != apperr.KindNotFound {
 		t.Fatalf("missing session: %v", err)

@@ -11,27 +11,21 @@ import (
 // same partition (signature rows, callback ids) to commit with the change.
 type Step func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error)
 
-// Update loads the session, runs step and applies its change in one transaction. When another
-// request changed the session meanwhile it reloads and runs step once more (the second run sees
-// the other change and may then fail cleanly); a second lost race is ErrConcurrent. A step error
-// is returned as is and nothing is written.
+// Update loads the session, runs step and applies its change in one transaction (the kernel's
+// Update: a lost race loads and runs step again, a bounded number of times, then
+// ErrConcurrent). A step error is returned as is and nothing is written.
 func (s *Store) Update(ctx context.Context, groupID string, step Step) (*esign.Session, []esign.Slot, esign.Change, error) {
-	for attempt := 0; ; attempt++ {
-		sess, slots, err := s.Load(ctx, groupID)
-		if err != nil {
-			return nil, nil, esign.Change{}, err
-		}
-		ch, extra, err := step(sess, slots)
-		if err != nil {
-			return nil, nil, ch, err
-		}
-		err = s.Apply(ctx, sess, slots, ch, extra...)
-		if IsConcurrent(err) && attempt == 0 {
-			continue
-		}
-		if err != nil {
-			return nil, nil, ch, err
-		}
-		return sess, slots, ch, nil
+	var ended *esign.Session
+	a, ch, err := s.tab.Update(ctx, groupID, func(a aggregate) (esign.Change, []tablestore.Op, error) {
+		ch, extra, err := step(a.s, a.slots)
+		ended = a.s
+		return ch, extra, err
+	})
+	if err != nil {
+		return nil, nil, ch, err
 	}
+	if ended != nil && ended.State.Terminal() && !ch.Empty() {
+		_ = s.expiry.Remove(ctx, ended.GroupID, ended.ExpiresAt) // best effort, as in Apply
+	}
+	return a.s, a.slots, ch, nil
 }

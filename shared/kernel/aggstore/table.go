@@ -1,0 +1,253 @@
+// Package aggstore is the storage half of the aggregate kernel (DESIGN 3 and 13): what every
+// aggregate's store (signing sessions, deliveries, and next batches and workflows) does the same
+// way, so that a new store is its row codec and a few lines.
+//
+//   - Table: one partition per aggregate. The aggregate is one root row (its children inside
+//     it, so a load is ONE point read, whose cost does not grow with the table), its audit rows,
+//     and rows the aggregate adds itself (signatures, callback ids). Create and Apply write the
+//     root row and the change's audit rows in one entity-group transaction, Apply conditioned on
+//     the root row's ETag: the audit trail never misses or invents a transition and of two
+//     concurrent changes one wins. Update loads, runs a step and applies, with a bounded retry.
+//   - Index: small rows in a second table, each key in a partition of its own (a hash of the
+//     key), so that no partition is written by every request: claims of unique keys
+//     (correlationId, idempotency keys), member lists (the deliveries of a correlationId), and a
+//     sharded time schedule (expiry).
+//
+// An aggregate with many children (a 10,000-record batch) cannot hold them in its root row (an
+// entity is at most 1 MiB) nor change them in one transaction (at most 100 operations): it keeps
+// a root row here and its children as rows of their own partition, each child changed on its own
+// ETag, with counters on the root row updated under the root's ETag (see docs/storage.md).
+package aggstore
+
+import (
+	"context"
+	"strings"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/audit"
+	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/kernel"
+)
+
+// MaxAttempts is how often Update runs its step when other requests keep winning the race.
+const MaxAttempts = 3
+
+// ErrConcurrent is a lost race: another request changed the aggregate between its load and this
+// write; nothing was written.
+var ErrConcurrent = &apperr.Error{Kind: apperr.KindConflict, Code: "concurrent_update",
+	Detail: "the resource was changed by another request; nothing was written"}
+
+// Kind describes one aggregate type to the kernel: its root row and how to read and write it.
+type Kind[A any] struct {
+	// Root is the RowKey of the root row ("session").
+	Root string
+	// NotFound is the error of a missing aggregate.
+	NotFound error
+	// ID is the aggregate's id, its PartitionKey.
+	ID func(a A) string
+	// Encode makes the root row (PartitionKey, RowKey Root, Props) with the ETag it was read
+	// with ("" for a new aggregate).
+	Encode func(a A) (tablestore.Entity, error)
+	// Decode reads the aggregate from its root row (ETag included). An error means corrupt data.
+	Decode func(e tablestore.Entity) (A, error)
+	// Subject is the keyed e-mail hash an audit row of slot carries (nil or "": none).
+	Subject func(a A, slot int) string
+	// WriteEmpty makes Update write the root row even for an empty change (a step that changed
+	// fields no event records); otherwise an empty change without extras writes nothing.
+	WriteEmpty bool
+	// ExtraConflict maps an insert conflict of one of the caller's extra operations (a callback
+	// id seen before, say) to its error; nil or a nil result: ErrConcurrent.
+	ExtraConflict func(op tablestore.Op) error
+}
+
+// Table keeps aggregates of one kind in one table. Safe for concurrent use.
+type Table[A any] struct {
+	t    *tablestore.Store
+	kind Kind[A]
+}
+
+// NewTable opens the table (no I/O; Ensure creates it).
+func NewTable[A any](acct *azconn.Account, name string, kind Kind[A]) (*Table[A], error) {
+	t, err := tablestore.New(acct, name)
+	if err != nil {
+		return nil, err
+	}
+	return &Table[A]{t: t, kind: kind}, nil
+}
+
+// Rows is the raw table, for a store's own rows of the aggregate's partition.
+func (t *Table[A]) Rows() *tablestore.Store { return t.t }
+
+// Ensure creates the table when missing.
+func (t *Table[A]) Ensure(ctx context.Context) error { return t.t.EnsureTable(ctx) }
+
+// Load reads an aggregate by one point read of its root row. Errors: Kind.NotFound; the
+// decode error of a corrupt row; the tablestore ones.
+func (t *Table[A]) Load(ctx context.Context, id string) (A, error) {
+	var zero A
+	if id == "" {
+		return zero, t.kind.NotFound
+	}
+	e, err := t.t.Get(ctx, id, t.kind.Root)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		return zero, t.kind.NotFound
+	}
+	if err != nil {
+		return zero, err
+	}
+	return t.kind.Decode(e)
+}
+
+// Create writes a new aggregate's root row, the events of its first change and extra rows of
+// its partition in one transaction. Errors: entity_exists when the id is taken; the tablestore
+// ones.
+func (t *Table[A]) Create(ctx context.Context, a A, ch kernel.Change, extra ...tablestore.Op) error {
+	root, err := t.kind.Encode(a)
+	if err != nil {
+		return err
+	}
+	root.ETag = ""
+	ops, err := t.ops(a, tablestore.InsertOp(root), ch, extra)
+	if err != nil {
+		return err
+	}
+	return t.t.Transact(ctx, t.kind.ID(a), ops)
+}
+
+// Apply writes a change: the root row if its ETag still matches, the change's audit rows and
+// the extra operations of the same partition, all or nothing. Errors: ErrConcurrent on a lost
+// race (nothing written); Kind.ExtraConflict's error for an extra insert that collided;
+// Kind.NotFound when the root row is gone; the tablestore ones.
+func (t *Table[A]) Apply(ctx context.Context, a A, ch kernel.Change, extra ...tablestore.Op) error {
+	root, err := t.kind.Encode(a)
+	if err != nil {
+		return err
+	}
+	ops, err := t.ops(a, tablestore.ReplaceOp(root), ch, extra)
+	if err != nil {
+		return err
+	}
+	err = t.t.Transact(ctx, t.kind.ID(a), ops)
+	switch apperr.KindOf(err) {
+	case apperr.KindPrecondition:
+		return ErrConcurrent
+	case apperr.KindConflict:
+		first := len(ops) - len(extra)
+		if i, ok := tablestore.FailedOp(err); ok && i >= first && t.kind.ExtraConflict != nil {
+			if e := t.kind.ExtraConflict(ops[i]); e != nil {
+				return e
+			}
+		}
+		return ErrConcurrent
+	case apperr.KindNotFound:
+		if i, ok := tablestore.FailedOp(err); !ok || i == 0 {
+			return t.kind.NotFound
+		}
+		return ErrConcurrent // a conditional extra (a token row) is gone: another request used it
+	}
+	return err
+}
+
+// Record writes audit events that change no state (pii.purged, notices sent) without touching
+// the root row or its ETag, with extra operations of the partition. A change that touches
+// children or asks for effects is refused: state changes go through Apply.
+func (t *Table[A]) Record(ctx context.Context, a A, events []kernel.Event, extra ...tablestore.Op) error {
+	ops, err := t.EventOps(a, events)
+	if err != nil {
+		return err
+	}
+	ops = append(ops, extra...)
+	if len(ops) == 0 {
+		return nil
+	}
+	return t.t.Transact(ctx, t.kind.ID(a), ops)
+}
+
+// Step is a transition on a freshly loaded aggregate. It may return extra operations of the
+// same partition to commit with the change.
+type Step[A any] func(a A) (kernel.Change, []tablestore.Op, error)
+
+// Update loads the aggregate, runs step and applies its change in one transaction. When another
+// request changed the aggregate meanwhile it loads again and runs step again (the next run sees
+// the other change and may then fail cleanly), at most MaxAttempts times in all; then
+// ErrConcurrent. A step error comes back with the aggregate as loaded and the change made so
+// far (a caller may record a failure from it), and nothing is written. A change with nothing in
+// it and no extra operations writes nothing (unless Kind.WriteEmpty).
+func (t *Table[A]) Update(ctx context.Context, id string, step Step[A]) (A, kernel.Change, error) {
+	var zero A
+	for attempt := 1; ; attempt++ {
+		a, err := t.Load(ctx, id)
+		if err != nil {
+			return zero, kernel.Change{}, err
+		}
+		ch, extra, err := step(a)
+		if err != nil {
+			return a, ch, err
+		}
+		if ch.Empty() && len(extra) == 0 && !t.kind.WriteEmpty {
+			return a, ch, nil
+		}
+		err = t.Apply(ctx, a, ch, extra...)
+		if err == ErrConcurrent && attempt < MaxAttempts {
+			continue
+		}
+		if err != nil {
+			return zero, ch, err
+		}
+		return a, ch, nil
+	}
+}
+
+// EventOps are the insert operations of events' audit rows (in order, keyed by time and
+// sequence), each carrying its slot's subject hash.
+func (t *Table[A]) EventOps(a A, events []kernel.Event) ([]tablestore.Op, error) {
+	id := t.kind.ID(a)
+	ops := make([]tablestore.Op, 0, len(events))
+	for i, ev := range events {
+		subject := ""
+		if t.kind.Subject != nil {
+			subject = t.kind.Subject(a, ev.Slot)
+		}
+		e, err := audit.Entity(id, audit.Record{Kind: ev.Kind, At: ev.At, Slot: ev.Slot, ActorKind: ev.Actor.Kind,
+			ActorID: ev.Actor.ID, IP: ev.Actor.IP, UserAgent: ev.Actor.UserAgent, EmailHash: subject, Data: ev.Data}, i)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, tablestore.InsertOp(e))
+	}
+	return ops, nil
+}
+
+func (t *Table[A]) ops(a A, root tablestore.Op, ch kernel.Change, extra []tablestore.Op) ([]tablestore.Op, error) {
+	evs, err := t.EventOps(a, ch.Events)
+	if err != nil {
+		return nil, err
+	}
+	ops := make([]tablestore.Op, 0, 1+len(evs)+len(extra))
+	ops = append(append(append(ops, root), evs...), extra...)
+	if len(ops) > tablestore.MaxBatchOps {
+		return nil, apperr.New(apperr.KindInternal, "change_too_large",
+			"a change of %d operations exceeds the %d of one transaction", len(ops), tablestore.MaxBatchOps)
+	}
+	return ops, nil
+}
+
+// Events is the aggregate's audit trail in time order (one partition query, off the request
+// paths that change state).
+func (t *Table[A]) Events(ctx context.Context, id string) ([]audit.Record, error) {
+	rows, err := t.t.Query(ctx, id, &tablestore.QueryOptions{RowKeyPrefix: audit.RowPrefix})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]audit.Record, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, audit.FromEntity(r))
+	}
+	return out, nil
+}
+
+// HasPrefix reports whether op's row key starts with prefix (for Kind.ExtraConflict).
+func HasPrefix(op tablestore.Op, prefix string) bool {
+	return strings.HasPrefix(op.Entity.RowKey, prefix)
+}
