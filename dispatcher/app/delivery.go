@@ -9,6 +9,7 @@ import (
 	"github.com/esign-svc/esign/dispatcher/deliveryapi"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
+	"github.com/esign-svc/esign/shared/graph"
 )
 
 // Secure delivery sessions: requester and recipient routes. The Graph client (GRAPH_* settings,
@@ -32,10 +33,18 @@ func init() {
 			if err := store.Ensure(ctx); err != nil {
 				return fmt.Errorf("delivery tables: %w", err)
 			}
+			var check func(delivery.Target, string) error
+			if gc != nil {
+				check = func(t delivery.Target, name string) error {
+					return gc.Validate(graph.Target{SiteURL: t.SiteURL, LibraryPath: t.LibraryPath, FolderPath: t.FolderPath}, name)
+				}
+			}
 			(&deliveryapi.API{
+				Creator: &delivery.Creator{Store: store, Docs: d.Blobs, CheckTarget: check, Tokens: d.Tokens,
+					Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now},
 				Store: store, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: deliveryapi.LapsedCodec(d.Config.Tokens),
 				Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, Verifier: d.Verifier, Licence: d.Licence,
-				Graph: gc, Email: d.Senders.Email, PortalURL: d.Config.PortalURL, PortalOrigin: d.Config.PortalOrigin, Now: time.Now,
+				Email: d.Senders.Email, PortalURL: d.Config.PortalURL, PortalOrigin: d.Config.PortalOrigin, Now: time.Now,
 			}).Routes(mux)
 			return nil
 		},

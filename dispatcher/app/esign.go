@@ -7,6 +7,7 @@ import (
 	"github.com/esign-svc/esign/dispatcher/callback"
 	"github.com/esign-svc/esign/dispatcher/esignapi"
 	"github.com/esign-svc/esign/dispatcher/portal"
+	"github.com/esign-svc/esign/shared/esign"
 )
 
 // The signing sessions: requester routes, portal routes with the document proxy, the callback.
@@ -16,6 +17,8 @@ func init() {
 		invoked: []string{"CreateSession", "ResendInvite", "RevokeSession", "PortalDecline", "Callback"},
 		routes: func(mux *http.ServeMux, d *Deps) error {
 			(&esignapi.API{
+				Creator: &esign.Creator{Store: d.Sessions, Docs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher,
+					Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now},
 				Store: d.Sessions, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher,
 				Verifier: d.Verifier, Licence: d.Licence, PortalURL: d.Config.PortalURL, Now: time.Now,
 			}).Routes(mux)

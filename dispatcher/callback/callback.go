@@ -138,19 +138,16 @@ func (a *API) callback(w http.ResponseWriter, r *http.Request) error {
 		SlotState: string(slots[idx].State), SessionState: string(s.State)})
 }
 
-// bodySlot checks that the body's sessionId is the slot the access token names: 404 when no slot
-// of the token's session has it, 403 token_wrong_slot when it is another slot's.
+// bodySlot checks that the body's sessionId is the slot the access token names. Any other
+// sessionId, whether another slot's, another session's or unknown, is 403 token_wrong_slot: the
+// token answers which slot the caller may sign, and no index is read to say more.
 func bodySlot(slots []esign.Slot, claims tokens.PortalAccess, sessionID string) error {
-	for i := range slots {
-		if subtle.ConstantTimeCompare([]byte(slots[i].SessionID), []byte(sessionID)) != 1 {
-			continue
-		}
-		if i != claims.SlotIndex || subtle.ConstantTimeCompare([]byte(claims.SessionID), []byte(sessionID)) != 1 {
-			return ErrWrongSlot
-		}
-		return nil
+	if claims.SlotIndex < 0 || claims.SlotIndex >= len(slots) ||
+		subtle.ConstantTimeCompare([]byte(slots[claims.SlotIndex].SessionID), []byte(sessionID)) != 1 ||
+		subtle.ConstantTimeCompare([]byte(claims.SessionID), []byte(sessionID)) != 1 {
+		return ErrWrongSlot
 	}
-	return sessionstore.ErrNotFound
+	return nil
 }
 
 // sign is the transaction's step: the session gate, the device, the fields against the

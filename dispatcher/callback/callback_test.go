@@ -341,7 +341,7 @@ func TestCallbackRefusals(t *testing.T) {
 			b["accessToken"] = f.tokens[1]
 			return signed(e, b)
 		}, 403, "token_wrong_slot"},
-		{"unknown sessionId", with("sessionId", uuid.NewString()), 404, ""},
+		{"unknown sessionId", with("sessionId", uuid.NewString()), 403, "token_wrong_slot"}, // the token names the slot: no index says more
 		{"not a PNG", with("signaturePng", base64.StdEncoding.EncodeToString([]byte("GIF89a....."))), 400, "invalid_signature"},
 		{"corrupt PNG", with("signaturePng", base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\nxxxxxxxxxxxx"))), 400, "invalid_signature"},
 		{"not base64", with("signaturePng", "***"), 400, "invalid_request"},

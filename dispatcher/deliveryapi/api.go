@@ -34,7 +34,6 @@ import (
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
-	"github.com/esign-svc/esign/shared/graph"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/pii"
@@ -45,9 +44,6 @@ import (
 // SASTTL is the life of a download URL (spec: typically 15 to 30 minutes).
 const SASTTL = 15 * time.Minute
 
-// ContainerDocuments is the one container pdfBlobPath may name.
-const ContainerDocuments = "documents"
-
 // Queue output bindings of the CreateDelivery function.
 const (
 	BindingInvite = "invite" // queue delivery.QueueInvite
@@ -56,6 +52,7 @@ const (
 
 // API holds what the routes need.
 type API struct {
+	Creator  *delivery.Creator // the create use case
 	Store    *deliverystore.Store
 	Blobs    *blobstore.Store
 	Tokens   *tokens.Codec
@@ -64,7 +61,6 @@ type API struct {
 	Cipher   *pii.Cipher
 	Verifier *auth.Verifier
 	Licence  *licence.Licence
-	Graph    *graph.Client // nil: the deployment has no library upload (modes sharepoint, both refused)
 	Email    notify.Sender // OTP codes
 	// PortalURL is the portal's base: portalUrl = {PortalURL}/deliver/{deliveryId}?t=<token>.
 	PortalURL    string

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
@@ -24,6 +23,7 @@ import (
 
 // API holds what the routes need.
 type API struct {
+	Creator   *esign.Creator // the create use case
 	Store     *sessionstore.Store
 	Blobs     *blobstore.Store
 	Tokens    *tokens.Codec
@@ -84,9 +84,5 @@ func (a *API) apply(ctx context.Context, tenant, groupID string,
 }
 
 func (a *API) portalLink(s *esign.Session, sl *esign.Slot) (string, error) {
-	tok, _, err := a.Tokens.IssueSlot(tokens.Slot{GroupID: s.GroupID, SlotIndex: sl.Index, ID: sl.LinkJTI, ExpiresAt: s.ExpiresAt})
-	if err != nil {
-		return "", apperr.Wrap(err, apperr.KindInternal, "token_issue_failed", "could not issue the portal link")
-	}
-	return a.PortalURL + "/sign?token=" + tok, nil
+	return esign.PortalLink(a.Tokens, a.PortalURL, s, sl)
 }

@@ -211,7 +211,7 @@ func TestCallbackRejects(t *testing.T) {
 		{"from the future", raw, callbacksig.Sign(secret, now.Add(10*time.Minute), raw), 401, callbacksig.CodeStale},
 		{"another tenant's token", crossTenant, callbacksig.Sign(secret, now, crossTenant), 403, "token_wrong_slot"},
 		{"another slot's sessionId", otherSlot, callbacksig.Sign(secret, now, otherSlot), 403, "token_wrong_slot"},
-		{"unknown sessionId", unknownSession, callbacksig.Sign(secret, now, unknownSession), 404, ""},
+		{"unknown sessionId", unknownSession, callbacksig.Sign(secret, now, unknownSession), 403, "token_wrong_slot"}, // the token names the slot
 		{"consents not as recorded", wrongAccepted, callbacksig.Sign(secret, now, wrongAccepted), 409, "consent_mismatch"},
 		{"fields of another role", badFields, callbacksig.Sign(secret, now, badFields), 400, "invalid_fields"},
 		{"not a PNG", badPNG, callbacksig.Sign(secret, now, badPNG), 400, "invalid_signature"},

@@ -1,112 +1,20 @@
 package blobstore
 
-import (
-	"strings"
-	"unicode/utf8"
+import "github.com/esign-svc/esign/shared/blobpath"
 
-	"github.com/esign-svc/esign/shared/apperr"
+// The request blob paths are blobpath's (pure, for domain packages); these names stay for the
+// adapters and handlers that already use them.
+type Path = blobpath.Path
+
+// Path parsing, re-exported from blobpath.
+const (
+	CodeInvalidBlobPath = blobpath.CodeInvalidBlobPath
+	MaxBlobNameLength   = blobpath.MaxBlobNameLength
 )
 
-// CodeInvalidBlobPath is the code of every error ParsePath returns.
-const CodeInvalidBlobPath = "invalid_blob_path"
-
-// MaxBlobNameLength is the service's limit on a blob name, in characters.
-const MaxBlobNameLength = 1024
-
-// Path is a blob path from a request, confined to one container of this account.
-type Path struct {
-	Container string
-	Name      string
-}
-
-// String is the "<container>/<blob name>" form ParsePath accepts.
-func (p Path) String() string { return p.Container + "/" + p.Name }
-
-// ParsePath parses a request's "<container>/<blob name>" path, reporting errors against the
-// field "path". See ParseFieldPath.
-func ParsePath(s string) (Path, error) { return ParseFieldPath("path", s) }
-
-// ParseFieldPath parses "<container>/<blob name>" from the request field named field and
-// confines it: no leading '/', no scheme or absolute URL, no backslash, no empty, "." or ".."
-// segment, no control character, a valid container name (3-63 lowercase letters, digits and
-// single hyphens, starting and ending with a letter or digit) and a blob name of at most 1024
-// characters. Every failure is an apperr.Invalid with code invalid_blob_path naming field; the
-// message never echoes the path.
-func ParseFieldPath(field, s string) (Path, error) {
-	bad := func(msg string) (Path, error) {
-		return Path{}, apperr.Invalid(CodeInvalidBlobPath, apperr.Field(field, msg))
-	}
-	switch {
-	case s == "":
-		return bad("is required")
-	case !utf8.ValidString(s):
-		return bad("must be valid UTF-8")
-	case strings.HasPrefix(s, "/"):
-		return bad("must not start with '/'; use <container>/<blob name>")
-	case strings.Contains(s, "://") || hasScheme(s):
-		return bad("must be <container>/<blob name>, not a URL")
-	case strings.Contains(s, `\`):
-		return bad("must not contain a backslash")
-	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return bad("must not contain control characters")
-		}
-	}
-	container, name, ok := strings.Cut(s, "/")
-	if !ok || name == "" {
-		return bad("must be <container>/<blob name>")
-	}
-	if !ValidContainerName(container) {
-		return bad("container must be 3-63 lowercase letters, digits and single hyphens")
-	}
-	for _, seg := range strings.Split(name, "/") {
-		switch seg {
-		case "":
-			return bad("must not contain an empty segment")
-		case ".", "..":
-			return bad("must not contain '.' or '..' segments")
-		}
-	}
-	if utf8.RuneCountInString(name) > MaxBlobNameLength {
-		return bad("blob name must be at most 1024 characters")
-	}
-	return Path{Container: container, Name: name}, nil
-}
-
-// RequireContainer answers an invalid_blob_path error against field unless the path is in one
-// of the allowed containers.
-func (p Path) RequireContainer(field string, allowed ...string) error {
-	for _, c := range allowed {
-		if p.Container == c {
-			return nil
-		}
-	}
-	return apperr.Invalid(CodeInvalidBlobPath, apperr.Field(field, "container must be one of: "+strings.Join(allowed, ", ")))
-}
-
-// hasScheme reports whether s begins like "scheme:" (a URL or a Windows drive letter).
-func hasScheme(s string) bool {
-	i := strings.IndexByte(s, ':')
-	if i <= 0 {
-		return false
-	}
-	if j := strings.IndexByte(s, '/'); j >= 0 && j < i {
-		return false // the colon is inside the blob name
-	}
-	return true
-}
-
-// ValidContainerName applies the service's container naming rules.
-func ValidContainerName(s string) bool {
-	if len(s) < 3 || len(s) > 63 || s[0] == '-' || s[len(s)-1] == '-' || strings.Contains(s, "--") {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
-			return false
-		}
-	}
-	return true
-}
+// ParsePath, ParseFieldPath and ValidContainerName are blobpath's.
+var (
+	ParsePath          = blobpath.ParsePath
+	ParseFieldPath     = blobpath.ParseFieldPath
+	ValidContainerName = blobpath.ValidContainerName
+)

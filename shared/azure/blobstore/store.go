@@ -8,6 +8,7 @@
 package blobstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -243,4 +244,35 @@ func etagString(e *azcore.ETag) string {
 		return ""
 	}
 	return string(*e)
+}
+
+// ReadAll reads a whole blob of at most limit bytes in one download, with its metadata (keys
+// lower-cased). Errors: blob_not_found; document_too_large (KindTooLarge) when the blob is
+// larger than limit; the transport's.
+func (s *Store) ReadAll(ctx context.Context, container, name string, limit int64) ([]byte, map[string]string, error) {
+	rc, props, err := s.Open(ctx, container, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rc.Close()
+	if props.Size > limit {
+		return nil, nil, apperr.New(apperr.KindTooLarge, "document_too_large", "the document is larger than %d bytes", limit)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, props.Size))
+	if _, err := io.Copy(buf, io.LimitReader(rc, limit+1)); err != nil {
+		return nil, nil, translate(err, "download", container, name)
+	}
+	if int64(buf.Len()) > limit {
+		return nil, nil, apperr.New(apperr.KindTooLarge, "document_too_large", "the document is larger than %d bytes", limit)
+	}
+	return buf.Bytes(), props.Metadata, nil
+}
+
+// Exists reports whether the blob exists (one properties request).
+func (s *Store) Exists(ctx context.Context, container, name string) (bool, error) {
+	_, err := s.Properties(ctx, container, name)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		return false, nil
+	}
+	return err == nil, err
 }

@@ -324,3 +324,21 @@ func TestOpenRangeIsPinnedToTheETag(t *testing.T) {
 	_, err = s.OpenRange(ctx, c, "missing.pdf", 0, 4, "")
 	wantErr(t, err, apperr.KindNotFound, CodeBlobNotFound)
 }
+
+func TestReadAll(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, c := newStore(t)
+	data := []byte("%PDF-1.7 tiny")
+	if _, err := s.Put(ctx, c, "a.pdf", bytes.NewReader(data), "application/pdf", map[string]string{"EsignManifest": "a.pdf.manifest.json"}); err != nil {
+		t.Fatal(err)
+	}
+	got, md, err := s.ReadAll(ctx, c, "a.pdf", int64(len(data)))
+	if err != nil || !bytes.Equal(got, data) || md["esignmanifest"] != "a.pdf.manifest.json" {
+		t.Fatalf("ReadAll = %q %v %v", got, md, err)
+	}
+	_, _, err = s.ReadAll(ctx, c, "a.pdf", int64(len(data))-1)
+	wantErr(t, err, apperr.KindTooLarge, "document_too_large")
+	_, _, err = s.ReadAll(ctx, c, "missing.pdf", 10)
+	wantErr(t, err, apperr.KindNotFound, CodeBlobNotFound)
+}

@@ -1,4 +1,4 @@
-package esignapi
+package esign
 
 import (
 	"archive/zip"
@@ -10,8 +10,7 @@ import (
 	"strings"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/blobstore"
-	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/pdf/stamp"
 )
 
@@ -19,55 +18,63 @@ import (
 const (
 	maxTemplateBytes = 64 << 20
 	maxManifestBytes = 1 << 20
-	maxPDFBytes      = 256 << 20
+	MaxPDFBytes      = 256 << 20
 )
 
-// resolveManifest checks the PDF against pdfHash and finds the session's field manifest
-// (DESIGN 6a): from the template package when templatePath is given, else from
-// "<pdf>.manifest.json" stored beside the rendered PDF, else from the PDF's own esign.* fields
-// (the PDF is then read once, hashed and parsed from the same bytes); with none, signatures go
-// on an appended page.
-func (a *API) resolveManifest(ctx context.Context, src blobstore.Path, templatePath, pdfHash string) ([]esign.ManifestField, string, error) {
-	if templatePath != "" {
-		if _, err := a.checkHash(ctx, src, pdfHash, false); err != nil {
+// MetaManifest is the blob metadata key a rendered PDF carries when a field manifest is stored
+// beside it: its value is the manifest blob's name in the same container. Create reads a
+// stored manifest only when the PDF says it has one.
+const MetaManifest = "esignmanifest"
+
+// manifest reads the PDF once, checks it against pdfHash, and finds the session's field
+// manifest (DESIGN 6a): from the template package when templatePath is given, else from the
+// manifest stored beside a rendered PDF (named by its MetaManifest metadata), else from the
+// PDF's own esign.* fields (parsed from the bytes already read); with none, signatures go on an
+// appended page.
+func (c *Creator) manifest(ctx context.Context, src blobpath.Path, templatePath, pdfHash string) ([]ManifestField, string, error) {
+	pdf, meta, err := c.Docs.ReadAll(ctx, src.Container, src.Name, MaxPDFBytes)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		return nil, "", apperr.Invalid("pdf_not_found", apperr.Field("pdfBlobPath", "no blob at this path"))
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if "sha256:"+sha256Hex(pdf) != pdfHash {
+		return nil, "", apperr.Invalid("pdf_hash_mismatch", apperr.Field("pdfHash", "does not match the SHA-256 of the blob at pdfBlobPath"))
+	}
+	switch {
+	case templatePath != "":
+		m, err := c.templateManifest(ctx, templatePath)
+		return m, ManifestFromTemplate, err
+	case meta[MetaManifest] != "":
+		raw, _, err := c.Docs.ReadAll(ctx, src.Container, meta[MetaManifest], maxManifestBytes)
+		if err != nil {
+			if apperr.KindOf(err) == apperr.KindNotFound {
+				return nil, "", apperr.Invalid("manifest_invalid", apperr.Field("pdfBlobPath", "the manifest the PDF names is missing"))
+			}
 			return nil, "", err
 		}
-		m, err := a.templateManifest(ctx, templatePath)
-		return m, esign.ManifestFromTemplate, err
-	}
-	raw, err := a.readBlob(ctx, src.Container, src.Name+".manifest.json", maxManifestBytes)
-	switch {
-	case err == nil:
 		var doc struct {
-			Fields []esign.ManifestField `json:"fields"`
+			Fields []ManifestField `json:"fields"`
 		}
 		if err := json.Unmarshal(raw, &doc); err != nil {
 			return nil, "", apperr.Invalid("manifest_invalid", apperr.Field("pdfBlobPath", "the manifest stored beside the PDF is not valid JSON"))
 		}
-		if _, err := a.checkHash(ctx, src, pdfHash, false); err != nil {
-			return nil, "", err
-		}
-		return doc.Fields, esign.ManifestFromRendered, nil
-	case apperr.KindOf(err) != apperr.KindNotFound:
-		return nil, "", err
-	}
-	pdf, err := a.checkHash(ctx, src, pdfHash, true)
-	if err != nil {
-		return nil, "", err
+		return doc.Fields, ManifestFromRendered, nil
 	}
 	m, err := pdfManifest(pdf, "pdfBlobPath")
 	if err != nil {
 		return nil, "", err
 	}
 	if len(m) == 0 {
-		return nil, esign.ManifestNone, nil
+		return nil, ManifestNone, nil
 	}
-	return m, esign.ManifestFromPDF, nil
+	return m, ManifestFromPDF, nil
 }
 
 // templateManifest reads template.pdf of a template package: a ZIP blob, or a blob folder.
-func (a *API) templateManifest(ctx context.Context, templatePath string) ([]esign.ManifestField, error) {
-	p, err := blobstore.ParseFieldPath("templatePath", templatePath)
+func (c *Creator) templateManifest(ctx context.Context, templatePath string) ([]ManifestField, error) {
+	p, err := blobpath.ParseFieldPath("templatePath", templatePath)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +84,7 @@ func (a *API) templateManifest(ctx context.Context, templatePath string) ([]esig
 	notFound := apperr.Invalid("template_not_found", apperr.Field("templatePath", "no template package at this path"))
 	var pdf []byte
 	if strings.HasSuffix(strings.ToLower(p.Name), ".zip") {
-		raw, err := a.readBlob(ctx, p.Container, p.Name, maxTemplateBytes)
+		raw, _, err := c.Docs.ReadAll(ctx, p.Container, p.Name, maxTemplateBytes)
 		if apperr.KindOf(err) == apperr.KindNotFound {
 			return nil, notFound
 		}
@@ -88,7 +95,7 @@ func (a *API) templateManifest(ctx context.Context, templatePath string) ([]esig
 			return nil, err
 		}
 	} else {
-		pdf, err = a.readBlob(ctx, p.Container, strings.TrimSuffix(p.Name, "/")+"/template.pdf", maxPDFBytes)
+		pdf, _, err = c.Docs.ReadAll(ctx, p.Container, strings.TrimSuffix(p.Name, "/")+"/template.pdf", MaxPDFBytes)
 		if apperr.KindOf(err) == apperr.KindNotFound {
 			return nil, notFound
 		}
@@ -108,7 +115,7 @@ func templatePDFFromZip(raw []byte) ([]byte, error) {
 		if path.Base(f.Name) != "template.pdf" || strings.Count(strings.Trim(f.Name, "/"), "/") > 1 {
 			continue
 		}
-		if f.UncompressedSize64 > maxPDFBytes {
+		if f.UncompressedSize64 > MaxPDFBytes {
 			return nil, apperr.Invalid("template_invalid", apperr.Field("templatePath", "template.pdf is too large"))
 		}
 		rc, err := f.Open()
@@ -116,7 +123,7 @@ func templatePDFFromZip(raw []byte) ([]byte, error) {
 			return nil, apperr.Invalid("template_invalid", apperr.Field("templatePath", "template.pdf cannot be read"))
 		}
 		defer rc.Close()
-		b, err := io.ReadAll(io.LimitReader(rc, maxPDFBytes))
+		b, err := io.ReadAll(io.LimitReader(rc, MaxPDFBytes))
 		if err != nil {
 			return nil, apperr.Invalid("template_invalid", apperr.Field("templatePath", "template.pdf cannot be read"))
 		}
@@ -125,7 +132,7 @@ func templatePDFFromZip(raw []byte) ([]byte, error) {
 	return nil, apperr.Invalid("template_invalid", apperr.Field("templatePath", "the template package holds no template.pdf"))
 }
 
-func pdfManifest(pdf []byte, field string) ([]esign.ManifestField, error) {
+func pdfManifest(pdf []byte, field string) ([]ManifestField, error) {
 	fields, err := stamp.ManifestFromPDF(pdf)
 	if err != nil {
 		if e, ok := apperr.As(err); ok && e.Kind == apperr.KindInvalid {
@@ -133,23 +140,10 @@ func pdfManifest(pdf []byte, field string) ([]esign.ManifestField, error) {
 		}
 		return nil, apperr.Invalid("pdf_unreadable", apperr.Field(field, "the PDF cannot be read"))
 	}
-	out := make([]esign.ManifestField, 0, len(fields))
+	out := make([]ManifestField, 0, len(fields))
 	for _, f := range fields {
-		out = append(out, esign.ManifestField{Name: f.FullName, Role: f.Role, Kind: string(f.Kind), Page: f.Page,
+		out = append(out, ManifestField{Name: f.FullName, Role: f.Role, Kind: string(f.Kind), Page: f.Page,
 			Rect: [4]float64{f.Rect.X1, f.Rect.Y1, f.Rect.X2, f.Rect.Y2}})
 	}
 	return out, nil
-}
-
-// readBlob reads a whole blob of at most limit bytes (413 beyond).
-func (a *API) readBlob(ctx context.Context, container, name string, limit int64) ([]byte, error) {
-	rc, props, err := a.Blobs.Open(ctx, container, name)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	if props.Size > limit {
-		return nil, apperr.New(apperr.KindTooLarge, "document_too_large", "the document is larger than %d bytes", limit)
-	}
-	return io.ReadAll(io.LimitReader(rc, limit))
 }
