@@ -263,6 +263,34 @@ func (c cell) signerGate() string {
 	return ""
 }
 
+// documentGate is signerGate, then the document's: a slot never activated has nothing to view or
+// sign (409), and with OTP the code must be passed first (403).
+func (c cell) documentGate() string {
+	switch {
+	case c.signerGate() != "":
+		return c.signerGate()
+	case c.slot == SlotPending:
+		return "slot_wrong_state"
+	case c.otp == OTPEmail && !c.verified():
+		return "otp_required"
+	}
+	return ""
+}
+
+// otpGate is signerGate, then OTP's own (spec, Delivery errors, for the same OTP record): 400
+// for a slot without OTP and for one that already passed it.
+func (c cell) otpGate() string {
+	switch {
+	case c.signerGate() != "":
+		return c.signerGate()
+	case c.otp == OTPNone:
+		return "otp_not_required"
+	case c.verified():
+		return "otp_already_verified"
+	}
+	return ""
+}
+
 // gridFixture is a parallel session of two required slots: slot 0 in the cell's state, slot 1
 // invited and pending. With OTP, an activated slot 0 has a live code (hash "h", sent two
 // minutes ago) and otp_verified, viewed and signed ones passed it.
@@ -320,14 +348,8 @@ var gridEvents = []gridEvent{
 		}},
 	{name: "MarkViewed", perOTP: true, call: only(func(s *Session, sl []Slot, now time.Time) (Change, error) { return MarkViewed(s, sl, 0, now, nil) }),
 		want: func(c cell) want {
-			if g := c.signerGate(); g != "" {
+			if g := c.documentGate(); g != "" {
 				return fail(g)
-			}
-			switch {
-			case c.slot == SlotPending:
-				return fail("slot_wrong_state")
-			case c.otp == OTPEmail && !c.verified(): // OTP comes before the document
-				return fail("otp_required")
 			}
 			return want{slots: map[int]SlotState{0: SlotViewed}, events: []ev{e(EvSlotViewed, 0)}, touched: []int{0}}
 		}},
@@ -348,14 +370,8 @@ var gridEvents = []gridEvent{
 		return Sign(s, sl, 0, now, SignInput{SignerName: "n", IP: "192.0.2.1", UserAgent: "ua"})
 	}),
 		want: func(c cell) want {
-			if g := c.signerGate(); g != "" {
+			if g := c.documentGate(); g != "" { // consents are in place (prep)
 				return fail(g)
-			}
-			switch {
-			case c.slot == SlotPending:
-				return fail("slot_wrong_state")
-			case c.otp == OTPEmail && !c.verified():
-				return fail("otp_required")
 			}
 			// Slot 1 (required) is unsigned: no sealing; parallel: no invitation.
 			return want{slots: map[int]SlotState{0: SlotSigned}, events: []ev{e(EvSlotSigned, 0)},
@@ -410,16 +426,11 @@ var gridEvents = []gridEvent{
 		return SendOTP(s, sl, 0, now, "", false, "h2", "m2")
 	}),
 		want: func(c cell) want {
-			if g := c.signerGate(); g != "" {
+			if g := c.otpGate(); g != "" {
 				return fail(g)
 			}
-			switch {
-			case c.otp == OTPNone:
-				return fail("otp_not_required")
-			case c.slot == SlotPending:
+			if c.slot == SlotPending { // a code before the link was opened
 				return fail("slot_wrong_state")
-			case c.verified(): // spec (delivery, same OTP): send after verification is 400
-				return fail("otp_already_verified")
 			}
 			return want{events: []ev{e(EvSlotOTPSent, 0)}, touched: []int{0},
 				data: map[string]any{"channel": "email", "destination": "m2", "generation": 0}}
@@ -429,15 +440,10 @@ var gridEvents = []gridEvent{
 		return c, errCode(out.Err(&sl[0].OTP)), err
 	},
 		want: func(c cell) want {
-			if g := c.signerGate(); g != "" {
+			if g := c.otpGate(); g != "" {
 				return fail(g)
 			}
-			switch {
-			case c.otp == OTPNone:
-				return fail("otp_not_required")
-			case c.verified():
-				return fail("otp_already_verified")
-			case c.slot == SlotPending: // no code was ever sent: a failed try, recorded
+			if c.slot == SlotPending { // no code was ever sent: a failed try, recorded
 				return want{events: []ev{e(EvSlotOTPFailed, 0)}, touched: []int{0}, outcome: "otp_expired",
 					data: map[string]any{"reason": "expired"}}
 			}
