@@ -247,6 +247,9 @@ func Decline(s *Session, slots []Slot, i int, now time.Time, reason string, meta
 	if sl.State == SlotPending {
 		return c, ErrSlotWrongState
 	}
+	if sl.Generation > 0 && sl.NeedsOTP() { // a device that took the slot over acts only after its OTP
+		return c, ErrOTPRequired
+	}
 	sl.enter(SlotDeclined, now)
 	c.Touch(i)
 	data := map[string]any{"reasonGiven": reason != ""}
@@ -365,11 +368,16 @@ func Consent(s *Session, slots []Slot, i int, now time.Time, ids []string) (Chan
 	if sl.State != SlotViewed && sl.State != SlotOTPVerified {
 		return c, ErrSlotWrongState
 	}
-	for _, id := range ids {
-		st, ok := StatementByID(id)
-		if !ok {
+	if sl.NeedsOTP() { // a device that took the slot over consents only after its own OTP
+		return c, ErrOTPRequired
+	}
+	for _, id := range ids { // all or nothing: every id is known before any is recorded
+		if _, ok := StatementByID(id); !ok {
 			return Change{}, apperr.Invalid("invalid_request", apperr.Field("statements", "unknown consent statement "+id))
 		}
+	}
+	for _, id := range ids {
+		st, _ := StatementByID(id)
 		if hasConsent(sl, id) {
 			continue
 		}

@@ -790,7 +790,6 @@ var scenarios = []scenario{
 		}),
 		want: fail("invalid_request")},
 	{name: "consent: an unknown statement after a known one changes nothing",
-		skip:  "finding: Consent appends the valid statements before failing on an unknown one, so a failed call mutates the slot",
 		build: fx(ModeSingle, SessionInProgress, R(SlotViewed)),
 		call: only(func(s *Session, sl []Slot, now time.Time) (Change, error) {
 			return Consent(s, sl, 0, now, []string{"document_reviewed", "nope"})
@@ -866,14 +865,12 @@ var scenarios = []scenario{
 		call:  verifyWith("h"),
 		want:  want{events: []ev{e(EvSlotOTPVerified, 0)}, touched: []int{0}, data: map[string]any{"generation": 1}}},
 	{name: "transfer: the new device cannot consent before OTP",
-		skip:  "finding: Consent has no OTP gate, so a device that took the slot over records consent before passing OTP (spec Cross-device 3: access only after OTP passes)",
 		build: fx(ModeSingle, SessionInProgress, R(SlotViewed, generation(1))),
 		call: only(func(s *Session, sl []Slot, now time.Time) (Change, error) {
 			return Consent(s, sl, 0, now, allStatementIDs())
 		}),
 		want: fail("otp_required")},
 	{name: "transfer: the new device cannot decline before OTP",
-		skip:  "finding: Decline has no OTP gate, so a device that took the slot over can cancel the session before passing OTP (spec Cross-device 3: access only after OTP passes)",
 		build: fx(ModeSingle, SessionInProgress, R(SlotViewed, generation(1))), call: declineAt(0),
 		want: fail("otp_required")},
 	{name: "transfer: a token of an earlier device generation is refused",
