@@ -66,7 +66,9 @@ const (
 
 // Build makes the dependencies from the configuration.
 func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
-	acct, err := azconn.New(cfg.Storage)
+	storage := cfg.Storage
+	storage.ApplicationID = "esign-dispatcher" // in the User-Agent of every storage request
+	acct, err := azconn.New(storage)
 	if err != nil {
 		return nil, err
 	}

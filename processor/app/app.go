@@ -44,7 +44,9 @@ type Deps struct {
 // tables). Errors: storage configuration, and the notification providers' settings (each
 // naming the setting at fault).
 func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
-	acct, err := azconn.New(cfg.Storage)
+	storage := cfg.Storage
+	storage.ApplicationID = "esign-processor" // in the User-Agent of every storage request
+	acct, err := azconn.New(storage)
 	if err != nil {
 		return nil, err
 	}

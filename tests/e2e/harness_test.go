@@ -28,6 +28,7 @@ type env struct {
 	settings map[string]string
 	keysDir  string
 	logs     *syncBuffer // everything the host and both handlers printed
+	counter  *storageCounter
 }
 
 var svc *env
@@ -71,7 +72,11 @@ func run(m *testing.M) (int, error) {
 	for k, v := range keys.Env {
 		settings[k] = v
 	}
-	settings["STORAGE_CONNECTION_STRING"] = az.ConnectionString()
+	counter, err := startStorageCounter(ctx, az)
+	if err != nil {
+		return 0, err
+	}
+	settings["STORAGE_CONNECTION_STRING"] = counter.connectionString() // the apps' storage, counted
 	settings["AzureWebJobsStorage"] = az.ConnectionString()
 	for k, v := range extraSettings {
 		settings[k] = v
@@ -93,7 +98,7 @@ func run(m *testing.M) (int, error) {
 		return 0, fmt.Errorf("%w\n%s", err, logs.String())
 	}
 	defer h.Close()
-	svc = &env{host: h, azurite: az, settings: settings, keysDir: dir, logs: logs}
+	svc = &env{host: h, azurite: az, settings: settings, keysDir: dir, logs: logs, counter: counter}
 	code := m.Run()
 	if leak := checkLogs(logs.String()); leak != "" {
 		fmt.Fprintln(os.Stderr, "e2e: PRIVACY:", leak)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
@@ -37,7 +38,7 @@ func New(cfg Config) (*Account, error) {
 		if err != nil {
 			return nil, err
 		}
-		return newWithKey(ep)
+		return newWithKey(ep, cfg.ApplicationID)
 	case name != "":
 		return newWithIdentity(cfg, name)
 	default:
@@ -45,34 +46,36 @@ func New(cfg Config) (*Account, error) {
 	}
 }
 
-func newWithKey(ep endpoints) (*Account, error) {
+func newWithKey(ep endpoints, appID string) (*Account, error) {
+	co := policy.ClientOptions{Telemetry: policy.TelemetryOptions{ApplicationID: appID}}
 	a := &Account{name: ep.account, blobURL: ep.blob + "/", queueURL: ep.queue + "/", tableURL: ep.table + "/"}
 	bk, err := azblob.NewSharedKeyCredential(ep.account, ep.accountKey)
 	if err != nil {
 		return nil, fmt.Errorf("azconn: %s: AccountKey is not valid base64", SettingConnectionString)
 	}
 	a.blobKey = bk
-	if a.blob, err = azblob.NewClientWithSharedKeyCredential(a.blobURL, bk, nil); err != nil {
+	if a.blob, err = azblob.NewClientWithSharedKeyCredential(a.blobURL, bk, &azblob.ClientOptions{ClientOptions: co}); err != nil {
 		return nil, fmt.Errorf("azconn: blob client: %w", err)
 	}
 	tk, err := aztables.NewSharedKeyCredential(ep.account, ep.accountKey)
 	if err != nil {
 		return nil, fmt.Errorf("azconn: %s: AccountKey is not valid base64", SettingConnectionString)
 	}
-	if a.tables, err = aztables.NewServiceClientWithSharedKey(a.tableURL, tk, nil); err != nil {
+	if a.tables, err = aztables.NewServiceClientWithSharedKey(a.tableURL, tk, &aztables.ClientOptions{ClientOptions: co}); err != nil {
 		return nil, fmt.Errorf("azconn: table client: %w", err)
 	}
 	qk, err := azqueue.NewSharedKeyCredential(ep.account, ep.accountKey)
 	if err != nil {
 		return nil, fmt.Errorf("azconn: %s: AccountKey is not valid base64", SettingConnectionString)
 	}
-	if a.queues, err = azqueue.NewServiceClientWithSharedKeyCredential(a.queueURL, qk, nil); err != nil {
+	if a.queues, err = azqueue.NewServiceClientWithSharedKeyCredential(a.queueURL, qk, &azqueue.ClientOptions{ClientOptions: co}); err != nil {
 		return nil, fmt.Errorf("azconn: queue client: %w", err)
 	}
 	return a, nil
 }
 
 func newWithIdentity(cfg Config, name string) (*Account, error) {
+	co := policy.ClientOptions{Telemetry: policy.TelemetryOptions{ApplicationID: cfg.ApplicationID}}
 	if !validAccountName(name) {
 		return nil, fmt.Errorf("azconn: %s must be 3-24 lowercase letters and digits", SettingAccountName)
 	}
@@ -103,13 +106,13 @@ func newWithIdentity(cfg Config, name string) (*Account, error) {
 		token:    cred,
 	}
 	var err error
-	if a.blob, err = azblob.NewClient(a.blobURL, cred, nil); err != nil {
+	if a.blob, err = azblob.NewClient(a.blobURL, cred, &azblob.ClientOptions{ClientOptions: co}); err != nil {
 		return nil, fmt.Errorf("azconn: blob client: %w", err)
 	}
-	if a.tables, err = aztables.NewServiceClient(a.tableURL, cred, nil); err != nil {
+	if a.tables, err = aztables.NewServiceClient(a.tableURL, cred, &aztables.ClientOptions{ClientOptions: co}); err != nil {
 		return nil, fmt.Errorf("azconn: table client: %w", err)
 	}
-	if a.queues, err = azqueue.NewServiceClient(a.queueURL, cred, nil); err != nil {
+	if a.queues, err = azqueue.NewServiceClient(a.queueURL, cred, &azqueue.ClientOptions{ClientOptions: co}); err != nil {
 		return nil, fmt.Errorf("azconn: queue client: %w", err)
 	}
 	return a, nil

@@ -41,6 +41,9 @@ type Config struct {
 	// Credential, when set, is used instead of a ManagedIdentityCredential in managed-identity
 	// mode (for example an azidentity.DefaultAzureCredential on a developer machine).
 	Credential azcore.TokenCredential
+	// ApplicationID is put in front of every storage request's User-Agent ("esign-dispatcher"),
+	// so the account's logs (and the tests' counting proxy) tell the apps apart.
+	ApplicationID string
 }
 
 // ConfigFromLookup reads a Config from settings by name (pass os.LookupEnv in main, a map in
