@@ -5,14 +5,13 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
-	"github.com/esign-svc/esign/shared/logging"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/otp"
+	"github.com/esign-svc/esign/shared/otp/otpflow"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/web"
 )
@@ -69,10 +68,10 @@ type otpSendResponse struct {
 // otpSend is POST /api/esign/portal/otp/send {"channel": "email"|"sms"} (the channel only for
 // signer-choice; the body may be empty otherwise): a new 6-digit code replaces any earlier
 // one. Only its keyed hash is stored, with the masked destination, before the code is sent
-// (never logged); a failed send is undone. Errors: 400 channel at fault, otp_not_required,
-// otp_already_verified; 401; 403 otp_blocked; 409 device_secondary, otp_destination_missing,
-// slot_wrong_state; 410; 429 otp_rate_limited with Retry-After within 60 s of the last send;
-// 503 otp_send_failed.
+// (never logged); a failed send is undone (shared/otp/otpflow). Errors: 400 channel at fault,
+// otp_not_required, otp_already_verified; 401; 403 otp_blocked; 409 device_secondary,
+// otp_destination_missing, slot_wrong_state; 410; 429 otp_rate_limited with Retry-After within
+// 60 s of the last send; 503 otp_send_failed.
 func (x *Challenge) otpSend(w http.ResponseWriter, r *http.Request) error {
 	var req otpSendRequest
 	if err := decodeOptional(r, &req); err != nil {
@@ -86,49 +85,51 @@ func (x *Challenge) otpSend(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	code, err := otp.NewCode()
-	if err != nil {
-		return apperr.Wrap(err, apperr.KindInternal, "otp_code_failed", "could not make a code")
-	}
-	var to string
+	i := acc.Claims.SlotIndex
 	var channel esign.OTPChannel
-	s, slots, _, err := x.Store.Update(r.Context(), acc.Session.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
-		sl, err := x.rebind(acc, s, slots)
+	var slots []esign.Slot
+	record := func(code otpflow.Code) (otpflow.Target, error) {
+		var to string
+		s, stored, _, err := x.Store.Update(r.Context(), acc.Session.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+			sl, err := x.rebind(acc, s, slots)
+			if err != nil {
+				return esign.Change{}, nil, err
+			}
+			hasPhone := sl.PhoneEnc != ""
+			if channel, err = sl.OTPChannelFor(pick, hasPhone); err != nil {
+				return esign.Change{}, nil, err
+			}
+			var masked string
+			if to, masked, err = x.destination(s.GroupID, sl, channel); err != nil {
+				return esign.Change{}, nil, err
+			}
+			hash := code.Hash(s.GroupID, strconv.Itoa(sl.Index))
+			ch, err := esign.SendOTP(s, slots, sl.Index, x.now(), pick, hasPhone, hash, masked)
+			ch.By(signer(r, sl))
+			return ch, nil, err
+		})
 		if err != nil {
-			return esign.Change{}, nil, err
+			return otpflow.Target{}, err
 		}
-		hasPhone := sl.PhoneEnc != ""
-		if channel, err = sl.OTPChannelFor(pick, hasPhone); err != nil {
-			return esign.Change{}, nil, err
-		}
-		var masked string
-		if to, masked, err = x.destination(s.GroupID, sl, channel); err != nil {
-			return esign.Change{}, nil, err
-		}
-		ch, err := esign.SendOTP(s, slots, sl.Index, x.now(), pick, hasPhone, x.codeHash(s.GroupID, sl.Index, code), masked)
-		ch.By(signer(r, sl))
-		return ch, nil, err
-	})
-	if err != nil {
-		return err
+		slots = stored
+		return otpflow.Target{Channel: notify.Channel(channel), To: to, DocumentName: s.DocumentID, CorrelationID: s.CorrelationID}, nil
 	}
-	sl := &slots[acc.Claims.SlotIndex]
-	if err := x.deliver(r.Context(), s, channel, to, code); err != nil {
-		logging.From(r.Context()).Warn().Err(err).Str("route", r.Pattern).Str("channel", string(channel)).Msg("otp code not sent")
-		_, _, _, uerr := x.Store.Update(r.Context(), s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
-			ch := esign.UndoOTPSend(s, slots, sl.Index, x.now())
-			ch.By(signer(r, &slots[sl.Index]))
+	undo := func(ctx context.Context, _ string) error {
+		_, _, _, err := x.Store.Update(ctx, acc.Session.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+			ch := esign.UndoOTPSend(s, slots, i, x.now())
+			ch.By(signer(r, &slots[i]))
 			return ch, nil, nil
 		})
-		if uerr != nil {
-			logging.From(r.Context()).Error().Err(uerr).Str("route", r.Pattern).Msg("otp send not undone")
-		}
-		return ErrOTPSendFailed
+		return err
+	}
+	if err := x.otpFlow().Send(r.Context(), record, undo); err != nil {
+		return err
 	}
 	next, issued, err := x.refresh(acc.Claims)
 	if err != nil {
 		return err
 	}
+	sl := &slots[i]
 	return web.JSON(w, http.StatusOK, otpSendResponse{tokenFields: newTokenFields(next, issued), OK: true,
 		Channel: string(channel), Destination: sl.OTP.Destination, ExpiresAt: ts(sl.OTP.ExpiresAt),
 		ResendAfter: ts(sl.OTP.SentAt.Add(otp.SendInterval))})
@@ -148,38 +149,36 @@ type otpVerifyResponse struct {
 // compared in constant time with the stored one; every outcome (pass, wrong try, lock, block)
 // is persisted with its audit event before the answer. Errors: 400 code at fault (not 6
 // digits), otp_invalid (with attemptsLeft), otp_locked, otp_expired, otp_not_required,
-// otp_already_verified; 401; 403 otp_blocked; 409 device_secondary; 410.
+// otp_already_verified; 401; 403 otp_blocked; 409 device_secondary; 410; 413 over 4 KiB.
 func (x *Challenge) otpVerify(w http.ResponseWriter, r *http.Request) error {
 	var req otpVerifyRequest
-	if err := web.DecodeJSON(r, web.MaxJSONBody, &req); err != nil {
+	if err := web.DecodeJSON(r, otpflow.MaxBody, &req); err != nil {
 		return err
 	}
-	if !sixDigits(req.Code) {
-		return apperr.Invalid("invalid_request", apperr.Field("code", "the code is 6 digits"))
-	}
-	acc, err := x.current(r)
-	if err != nil {
-		return err
-	}
-	var out otp.Outcome
-	_, slots, _, err := x.Store.Update(r.Context(), acc.Session.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
-		sl, err := x.rebind(acc, s, slots)
-		if err != nil {
-			return esign.Change{}, nil, err
+	var acc *access
+	var slots []esign.Slot
+	err := x.otpFlow().Verify(req.Code, func(code otpflow.Code) (otp.Outcome, *otp.State, error) {
+		var err error
+		if acc, err = x.current(r); err != nil {
+			return 0, nil, err
 		}
-		bound := codeValue(s.GroupID, sl.Index, req.Code)
-		ch, o, err := esign.VerifyOTP(s, slots, sl.Index, x.now(), func(stored string) bool {
-			return x.Hasher.Matches("otp", bound, stored)
+		var out otp.Outcome
+		_, slots, _, err = x.Store.Update(r.Context(), acc.Session.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+			sl, err := x.rebind(acc, s, slots)
+			if err != nil {
+				return esign.Change{}, nil, err
+			}
+			ch, o, err := esign.VerifyOTP(s, slots, sl.Index, x.now(), code.Matches(s.GroupID, strconv.Itoa(sl.Index)))
+			out = o
+			ch.By(signer(r, sl))
+			return ch, nil, err
 		})
-		out = o
-		ch.By(signer(r, sl))
-		return ch, nil, err
+		if err != nil {
+			return 0, nil, err
+		}
+		return out, &slots[acc.Claims.SlotIndex].OTP, nil
 	})
 	if err != nil {
-		return err
-	}
-	sl := &slots[acc.Claims.SlotIndex]
-	if err := out.Err(&sl.OTP); err != nil {
 		return err
 	}
 	next, issued, err := x.refresh(acc.Claims)
@@ -187,7 +186,13 @@ func (x *Challenge) otpVerify(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return web.JSON(w, http.StatusOK, otpVerifyResponse{tokenFields: newTokenFields(next, issued), Verified: true,
-		SlotState: string(sl.State)})
+		SlotState: string(slots[acc.Claims.SlotIndex].State)})
+}
+
+// otpFlow is the signers' code flow: signing codes by e-mail or SMS, the verify field "code".
+func (x *Challenge) otpFlow() *otpflow.Flow {
+	return &otpflow.Flow{Hasher: x.Hasher, Senders: x.Senders, Purpose: otpflow.Signing, SendFailed: ErrOTPSendFailed,
+		Field: otpflow.CodeField{Path: "code", Hint: "the code is 6 digits"}}
 }
 
 // current authorises the bearer token of a request that only the slot's current device may
@@ -237,43 +242,6 @@ func (x *Challenge) destination(groupID string, sl *esign.Slot, ch esign.OTPChan
 		return "", "", err
 	}
 	return to, mask(to), nil
-}
-
-// codeValue binds a code to its session and slot before hashing, so a hash is worth nothing
-// for any other slot.
-func codeValue(groupID string, slot int, code string) string {
-	return groupID + "|" + strconv.Itoa(slot) + "|" + code
-}
-
-func (x *Challenge) codeHash(groupID string, slot int, code string) string {
-	return x.Hasher.Hash("otp", codeValue(groupID, slot, code))
-}
-
-// deliver sends the code. The code is in the message only; nothing here logs it.
-func (x *Challenge) deliver(ctx context.Context, s *esign.Session, ch esign.OTPChannel, to, code string) error {
-	m := otpMessage(ch, to, code, s.DocumentID, s.CorrelationID)
-	sender := x.Senders.Email
-	if ch == esign.OTPSMS {
-		sender = x.Senders.SMS
-	}
-	if sender == nil {
-		return apperr.New(apperr.KindUnavailable, "otp_channel_unconfigured", "no sender is configured for %s", ch)
-	}
-	sendCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	return sender.Send(sendCtx, m)
-}
-
-func sixDigits(s string) bool {
-	if len(s) != otp.Digits {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // decodeOptional decodes a JSON body when there is one (an empty body is no error).
