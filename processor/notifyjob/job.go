@@ -60,6 +60,7 @@ type Store interface {
 	ClaimNotification(ctx context.Context, groupID, id string, now time.Time, lease time.Duration) (sessionstore.NotificationClaim, error)
 	CompleteNotification(ctx context.Context, c sessionstore.NotificationClaim, slots []esign.Slot, events []esign.Event, now time.Time) error
 	ReleaseNotification(ctx context.Context, c sessionstore.NotificationClaim) error
+	NotificationSent(ctx context.Context, groupID, id string) (bool, error)
 }
 
 var _ Store = (*sessionstore.Store)(nil)
@@ -96,7 +97,35 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 	if err := qm.Decode(&m); err != nil {
 		return err
 	}
-	return j.Notify(ctx, m)
+	return j.NotifyAll(ctx, m)
+}
+
+// NotifyAll sends every notification of a message with targets (one per slot), each through
+// Notify with its own claim, so a redelivered message re-sends none that went out. A target that
+// failed for good is recorded (by Notify) and does not hold the others back; the first error
+// worth retrying is returned after all targets were tried (the queue then redelivers the message
+// and only the targets not yet sent go out).
+func (j *Job) NotifyAll(ctx context.Context, m esign.NotifyMessage) error {
+	var retry, permanent error
+	for _, one := range m.Split() {
+		err := j.Notify(ctx, one)
+		switch {
+		case err == nil:
+		case funcproto.IsPermanent(err):
+			if permanent == nil {
+				permanent = err
+			}
+		case retry == nil:
+			retry = err
+		}
+	}
+	if retry != nil {
+		return retry
+	}
+	if len(m.Targets) > 0 {
+		return nil // each failure for good is recorded; the others went out
+	}
+	return permanent
 }
 
 // Notify sends the notification m asks for, or drops it (nil, with a log line saying why) when

@@ -31,6 +31,18 @@ func (j *Job) HandlePoison(ctx context.Context, qm funcproto.QueueMessage) error
 	if m.TenantID != "" && m.TenantID != sess.TenantID {
 		return funcproto.Permanent(apperr.New(apperr.KindInvalid, "tenant_mismatch", "the message's tenant is not the session's"))
 	}
-	err = j.recordFailure(ctx, m, slots, j.d.Now().UTC(), "retries_exhausted", nil)
-	return err
+	now := j.d.Now().UTC()
+	for _, one := range m.Split() {
+		if len(m.Targets) > 0 {
+			if sent, err := j.d.Store.NotificationSent(ctx, one.GroupID, MessageID(one)); err != nil {
+				return err
+			} else if sent {
+				continue // this target went out before the others made the message fail
+			}
+		}
+		if err := j.recordFailure(ctx, one, slots, now, "retries_exhausted", nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }

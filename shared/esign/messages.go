@@ -30,4 +30,28 @@ type NotifyMessage struct {
 	LinkJTI string `json:"linkJti,omitempty"`
 	// Reminder marks a resend-invite.
 	Reminder bool `json:"reminder,omitempty"`
+	// Targets, when present, make one message of a change's notifications of this kind: one
+	// target per slot (with its link id), instead of Slot and LinkJTI. The processor sends each
+	// target as its own notification (its own claim and audit event).
+	Targets []NotifyTarget `json:"targets,omitempty"`
+}
+
+// NotifyTarget is one slot of a NotifyMessage with targets.
+type NotifyTarget struct {
+	Slot    int    `json:"slot"`
+	LinkJTI string `json:"linkJti,omitempty"`
+}
+
+// Split is the message's single-target messages: itself when it has no targets.
+func (m NotifyMessage) Split() []NotifyMessage {
+	if len(m.Targets) == 0 {
+		return []NotifyMessage{m}
+	}
+	out := make([]NotifyMessage, 0, len(m.Targets))
+	for _, t := range m.Targets {
+		one := m
+		one.Targets, one.Slot, one.LinkJTI = nil, t.Slot, t.LinkJTI
+		out = append(out, one)
+	}
+	return out
 }

@@ -154,4 +154,5 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-var client = &http.Client{Timeout: 30 * time.Second}
+// client keeps as many idle connections as benchmarks have requests in flight.
+var client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}

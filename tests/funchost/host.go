@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -81,7 +82,16 @@ type Host struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	once   sync.Once
+	paused atomic.Bool // queue triggers hold off polling (benchmarks time one app alone)
 }
+
+// PauseQueues stops every queue trigger from fetching new messages (those already running
+// finish) until ResumeQueues: a benchmark times the HTTP side without the processor's jobs
+// competing for the machine, then lets them drain.
+func (h *Host) PauseQueues() { h.paused.Store(true) }
+
+// ResumeQueues lets the queue triggers poll again.
+func (h *Host) ResumeQueues() { h.paused.Store(false) }
 
 // Start loads the apps, starts their handlers (waiting for each to answer GET /), creates the
 // queues the functions use, and serves HTTP triggers, queue triggers and timers until ctx ends

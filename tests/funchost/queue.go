@@ -47,6 +47,14 @@ func (h *Host) startQueueListener(f *function) {
 			if h.ctx.Err() != nil {
 				return
 			}
+			if h.paused.Load() {
+				select {
+				case <-h.ctx.Done():
+					return
+				case <-time.After(minPollingInterval):
+				}
+				continue
+			}
 			msgs, err := h.dequeue(h.ctx, f, qs.BatchSize)
 			if err != nil && h.ctx.Err() == nil {
 				h.log.printf("[host] function %s: poll queue %s: %v", f.name, f.trigger.QueueName, err)

@@ -120,3 +120,16 @@ func (s *Store) ReleaseNotification(ctx context.Context, c NotificationClaim) er
 	}
 	return err
 }
+
+// NotificationSent reports whether notification id of the session was sent (its claim row is
+// marked sent): one point read. Errors: the tablestore ones.
+func (s *Store) NotificationSent(ctx context.Context, groupID, id string) (bool, error) {
+	e, err := s.t.Get(ctx, groupID, prefixSent+id)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return e.String("state") == sentStateSent, nil
+}
