@@ -1,6 +1,7 @@
 // Package appconfig reads the settings both Function Apps share: the handler port, storage,
-// the token and PII key rings, and the portal URL. Each app's own Load reads its other settings
-// with the same config.Reader, so one error names every setting at fault.
+// the token and PII key rings, the portal URL and the document-library (Graph) connection.
+// Each app's own Load reads its other settings with the same config.Reader, so one error names
+// every setting at fault and the start-up summary shows every setting read (secrets masked).
 package appconfig
 
 import (
@@ -22,8 +23,9 @@ type Common struct {
 	EmailHasher *pii.Hasher     // PII_HASH_KEY
 	PIICipher   *pii.Cipher     // PII_ENC_KEYS
 	PortalURL   string          // PORTAL_URL: https, or http on loopback for development
+	Graph       Graph           // GRAPH_*: the document-library upload (optional)
 	// Lookup is kept for the parts that read their own settings when they are built (the
-	// notification providers, the Graph client).
+	// notification providers).
 	Lookup config.Lookup
 }
 
@@ -50,6 +52,7 @@ func Read(r *config.Reader, lookup config.Lookup) Common {
 	}
 	c.PortalURL = r.URL("PORTAL_URL", true)
 	r.Check("PORTAL_URL", HTTPSOrLoopback(c.PortalURL))
+	c.Graph = readGraph(r)
 	return c
 }
 
