@@ -116,7 +116,7 @@ func (a *API) newSession(req *delivery.CreateRequest, rc delivery.Recipient, p a
 		return nil, apperr.Wrap(err, apperr.KindInternal, "encrypt_failed", "could not protect a recipient's address")
 	}
 	s := &delivery.Session{
-		DeliveryID: id, TenantID: p.TenantID, CreatedBy: initiatorID(p), CorrelationID: req.CorrelationID,
+		DeliveryID: id, TenantID: p.TenantID, CreatedBy: p.CallerID(), CorrelationID: req.CorrelationID,
 		DocumentID: req.DocumentID, DocumentName: req.DocumentName, PDFBlobPath: req.PDFBlobPath, Mode: req.Mode,
 		RecipientHash: a.Hasher.Email(rc.Email), RecipientEnc: enc, RecipientName: rc.Name, RecipientRole: rc.Role,
 		RequesterOrg: req.RequesterOrg, Message: req.Message, RequireOTP: *req.RequireOTP, ExpiresAt: expires,
@@ -126,13 +126,6 @@ func (a *API) newSession(req *delivery.CreateRequest, rc delivery.Recipient, p a
 		s.SharePoint = &t
 	}
 	return s, nil
-}
-
-func initiatorID(p auth.Principal) string {
-	if p.ObjectID != "" {
-		return p.ObjectID
-	}
-	return p.Subject
 }
 
 // link is {PortalURL}/deliver/{deliveryId}?t=<delivery access token expiring with the session>.
