@@ -1,7 +1,6 @@
 package esignapi
 
 import (
-	"io"
 	"net/http"
 
 	"github.com/google/uuid"
@@ -70,14 +69,8 @@ func (a *API) resend(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var req resendRequest
-	body, err := io.ReadAll(io.LimitReader(r.Body, web.MaxJSONBody+1))
-	if err != nil {
-		return apperr.Wrap(err, apperr.KindInvalid, "body_unreadable", "the request body could not be read")
-	}
-	if len(body) > 0 {
-		if err := web.DecodeJSONBytes(body, &req); err != nil {
-			return err
-		}
+	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
+		return err
 	}
 	groupID, err := a.Store.GroupByCorrelation(r.Context(), p.TenantID, r.PathValue("correlationId"))
 	if err != nil {

@@ -1,7 +1,6 @@
 package portal
 
 import (
-	"io"
 	"net/http"
 	"unicode/utf8"
 
@@ -126,17 +125,8 @@ type declineRequest struct {
 // 500 characters; 409 device_secondary or a closed slot; 401; 410.
 func (a *API) decline(w http.ResponseWriter, r *http.Request) error {
 	var req declineRequest
-	body, err := io.ReadAll(io.LimitReader(r.Body, web.MaxJSONBody+1))
-	if err != nil {
-		return apperr.Wrap(err, apperr.KindInvalid, "body_unreadable", "the request body could not be read")
-	}
-	if len(body) > web.MaxJSONBody {
-		return apperr.New(apperr.KindTooLarge, "body_too_large", "the request body is larger than %d bytes", web.MaxJSONBody)
-	}
-	if len(body) > 0 {
-		if err := web.DecodeJSONBytes(body, &req); err != nil {
-			return err
-		}
+	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
+		return err
 	}
 	if !utf8.ValidString(req.Reason) || utf8.RuneCountInString(req.Reason) > MaxDeclineReason {
 		return apperr.Invalid("invalid_request", apperr.Field("reason", "at most 500 characters of text"))

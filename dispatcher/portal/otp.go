@@ -2,7 +2,6 @@ package portal
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -75,7 +74,7 @@ type otpSendResponse struct {
 // 503 otp_send_failed.
 func (x *Challenge) otpSend(w http.ResponseWriter, r *http.Request) error {
 	var req otpSendRequest
-	if err := decodeOptional(r, &req); err != nil {
+	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
 		return err
 	}
 	pick := esign.OTPChannel(req.Channel)
@@ -276,17 +275,3 @@ func sixDigits(s string) bool {
 	return true
 }
 
-// decodeOptional decodes a JSON body when there is one (an empty body is no error).
-func decodeOptional(r *http.Request, v any) error {
-	body, err := io.ReadAll(io.LimitReader(r.Body, web.MaxJSONBody+1))
-	if err != nil {
-		return apperr.Wrap(err, apperr.KindInvalid, "body_unreadable", "the request body could not be read")
-	}
-	if len(body) > web.MaxJSONBody {
-		return apperr.New(apperr.KindTooLarge, "body_too_large", "the request body is larger than %d bytes", web.MaxJSONBody)
-	}
-	if len(body) == 0 {
-		return nil
-	}
-	return web.DecodeJSONBytes(body, v)
-}
