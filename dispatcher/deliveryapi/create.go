@@ -13,6 +13,7 @@ import (
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/graph"
+	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
@@ -70,7 +71,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	if _, err := a.Blobs.Properties(r.Context(), src.Container, src.Name); err != nil {
 		if apperr.KindOf(err) == apperr.KindNotFound {
-			return apperr.Invalid("pdf_not_found", apperr.Field("pdfBlobPath", "no blob at this path"))
+			return apperr.Invalid(pdfdoc.CodeNotFound, apperr.Field("pdfBlobPath", "no blob at this path"))
 		}
 		return err
 	}
@@ -113,7 +114,7 @@ func (a *API) newSession(req *delivery.CreateRequest, rc delivery.Recipient, p a
 	id := uuid.NewString()
 	enc, err := a.Cipher.EncryptString(rc.Email, pii.AAD(id, "recipient"))
 	if err != nil {
-		return nil, apperr.Wrap(err, apperr.KindInternal, "encrypt_failed", "could not protect a recipient's address")
+		return nil, apperr.Wrap(err, apperr.KindInternal, pii.CodeEncrypt, "could not protect a recipient's address")
 	}
 	s := &delivery.Session{
 		DeliveryID: id, TenantID: p.TenantID, CreatedBy: p.CallerID(), CorrelationID: req.CorrelationID,
@@ -132,7 +133,7 @@ func (a *API) newSession(req *delivery.CreateRequest, rc delivery.Recipient, p a
 func (a *API) link(s *delivery.Session) (string, error) {
 	tok, err := a.Tokens.IssueDelivery(tokens.Delivery{DeliveryID: s.DeliveryID, ExpiresAt: s.ExpiresAt})
 	if err != nil {
-		return "", apperr.Wrap(err, apperr.KindInternal, "token_issue_failed", "could not issue the delivery link")
+		return "", apperr.Wrap(err, apperr.KindInternal, tokens.CodeIssueFailed, "could not issue the delivery link")
 	}
 	return delivery.PortalLink(a.PortalURL, s.DeliveryID, tok), nil
 }

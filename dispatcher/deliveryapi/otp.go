@@ -15,7 +15,7 @@ import (
 
 // ErrOTPSendFailed is the 503 when the e-mail provider did not take the code (nothing is kept:
 // the recipient may ask again at once).
-var ErrOTPSendFailed = &apperr.Error{Kind: apperr.KindUnavailable, Code: "otp_send_failed", Detail: "the code could not be sent; try again"}
+var ErrOTPSendFailed = &apperr.Error{Kind: apperr.KindUnavailable, Code: otp.CodeSendFailed, Detail: "the code could not be sent; try again"}
 
 var reCode = regexp.MustCompile(`^[0-9]{6}$`)
 
@@ -84,7 +84,7 @@ func (a *API) otpVerify(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !reCode.MatchString(req.OTP) {
-		return apperr.Invalid("invalid_request", apperr.Field("otp", "the 6-digit code from the e-mail"))
+		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("otp", "the 6-digit code from the e-mail"))
 	}
 	var out otp.Outcome
 	s, err := a.act(r, func(s *delivery.Session) (delivery.Change, error) {

@@ -82,7 +82,7 @@ func (a *API) apply(ctx context.Context, tenant, groupID string,
 func (a *API) portalLink(s *esign.Session, sl *esign.Slot) (string, error) {
 	tok, _, err := a.Tokens.IssueSlot(tokens.Slot{GroupID: s.GroupID, SlotIndex: sl.Index, ID: sl.LinkJTI, ExpiresAt: s.ExpiresAt})
 	if err != nil {
-		return "", apperr.Wrap(err, apperr.KindInternal, "token_issue_failed", "could not issue the portal link")
+		return "", apperr.Wrap(err, apperr.KindInternal, tokens.CodeIssueFailed, "could not issue the portal link")
 	}
 	return a.PortalURL + "/sign?token=" + tok, nil
 }

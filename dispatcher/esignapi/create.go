@@ -18,6 +18,7 @@ import (
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/web"
 )
@@ -79,7 +80,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	if req.RequestedByEmail != "" {
 		if s.RequestedByEmailEnc, err = a.Cipher.EncryptString(req.RequestedByEmail, pii.AAD(s.GroupID, "requestedBy")); err != nil {
-			return apperr.Wrap(err, apperr.KindInternal, "encrypt_failed", "could not protect the requester's address")
+			return apperr.Wrap(err, apperr.KindInternal, pii.CodeEncrypt, "could not protect the requester's address")
 		}
 	}
 	slots, err := a.newSlots(s.GroupID, req.Signers)
@@ -120,7 +121,7 @@ func (a *API) checkHash(ctx context.Context, src blobstore.Path, want string, ke
 		got, _, err = a.Blobs.HashSHA256(ctx, src.Container, src.Name)
 	}
 	if apperr.KindOf(err) == apperr.KindNotFound {
-		return nil, apperr.Invalid("pdf_not_found", apperr.Field("pdfBlobPath", "no blob at this path"))
+		return nil, apperr.Invalid(pdfdoc.CodeNotFound, apperr.Field("pdfBlobPath", "no blob at this path"))
 	}
 	if err != nil {
 		return nil, err
@@ -159,12 +160,12 @@ func (a *API) newSlots(groupID string, signers []esign.SignerRequest) ([]esign.S
 		idx := strconv.Itoa(i)
 		enc, err := a.Cipher.EncryptString(sg.Email, pii.AAD(groupID, "slot", idx))
 		if err != nil {
-			return nil, apperr.Wrap(err, apperr.KindInternal, "encrypt_failed", "could not protect a signer's address")
+			return nil, apperr.Wrap(err, apperr.KindInternal, pii.CodeEncrypt, "could not protect a signer's address")
 		}
 		var phone string
 		if sg.PhoneNumber != "" {
 			if phone, err = a.Cipher.EncryptString(sg.PhoneNumber, pii.AAD(groupID, "phone", idx)); err != nil {
-				return nil, apperr.Wrap(err, apperr.KindInternal, "encrypt_failed", "could not protect a signer's phone number")
+				return nil, apperr.Wrap(err, apperr.KindInternal, pii.CodeEncrypt, "could not protect a signer's phone number")
 			}
 		}
 		slots[i] = esign.Slot{

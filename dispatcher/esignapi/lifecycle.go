@@ -100,7 +100,7 @@ func (a *API) resend(w http.ResponseWriter, r *http.Request) error {
 			all.Effects = append(all.Effects, ch.Effects...)
 		}
 		if req.SlotIndex != nil && (*req.SlotIndex < 0 || *req.SlotIndex >= len(slots)) {
-			return esign.Change{}, apperr.Invalid("invalid_request", apperr.Field("slotIndex", "no such slot"))
+			return esign.Change{}, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("slotIndex", "no such slot"))
 		}
 		if len(all.Effects) == 0 {
 			return all, apperr.New(apperr.KindConflict, "nothing_to_resend",

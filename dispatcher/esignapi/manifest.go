@@ -12,6 +12,7 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 	"github.com/esign-svc/esign/shared/pdf/stamp"
 )
 
@@ -129,9 +130,9 @@ func pdfManifest(pdf []byte, field string) ([]esign.ManifestField, error) {
 	fields, err := stamp.ManifestFromPDF(pdf)
 	if err != nil {
 		if e, ok := apperr.As(err); ok && e.Kind == apperr.KindInvalid {
-			return nil, apperr.Invalid("pdf_unreadable", apperr.Field(field, "the PDF cannot be read: "+e.Detail))
+			return nil, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field(field, "the PDF cannot be read: "+e.Detail))
 		}
-		return nil, apperr.Invalid("pdf_unreadable", apperr.Field(field, "the PDF cannot be read"))
+		return nil, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field(field, "the PDF cannot be read"))
 	}
 	out := make([]esign.ManifestField, 0, len(fields))
 	for _, f := range fields {

@@ -104,7 +104,7 @@ func (a *API) consent(w http.ResponseWriter, r *http.Request) error {
 		bad = append(bad, apperr.Field("version", "the version of the statements shown is required"))
 	}
 	if len(bad) > 0 {
-		return apperr.Invalid("invalid_request", bad...)
+		return apperr.Invalid(apperr.CodeInvalidRequest, bad...)
 	}
 	if req.Version != esign.ConsentVersion {
 		return ErrConsentVersion
@@ -129,7 +129,7 @@ func (a *API) decline(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !utf8.ValidString(req.Reason) || utf8.RuneCountInString(req.Reason) > MaxDeclineReason {
-		return apperr.Invalid("invalid_request", apperr.Field("reason", "at most 500 characters of text"))
+		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("reason", "at most 500 characters of text"))
 	}
 	return a.act(w, r, true, true, func(s *esign.Session, slots []esign.Slot, i int) (esign.Change, error) {
 		return esign.Decline(s, slots, i, a.now(), req.Reason, nil)

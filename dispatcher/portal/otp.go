@@ -26,7 +26,7 @@ const (
 
 // Errors of the OTP routes besides shared/otp's and the state machine's.
 var (
-	ErrOTPSendFailed = &apperr.Error{Kind: apperr.KindUnavailable, Code: "otp_send_failed",
+	ErrOTPSendFailed = &apperr.Error{Kind: apperr.KindUnavailable, Code: otp.CodeSendFailed,
 		Detail: "the code could not be sent; nothing was recorded, ask for a new one"}
 	ErrNoDestination = &apperr.Error{Kind: apperr.KindConflict, Code: "otp_destination_missing",
 		Detail: "no address is on record for this signer's chosen channel"}
@@ -79,7 +79,7 @@ func (x *Challenge) otpSend(w http.ResponseWriter, r *http.Request) error {
 	}
 	pick := esign.OTPChannel(req.Channel)
 	if pick != "" && pick != esign.OTPEmail && pick != esign.OTPSMS {
-		return apperr.Invalid("invalid_request", apperr.Field("channel", "choose email or sms"))
+		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("channel", "choose email or sms"))
 	}
 	acc, err := x.current(r)
 	if err != nil {
@@ -154,7 +154,7 @@ func (x *Challenge) otpVerify(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !sixDigits(req.Code) {
-		return apperr.Invalid("invalid_request", apperr.Field("code", "the code is 6 digits"))
+		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("code", "the code is 6 digits"))
 	}
 	acc, err := x.current(r)
 	if err != nil {
@@ -274,4 +274,3 @@ func sixDigits(s string) bool {
 	}
 	return true
 }
-

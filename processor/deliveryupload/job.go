@@ -92,7 +92,7 @@ var system = delivery.Actor{Kind: "system", ID: "processor"}
 // load reads the message's session: a missing session or another tenant's is permanent.
 func (j *Job) load(ctx context.Context, id, tenant string) (*delivery.Session, error) {
 	if id == "" {
-		return nil, funcproto.Permanent(apperr.Invalid("invalid_message", apperr.Field("deliveryId", "is required")))
+		return nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("deliveryId", "is required")))
 	}
 	s, err := j.store.Load(ctx, id)
 	if apperr.KindOf(err) == apperr.KindNotFound {
@@ -102,7 +102,7 @@ func (j *Job) load(ctx context.Context, id, tenant string) (*delivery.Session, e
 		return nil, err
 	}
 	if tenant != "" && tenant != s.TenantID {
-		return nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, "tenant_mismatch", "the message's tenant is not the delivery's"))
+		return nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the message's tenant is not the delivery's"))
 	}
 	return s, nil
 }

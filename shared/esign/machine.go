@@ -419,7 +419,7 @@ func Consent(s *Session, slots []Slot, i int, now time.Time, ids []string) (Chan
 	for _, id := range ids {
 		st, ok := StatementByID(id)
 		if !ok {
-			return Change{}, apperr.Invalid("invalid_request", apperr.Field("statements", "unknown consent statement "+id))
+			return Change{}, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("statements", "unknown consent statement "+id))
 		}
 		if hasConsent(sl, id) {
 			continue

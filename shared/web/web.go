@@ -49,12 +49,12 @@ const MaxJSONBody = 1 << 20
 
 // Problem codes of reading a request body.
 const (
-	CodeBodyUnreadable       = "body_unreadable"        // 400: the body could not be read
-	CodeBodyTooLarge         = "body_too_large"         // 413: over the route's limit
-	CodeUnsupportedMediaType = "unsupported_media_type" // 400: a Content-Type that is not JSON
-	CodeInvalidJSON          = "invalid_json"           // 400 (field "body"): empty or not JSON
-	CodeInvalidRequest       = "invalid_request"        // 400: a field at fault, named
-	CodeUnknownField         = "unknown_field"          // 400: a field the request does not have
+	CodeBodyUnreadable       = "body_unreadable"         // 400: the body could not be read
+	CodeBodyTooLarge         = "body_too_large"          // 413: over the route's limit
+	CodeUnsupportedMediaType = "unsupported_media_type"  // 400: a Content-Type that is not JSON
+	CodeInvalidJSON          = "invalid_json"            // 400 (field "body"): empty or not JSON
+	CodeInvalidRequest       = apperr.CodeInvalidRequest // 400: a field at fault, named
+	CodeUnknownField         = "unknown_field"           // 400: a field the request does not have
 )
 
 // DecodeJSON reads r's body (at most limit bytes) into v, refusing unknown fields and trailing
