@@ -45,7 +45,7 @@ func TestLoadValid(t *testing.T) {
 	}
 }
 
-func TestLoadGraphSettings(t *testing.T) {
+func TestLoadGraphAndProviderSettings(t *testing.T) {
 	t.Parallel()
 	pub, _, _ := ed25519.GenerateKey(rand.Reader)
 	base := map[string]string{
@@ -71,6 +71,12 @@ func TestLoadGraphSettings(t *testing.T) {
 	}
 	if !c.Graph.Configured() || c.Settings["GRAPH_CLIENT_SECRET"] != "***" || c.Settings["GRAPH_CLIENT_ID"] != "c" {
 		t.Fatalf("graph %v, summary %v", c.Graph.Configured(), c.Settings)
+	}
+	if c.EmailProvider != "outbox" || c.Settings["EMAIL_PROVIDER"] != "outbox" || c.Settings["SMS_PROVIDER"] != "outbox" {
+		t.Fatalf("providers %q, summary %v", c.EmailProvider, c.Settings)
+	}
+	if _, err := Load(with(map[string]string{"EMAIL_PROVIDER": "pigeon"})); err == nil || !strings.Contains(err.Error(), "setting EMAIL_PROVIDER") {
+		t.Errorf("error does not name EMAIL_PROVIDER: %v", err)
 	}
 	_, err = Load(with(map[string]string{"GRAPH_USE_MANAGED_IDENTITY": "true", "GRAPH_CLIENT_SECRET": secret, "GRAPH_BASE_URL": "http://graph.example"}))
 	for _, name := range []string{"GRAPH_USE_MANAGED_IDENTITY", "GRAPH_BASE_URL"} {

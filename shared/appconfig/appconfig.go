@@ -11,6 +11,8 @@ import (
 
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/notify/operator"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/tokens"
 )
@@ -24,6 +26,11 @@ type Common struct {
 	PIICipher   *pii.Cipher     // PII_ENC_KEYS
 	PortalURL   string          // PORTAL_URL: https, or http on loopback for development
 	Graph       Graph           // GRAPH_*: the document-library upload (optional)
+	// EmailProvider is EMAIL_PROVIDER: outbox (default), operator, customer-acs, smtp;
+	// SMSProvider is SMS_PROVIDER: outbox (default), customer-acs. The providers' own settings
+	// are read when the senders are built (notify/senders.FromConfig through Lookup).
+	EmailProvider string
+	SMSProvider   string
 	// Lookup is kept for the parts that read their own settings when they are built (the
 	// notification providers).
 	Lookup config.Lookup
@@ -53,6 +60,14 @@ func Read(r *config.Reader, lookup config.Lookup) Common {
 	c.PortalURL = r.URL("PORTAL_URL", true)
 	r.Check("PORTAL_URL", HTTPSOrLoopback(c.PortalURL))
 	c.Graph = readGraph(r)
+	c.EmailProvider = r.Enum(notify.SettingEmailProvider, notify.ProviderOutbox,
+		notify.ProviderOutbox, notify.ProviderOperator, notify.ProviderCustomerACS, notify.ProviderSMTP)
+	c.SMSProvider = r.Enum(notify.SettingSMSProvider, notify.ProviderOutbox, notify.ProviderOutbox, notify.ProviderCustomerACS)
+	if c.EmailProvider == notify.ProviderOperator {
+		// Read here too so that they appear in the start-up summary and fail with the rest.
+		r.URL(operator.SettingURL, true)
+		r.Secret(operator.SettingKey)
+	}
 	return c
 }
 
