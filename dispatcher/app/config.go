@@ -17,7 +17,7 @@ import (
 
 // Config is everything the dispatcher needs, validated.
 type Config struct {
-	appconfig.Common // port, storage, key rings, PORTAL_URL
+	appconfig.Common // port, storage, key rings, PORTAL_URL, GRAPH_*, the providers
 	CallbackSecrets  []string
 	PortalOrigin     string // CORS origin of the portal
 	Auth             auth.Config

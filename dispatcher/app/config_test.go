@@ -44,3 +44,47 @@ func TestLoadValid(t *testing.T) {
 		t.Fatalf("config %+v", c)
 	}
 }
+
+func TestLoadGraphAndProviderSettings(t *testing.T) {
+	t.Parallel()
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	base := map[string]string{
+		"STORAGE_CONNECTION_STRING": "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + key() + ";TableEndpoint=http://127.0.0.1:1/devstoreaccount1;",
+		"TOKEN_KEYS":                "k1:" + key(), "PII_HASH_KEY": key(), "PII_ENC_KEYS": "e1:" + key(),
+		"PORTAL_CALLBACK_SECRETS": strings.Repeat("s", 32), "PORTAL_URL": "https://portal.example", "AUTH_ISSUER": "https://iss",
+		"AUTH_AUDIENCE": "api://x", "AUTH_JWKS_URL": "https://iss/keys", "LICENCE": "x.y.z", "LICENCE_PUBLIC_KEY": base64.StdEncoding.EncodeToString(pub),
+	}
+	with := func(extra map[string]string) config.Lookup {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return config.MapLookup(m)
+	}
+	secret := "graph-client-secret-value"
+	c, err := Load(with(map[string]string{"GRAPH_TENANT_ID": "t", "GRAPH_CLIENT_ID": "c", "GRAPH_CLIENT_SECRET": secret}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Graph.Configured() || c.Settings["GRAPH_CLIENT_SECRET"] != "***" || c.Settings["GRAPH_CLIENT_ID"] != "c" {
+		t.Fatalf("graph %v, summary %v", c.Graph.Configured(), c.Settings)
+	}
+	if c.EmailProvider != "outbox" || c.Settings["EMAIL_PROVIDER"] != "outbox" || c.Settings["SMS_PROVIDER"] != "outbox" {
+		t.Fatalf("providers %q, summary %v", c.EmailProvider, c.Settings)
+	}
+	if _, err := Load(with(map[string]string{"EMAIL_PROVIDER": "pigeon"})); err == nil || !strings.Contains(err.Error(), "setting EMAIL_PROVIDER") {
+		t.Errorf("error does not name EMAIL_PROVIDER: %v", err)
+	}
+	_, err = Load(with(map[string]string{"GRAPH_USE_MANAGED_IDENTITY": "true", "GRAPH_CLIENT_SECRET": secret, "GRAPH_BASE_URL": "http://graph.example"}))
+	for _, name := range []string{"GRAPH_USE_MANAGED_IDENTITY", "GRAPH_BASE_URL"} {
+		if err == nil || !strings.Contains(err.Error(), "setting "+name) {
+			t.Errorf("error does not name %s: %v", name, err)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), secret) {
+		t.Fatal("the error shows the client secret")
+	}
+}

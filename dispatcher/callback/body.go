@@ -105,7 +105,7 @@ func parseBody(raw []byte) (*parsed, error) {
 	}
 	bad = append(bad, checkConsents(b.Consents, p.AcceptedAt)...)
 	if len(bad) > 0 {
-		return nil, apperr.Invalid("invalid_request", bad...)
+		return nil, apperr.Invalid(apperr.CodeInvalidRequest, bad...)
 	}
 	if err := p.decodePNG(); err != nil {
 		return nil, err
@@ -149,14 +149,14 @@ func checkConsents(cs []Consent, at map[string]time.Time) []apperr.FieldError {
 // bytes whose header decodes, with sides of 1 to MaxSignatureSide pixels.
 func (p *parsed) decodePNG() error {
 	if p.SignaturePNG == "" {
-		return apperr.Invalid("invalid_request", apperr.Field("signaturePng", "the signature image is required"))
+		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("signaturePng", "the signature image is required"))
 	}
 	if base64.StdEncoding.DecodedLen(len(p.SignaturePNG)) > sessionstore.MaxSignaturePNG+2 {
 		return ErrSignatureTooLarge
 	}
 	img, err := base64.StdEncoding.DecodeString(p.SignaturePNG)
 	if err != nil {
-		return apperr.Invalid("invalid_request", apperr.Field("signaturePng", "must be standard base64"))
+		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("signaturePng", "must be standard base64"))
 	}
 	if len(img) > sessionstore.MaxSignaturePNG {
 		return ErrSignatureTooLarge

@@ -37,7 +37,7 @@ const Path = "/api/esign/callback"
 var (
 	ErrWrongSlot = &apperr.Error{Kind: apperr.KindForbidden, Code: "token_wrong_slot",
 		Detail: "the access token does not belong to this signer's slot"}
-	ErrSecondary = &apperr.Error{Kind: apperr.KindConflict, Code: "device_secondary",
+	ErrSecondary = &apperr.Error{Kind: apperr.KindConflict, Code: esign.CodeDeviceSecondary,
 		Detail: "the signing session moved to another device; this one can only view"}
 	ErrConsentMismatch = &apperr.Error{Kind: apperr.KindConflict, Code: "consent_mismatch",
 		Detail: "the consents do not match what the signer accepted in the portal"}
@@ -78,10 +78,10 @@ type response struct {
 func (a *API) callback(w http.ResponseWriter, r *http.Request) error {
 	raw, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
 	if err != nil {
-		return apperr.Wrap(err, apperr.KindInvalid, "body_unreadable", "the request body could not be read")
+		return apperr.Wrap(err, apperr.KindInvalid, web.CodeBodyUnreadable, "the request body could not be read")
 	}
 	if len(raw) > MaxBody {
-		return apperr.New(apperr.KindTooLarge, "body_too_large", "the callback body is larger than %d bytes", MaxBody)
+		return apperr.New(apperr.KindTooLarge, web.CodeBodyTooLarge, "the callback body is larger than %d bytes", MaxBody)
 	}
 	now := a.Now().UTC()
 	if err := callbacksig.Verify(r.Header.Get(callbacksig.Header), raw, now, a.Secrets); err != nil {

@@ -100,11 +100,7 @@ func (a *API) caller(r *http.Request, roles ...string) (auth.Principal, error) {
 }
 
 func initiator(r *http.Request, p auth.Principal) delivery.Actor {
-	id := p.ObjectID
-	if id == "" {
-		id = p.Subject
-	}
-	return delivery.Actor{Kind: "initiator", ID: id, IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
+	return delivery.Actor{Kind: "initiator", ID: p.CallerID(), IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
 }
 
 func recipientActor(r *http.Request, s *delivery.Session) delivery.Actor {

@@ -15,7 +15,7 @@ import (
 
 // ErrOTPSendFailed is the 503 when the e-mail provider did not take the code (nothing is kept:
 // the recipient may ask again at once).
-var ErrOTPSendFailed = &apperr.Error{Kind: apperr.KindUnavailable, Code: "otp_send_failed", Detail: "the code could not be sent; try again"}
+var ErrOTPSendFailed = &apperr.Error{Kind: apperr.KindUnavailable, Code: otp.CodeSendFailed, Detail: "the code could not be sent; try again"}
 
 type otpSendView struct {
 	OK        bool   `json:"ok"`

@@ -15,8 +15,8 @@ import (
 
 // Errors of the recipient routes besides the domain's and the tokens'.
 var (
-	ErrNoToken    = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: "token_missing", Detail: "pass the delivery access token as the query parameter t"}
-	ErrOtherToken = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: "token_invalid", Detail: "the access token is not for this delivery"}
+	ErrNoToken    = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: tokens.CodeMissing, Detail: "pass the delivery access token as the query parameter t"}
+	ErrOtherToken = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: tokens.CodeInvalid, Detail: "the access token is not for this delivery"}
 )
 
 // recipient verifies the route's token, loads its session and answers 410 when the session has
@@ -182,7 +182,7 @@ func (a *API) access(w http.ResponseWriter, r *http.Request) error {
 		bad = append(bad, apperr.Field("ip", "must be an IPv4 or IPv6 address"))
 	}
 	if len(bad) > 0 {
-		return apperr.Invalid("invalid_request", bad...)
+		return apperr.Invalid(apperr.CodeInvalidRequest, bad...)
 	}
 	_, err := a.act(r, func(s *delivery.Session) (delivery.Change, error) {
 		var ch delivery.Change

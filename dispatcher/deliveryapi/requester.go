@@ -46,7 +46,7 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 	if e, ok := apperr.As(probe.Validate()); ok {
 		for _, f := range e.Fields {
 			if f.Field == "correlationId" {
-				return apperr.Invalid("invalid_request", f)
+				return apperr.Invalid(apperr.CodeInvalidRequest, f)
 			}
 		}
 	}

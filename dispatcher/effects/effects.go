@@ -18,39 +18,58 @@ const (
 	BindingSeal   = "seal"
 )
 
+// output is one queue message for an output binding.
+type output struct {
+	binding string
+	msg     any
+}
+
 // Emit adds the outputs of ch's effects. Requester notices are gated here as the spec's table
 // says (requestedByEmail; per-signer notices also by sendPerSignerNotices); the processor checks
-// the gates again when it sends.
+// the gates again when it sends. Errors: esign.UnknownEffect (internal) for a kind the
+// dispatcher does not carry out, before any output is added; funcproto.AddOutput's.
 func Emit(ctx context.Context, s *esign.Session, slots []esign.Slot, ch esign.Change, reminder bool) error {
-	requester := s.RequestedByEmailEnc != ""
-	for _, e := range ch.Effects {
-		var msg *esign.NotifyMessage
-		switch e.Kind {
-		case esign.EffectInvite:
-			msg = &esign.NotifyMessage{Kind: string(notify.KindInvitation), Slot: e.Slot, LinkJTI: slots[e.Slot].LinkJTI, Reminder: reminder}
-		case esign.EffectSignerNotice:
-			if requester && s.SendPerSignerNotices {
-				msg = &esign.NotifyMessage{Kind: string(notify.KindSignerNotice), Slot: e.Slot}
-			}
-		case esign.EffectDeclined:
-			if requester {
-				msg = &esign.NotifyMessage{Kind: string(notify.KindDeclineNotice), Slot: e.Slot}
-			}
-		case esign.EffectRevoked:
-			if requester {
-				msg = &esign.NotifyMessage{Kind: string(notify.KindRevokeNotice), Slot: -1}
-			}
-		case esign.EffectSeal:
-			if err := funcproto.AddOutput(ctx, BindingSeal, esign.SealMessage{GroupID: s.GroupID, TenantID: s.TenantID}); err != nil {
-				return err
-			}
-		}
-		if msg != nil {
-			msg.GroupID, msg.TenantID = s.GroupID, s.TenantID
-			if err := funcproto.AddOutput(ctx, BindingNotify, msg); err != nil {
-				return err
-			}
+	outs, err := outputs(s, slots, ch, reminder)
+	if err != nil {
+		return err
+	}
+	for _, o := range outs {
+		if err := funcproto.AddOutput(ctx, o.binding, o.msg); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// outputs interprets every effect of ch; a gated notice that its gate holds back is no output.
+func outputs(s *esign.Session, slots []esign.Slot, ch esign.Change, reminder bool) ([]output, error) {
+	requester := s.RequestedByEmailEnc != ""
+	var outs []output
+	notice := func(kind notify.Kind, slot int) {
+		outs = append(outs, output{BindingNotify, &esign.NotifyMessage{Kind: string(kind), GroupID: s.GroupID, TenantID: s.TenantID, Slot: slot}})
+	}
+	for _, e := range ch.Effects {
+		switch e.Kind {
+		case esign.EffectInvite:
+			outs = append(outs, output{BindingNotify, &esign.NotifyMessage{Kind: string(notify.KindInvitation), GroupID: s.GroupID,
+				TenantID: s.TenantID, Slot: e.Slot, LinkJTI: slots[e.Slot].LinkJTI, Reminder: reminder}})
+		case esign.EffectSignerNotice:
+			if requester && s.SendPerSignerNotices {
+				notice(notify.KindSignerNotice, e.Slot)
+			}
+		case esign.EffectDeclined:
+			if requester {
+				notice(notify.KindDeclineNotice, e.Slot)
+			}
+		case esign.EffectRevoked:
+			if requester {
+				notice(notify.KindRevokeNotice, -1)
+			}
+		case esign.EffectSeal:
+			outs = append(outs, output{BindingSeal, esign.SealMessage{GroupID: s.GroupID, TenantID: s.TenantID}})
+		default:
+			return nil, esign.UnknownEffect(e.Kind)
+		}
+	}
+	return outs, nil
 }

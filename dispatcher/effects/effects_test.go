@@ -3,12 +3,14 @@ package effects
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/funcproto"
 )
@@ -110,6 +112,37 @@ func TestInvitesAndSeal(t *testing.T) {
 			if strings.Contains(strings.ToLower(k), "email") || strings.Contains(strings.ToLower(k), "token") {
 				t.Fatalf("a notify message carries %s", k)
 			}
+		}
+	}
+}
+
+// TestUnknownKindIsRefused: an effect kind the dispatcher does not carry out (here a sealing
+// notice, which only the processor sends) is an internal error, and no output of the change
+// leaves, not even the known effects before it.
+func TestUnknownKindIsRefused(t *testing.T) {
+	t.Parallel()
+	s := &esign.Session{GroupID: "g", TenantID: "t", RequestedByEmailEnc: "v1.k.ciphertext"}
+	slots := []esign.Slot{{Index: 0, LinkJTI: "j0"}}
+	for _, kind := range []esign.EffectKind{esign.EffectDocumentsReady, "no_such_effect"} {
+		ch := esign.Change{Effects: []esign.Effect{{Kind: esign.EffectInvite, Slot: 0}, {Kind: kind, Slot: -1}}}
+		var emitErr error
+		h := funcproto.HTTPInvocation(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			emitErr = Emit(r.Context(), s, slots, ch, false)
+			w.WriteHeader(http.StatusOK)
+		}))
+		inv := `{"Data":{"req":{"Url":"http://127.0.0.1/api/x","Method":"POST","Query":{},"Headers":{},"Params":{},"Body":""}},"Metadata":{}}`
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("POST", "/Fn", strings.NewReader(inv)))
+		var e *apperr.Error
+		if !errors.As(emitErr, &e) || e.Kind != apperr.KindInternal || e.Code != esign.CodeUnknownEffect || !strings.Contains(e.Detail, string(kind)) {
+			t.Fatalf("%s: error %v", kind, emitErr)
+		}
+		var resp struct{ Outputs map[string]json.RawMessage }
+		if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
+			t.Fatalf("%v: %s", err, rec.Body.String())
+		}
+		if _, ok := resp.Outputs[BindingNotify]; ok {
+			t.Fatalf("%s: outputs %v", kind, resp.Outputs)
 		}
 	}
 }

@@ -52,11 +52,7 @@ func (a *API) caller(r *http.Request, roles ...string) (auth.Principal, error) {
 }
 
 func actor(r *http.Request, p auth.Principal) esign.Actor {
-	id := p.ObjectID
-	if id == "" {
-		id = p.Subject
-	}
-	return esign.Actor{Kind: "initiator", ID: id, IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
+	return esign.Actor{Kind: "initiator", ID: p.CallerID(), IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
 }
 
 // loadOwn loads a session of the caller's tenant; another tenant's session is not found.

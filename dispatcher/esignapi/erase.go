@@ -28,7 +28,7 @@ func (a *API) eraseEmail(w http.ResponseWriter, r *http.Request) error {
 	}
 	idx, err := strconv.Atoi(r.PathValue("slotIndex"))
 	if err != nil || idx < 0 || idx >= esign.MaxSigners {
-		return apperr.Invalid("invalid_request", apperr.Field("slotIndex", "must be a slot number from 0 to 9"))
+		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("slotIndex", "must be a slot number from 0 to 9"))
 	}
 	who := actor(r, p)
 	who.Kind = "admin"

@@ -1,7 +1,6 @@
 package esignapi
 
 import (
-	"io"
 	"net/http"
 
 	"github.com/google/uuid"
@@ -70,14 +69,8 @@ func (a *API) resend(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var req resendRequest
-	body, err := io.ReadAll(io.LimitReader(r.Body, web.MaxJSONBody+1))
-	if err != nil {
-		return apperr.Wrap(err, apperr.KindInvalid, "body_unreadable", "the request body could not be read")
-	}
-	if len(body) > 0 {
-		if err := web.DecodeJSONBytes(body, &req); err != nil {
-			return err
-		}
+	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
+		return err
 	}
 	groupID, err := a.Store.GroupByCorrelation(r.Context(), p.TenantID, r.PathValue("correlationId"))
 	if err != nil {
@@ -107,7 +100,7 @@ func (a *API) resend(w http.ResponseWriter, r *http.Request) error {
 			all.Effects = append(all.Effects, ch.Effects...)
 		}
 		if req.SlotIndex != nil && (*req.SlotIndex < 0 || *req.SlotIndex >= len(slots)) {
-			return esign.Change{}, apperr.Invalid("invalid_request", apperr.Field("slotIndex", "no such slot"))
+			return esign.Change{}, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("slotIndex", "no such slot"))
 		}
 		if len(all.Effects) == 0 {
 			return all, apperr.New(apperr.KindConflict, "nothing_to_resend",

@@ -8,16 +8,17 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/otp"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
 )
 
 // Errors of the portal routes besides the state machine's and the tokens'.
 var (
-	ErrNoBearer        = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: "token_missing", Detail: "send the portal access token as Authorization: Bearer <token>"}
-	ErrTokenNotCurrent = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: "token_invalid", Detail: "the access token does not belong to this signer's current portal session"}
-	ErrSecondary       = &apperr.Error{Kind: apperr.KindConflict, Code: "device_secondary", Detail: "the signing session moved to another device; this one can only view"}
-	ErrOTPRequired     = &apperr.Error{Kind: apperr.KindForbidden, Code: "otp_required", Detail: "pass the one-time passcode challenge first"}
+	ErrNoBearer        = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: tokens.CodeMissing, Detail: "send the portal access token as Authorization: Bearer <token>"}
+	ErrTokenNotCurrent = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: tokens.CodeInvalid, Detail: "the access token does not belong to this signer's current portal session"}
+	ErrSecondary       = &apperr.Error{Kind: apperr.KindConflict, Code: esign.CodeDeviceSecondary, Detail: "the signing session moved to another device; this one can only view"}
+	ErrOTPRequired     = &apperr.Error{Kind: apperr.KindForbidden, Code: otp.CodeRequired, Detail: "pass the one-time passcode challenge first"}
 )
 
 // access is a verified portal access token with the session it belongs to, as loaded.
@@ -108,7 +109,7 @@ func (a *API) refresh(c tokens.PortalAccess) (string, tokens.PortalAccess, error
 	tok, issued, err := a.Tokens.IssuePortalAccess(tokens.PortalAccess{GroupID: c.GroupID, SlotIndex: c.SlotIndex,
 		SessionID: c.SessionID, DeviceID: c.DeviceID, Generation: c.Generation, SessionExpiresAt: c.SessionExpiresAt})
 	if err != nil {
-		return "", issued, apperr.Wrap(err, apperr.KindInternal, "token_issue_failed", "could not issue the access token")
+		return "", issued, apperr.Wrap(err, apperr.KindInternal, tokens.CodeIssueFailed, "could not issue the access token")
 	}
 	return tok, issued, nil
 }

@@ -1,7 +1,6 @@
 package portal
 
 import (
-	"io"
 	"net/http"
 	"unicode/utf8"
 
@@ -105,7 +104,7 @@ func (a *API) consent(w http.ResponseWriter, r *http.Request) error {
 		bad = append(bad, apperr.Field("version", "the version of the statements shown is required"))
 	}
 	if len(bad) > 0 {
-		return apperr.Invalid("invalid_request", bad...)
+		return apperr.Invalid(apperr.CodeInvalidRequest, bad...)
 	}
 	if req.Version != esign.ConsentVersion {
 		return ErrConsentVersion
@@ -126,20 +125,11 @@ type declineRequest struct {
 // 500 characters; 409 device_secondary or a closed slot; 401; 410.
 func (a *API) decline(w http.ResponseWriter, r *http.Request) error {
 	var req declineRequest
-	body, err := io.ReadAll(io.LimitReader(r.Body, web.MaxJSONBody+1))
-	if err != nil {
-		return apperr.Wrap(err, apperr.KindInvalid, "body_unreadable", "the request body could not be read")
-	}
-	if len(body) > web.MaxJSONBody {
-		return apperr.New(apperr.KindTooLarge, "body_too_large", "the request body is larger than %d bytes", web.MaxJSONBody)
-	}
-	if len(body) > 0 {
-		if err := web.DecodeJSONBytes(body, &req); err != nil {
-			return err
-		}
+	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
+		return err
 	}
 	if !utf8.ValidString(req.Reason) || utf8.RuneCountInString(req.Reason) > MaxDeclineReason {
-		return apperr.Invalid("invalid_request", apperr.Field("reason", "at most 500 characters of text"))
+		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("reason", "at most 500 characters of text"))
 	}
 	return a.act(w, r, true, true, func(s *esign.Session, slots []esign.Slot, i int) (esign.Change, error) {
 		return esign.Decline(s, slots, i, a.now(), req.Reason, nil)

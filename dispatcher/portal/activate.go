@@ -33,7 +33,7 @@ func (a *API) activate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.Token == "" || len(req.Token) > tokens.MaxTokenLen {
-		return apperr.Invalid("invalid_request", apperr.Field("token", "the token of the signing link is required"))
+		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("token", "the token of the signing link is required"))
 	}
 	claims, err := a.Tokens.VerifySlot(req.Token)
 	if e, ok := apperr.As(err); ok && e.Code == tokens.CodeExpired && a.Lapsed != nil {
@@ -81,7 +81,7 @@ func (a *API) activate(w http.ResponseWriter, r *http.Request) error {
 	tok, issued, err := a.Tokens.IssuePortalAccess(tokens.PortalAccess{GroupID: s.GroupID, SlotIndex: sl.Index,
 		SessionID: sl.SessionID, Generation: sl.Generation, SessionExpiresAt: s.ExpiresAt})
 	if err != nil {
-		return apperr.Wrap(err, apperr.KindInternal, "token_issue_failed", "could not issue the access token")
+		return apperr.Wrap(err, apperr.KindInternal, tokens.CodeIssueFailed, "could not issue the access token")
 	}
 	return web.JSON(w, http.StatusOK, viewOf(s, sl, tok, issued, false))
 }

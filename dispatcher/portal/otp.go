@@ -2,7 +2,6 @@ package portal
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"strconv"
 
@@ -26,7 +25,7 @@ const (
 
 // Errors of the OTP routes besides shared/otp's and the state machine's.
 var (
-	ErrOTPSendFailed = &apperr.Error{Kind: apperr.KindUnavailable, Code: "otp_send_failed",
+	ErrOTPSendFailed = &apperr.Error{Kind: apperr.KindUnavailable, Code: otp.CodeSendFailed,
 		Detail: "the code could not be sent; nothing was recorded, ask for a new one"}
 	ErrNoDestination = &apperr.Error{Kind: apperr.KindConflict, Code: "otp_destination_missing",
 		Detail: "no address is on record for this signer's chosen channel"}
@@ -74,12 +73,12 @@ type otpSendResponse struct {
 // 60 s of the last send; 503 otp_send_failed.
 func (x *Challenge) otpSend(w http.ResponseWriter, r *http.Request) error {
 	var req otpSendRequest
-	if err := decodeOptional(r, &req); err != nil {
+	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
 		return err
 	}
 	pick := esign.OTPChannel(req.Channel)
 	if pick != "" && pick != esign.OTPEmail && pick != esign.OTPSMS {
-		return apperr.Invalid("invalid_request", apperr.Field("channel", "choose email or sms"))
+		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("channel", "choose email or sms"))
 	}
 	acc, err := x.current(r)
 	if err != nil {
@@ -242,19 +241,4 @@ func (x *Challenge) destination(groupID string, sl *esign.Slot, ch esign.OTPChan
 		return "", "", err
 	}
 	return to, mask(to), nil
-}
-
-// decodeOptional decodes a JSON body when there is one (an empty body is no error).
-func decodeOptional(r *http.Request, v any) error {
-	body, err := io.ReadAll(io.LimitReader(r.Body, web.MaxJSONBody+1))
-	if err != nil {
-		return apperr.Wrap(err, apperr.KindInvalid, "body_unreadable", "the request body could not be read")
-	}
-	if len(body) > web.MaxJSONBody {
-		return apperr.New(apperr.KindTooLarge, "body_too_large", "the request body is larger than %d bytes", web.MaxJSONBody)
-	}
-	if len(body) == 0 {
-		return nil
-	}
-	return web.DecodeJSONBytes(body, v)
 }

@@ -43,7 +43,7 @@ func (x *Challenge) transferCreate(w http.ResponseWriter, r *http.Request) error
 	}
 	token, hash, err := tokens.NewOpaque()
 	if err != nil {
-		return apperr.Wrap(err, apperr.KindInternal, "token_issue_failed", "could not make a transfer code")
+		return apperr.Wrap(err, apperr.KindInternal, tokens.CodeIssueFailed, "could not make a transfer code")
 	}
 	gid := acc.Session.GroupID
 	// The index row goes first: should the transaction below fail, it points at nothing and a
@@ -102,7 +102,7 @@ func (x *Challenge) transferRedeem(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	if req.Token == "" {
-		return apperr.Invalid("invalid_request", apperr.Field("token", "the token of the transfer link is required"))
+		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("token", "the token of the transfer link is required"))
 	}
 	if !tokens.OpaqueValid(req.Token) {
 		return esign.ErrTransferInvalid
@@ -138,7 +138,7 @@ func (x *Challenge) transferRedeem(w http.ResponseWriter, r *http.Request) error
 	tok, issued, err := x.Tokens.IssuePortalAccess(tokens.PortalAccess{GroupID: s.GroupID, SlotIndex: sl.Index,
 		SessionID: sl.SessionID, DeviceID: uuid.NewString(), Generation: sl.Generation, SessionExpiresAt: s.ExpiresAt})
 	if err != nil {
-		return apperr.Wrap(err, apperr.KindInternal, "token_issue_failed", "could not issue the access token")
+		return apperr.Wrap(err, apperr.KindInternal, tokens.CodeIssueFailed, "could not issue the access token")
 	}
 	return web.JSON(w, http.StatusOK, viewOf(s, sl, tok, issued, false))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/graph"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/outbox"
 	"github.com/esign-svc/esign/shared/tokens"
@@ -37,12 +38,13 @@ type Deps struct {
 	Tokens    *tokens.Codec
 	Providers notify.Providers
 	Outbox    *outbox.Outbox // nil unless a channel uses the outbox
+	Graph     *graph.Client  // the document-library uploads; nil without GRAPH_* settings
 	Now       func() time.Time
 }
 
 // Build makes the dependencies from the configuration. It does no I/O (New ensures the
-// tables). Errors: storage configuration, and the notification providers' settings (each
-// naming the setting at fault).
+// tables). Errors: storage configuration, the notification providers' settings (each
+// naming the setting at fault), the Graph client's checks.
 func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	storage := cfg.Storage
 	storage.ApplicationID = "esign-processor" // in the User-Agent of every storage request
@@ -58,8 +60,12 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
+	gc, err := cfg.Graph.Client()
+	if err != nil {
+		return nil, err
+	}
 	return &Deps{Config: cfg, Account: acct, Logger: logger, Sessions: sessions,
-		Tokens: tokens.NewCodec(cfg.Tokens), Providers: p, Outbox: box, Now: time.Now}, nil
+		Tokens: tokens.NewCodec(cfg.Tokens), Providers: p, Outbox: box, Graph: gc, Now: time.Now}, nil
 }
 
 // Ensure creates the tables the jobs use when missing. Errors: the storage ones.
@@ -91,7 +97,7 @@ func Functions(d *Deps) ([]Function, error) {
 		return nil, err
 	}
 	exp := expiry.New(d.Sessions, d.Now)
-	deliveries, err := deliveryupload.New(deliveryupload.Deps{Account: d.Account, Lookup: d.Config.Lookup, Tokens: d.Tokens,
+	deliveries, err := deliveryupload.New(deliveryupload.Deps{Account: d.Account, Graph: d.Graph, Tokens: d.Tokens,
 		Cipher: d.Config.PIICipher, Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -83,6 +84,8 @@ func TestLoadNamesTheSettingAtFault(t *testing.T) {
 		{"unknown provider", map[string]string{"EMAIL_PROVIDER": "pigeon", "SMS_PROVIDER": "smtp"}, []string{"EMAIL_PROVIDER", "SMS_PROVIDER"}},
 		{"portal must be https", map[string]string{"PORTAL_URL": "http://portal.example.net"}, []string{"PORTAL_URL"}},
 		{"keys", map[string]string{"TOKEN_KEYS": "nonsense", "PII_ENC_KEYS": ""}, []string{"TOKEN_KEYS", "PII_ENC_KEYS"}},
+		{"graph: secret and managed identity", map[string]string{"GRAPH_USE_MANAGED_IDENTITY": "true", "GRAPH_CLIENT_SECRET": "s"}, []string{"GRAPH_USE_MANAGED_IDENTITY"}},
+		{"graph: secret alone", map[string]string{"GRAPH_CLIENT_SECRET": "s"}, []string{"GRAPH_TENANT_ID", "GRAPH_CLIENT_ID"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,6 +155,52 @@ func TestNewRoutesTheJobs(t *testing.T) {
 	}
 	if rec := post("/Nope", "{}"); rec.Code != 404 {
 		t.Fatalf("unknown function: %d", rec.Code)
+	}
+	// Every function has its folder, and every folder its function.
+	fns, err := Functions(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range fns {
+		names = append(names, f.Name)
+	}
+	folders, err := filepath.Glob(filepath.Join("..", "functions", "*", "function.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range folders {
+		folders[i] = filepath.Base(filepath.Dir(f))
+	}
+	slices.Sort(names)
+	slices.Sort(folders)
+	if !slices.Equal(names, folders) {
+		t.Fatalf("functions %v, folders %v", names, folders)
+	}
+}
+
+func TestBuildWithGraph(t *testing.T) {
+	t.Parallel()
+	conn := azuritetest.Shared(t).ConnectionString()
+	secret := "graph-client-secret-value"
+	cfg, err := Load(config.MapLookup(settings(conn, map[string]string{"GRAPH_TENANT_ID": "contoso.onmicrosoft.com",
+		"GRAPH_CLIENT_ID": "c", "GRAPH_CLIENT_SECRET": secret})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Settings["GRAPH_CLIENT_SECRET"] != "***" || cfg.Settings["GRAPH_TENANT_ID"] != "contoso.onmicrosoft.com" {
+		t.Fatalf("start-up summary %v", cfg.Settings)
+	}
+	d, err := Build(cfg, zerolog.Nop())
+	if err != nil || d.Graph == nil {
+		t.Fatalf("graph client %v, err %v", d, err)
+	}
+	cfg, err = Load(config.MapLookup(settings(conn, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err = Build(cfg, zerolog.Nop()); err != nil || d.Graph != nil {
+		t.Fatalf("without GRAPH_* settings: graph client %v, err %v", d.Graph, err)
 	}
 }
 

@@ -9,24 +9,20 @@ import (
 	"github.com/esign-svc/esign/processor/seal"
 	"github.com/esign-svc/esign/shared/callbacksig"
 	"github.com/esign-svc/esign/shared/config"
-	"github.com/esign-svc/esign/shared/notify"
-	"github.com/esign-svc/esign/shared/notify/operator"
 	"github.com/esign-svc/esign/shared/portalclient"
 )
 
 // Config is everything the processor needs, validated.
 type Config struct {
-	appconfig.Common // port, storage, key rings, PORTAL_URL
+	appconfig.Common // port, storage, key rings, PORTAL_URL, GRAPH_*, the providers
 	// PortalAPIURL is PORTAL_API_URL, the portal's API for the post-seal purge (https, or http on
 	// loopback); empty when not set (local development without a portal: the purge is skipped
 	// and recorded as such). PortalSecret is the first (current) of PORTAL_CALLBACK_SECRETS, read
 	// and required only when PortalAPIURL is set.
-	PortalAPIURL  string
-	PortalSecret  string
-	EmailProvider string      // EMAIL_PROVIDER: outbox (default), operator, customer-acs, smtp
-	SMSProvider   string      // SMS_PROVIDER: outbox (default), customer-acs
-	Seal          seal.Config // the seal key and chain, SEAL_TSA_URL, SEAL_RECONCILE_AFTER
-	Settings      map[string]string
+	PortalAPIURL string
+	PortalSecret string
+	Seal         seal.Config // the seal key and chain, SEAL_TSA_URL, SEAL_RECONCILE_AFTER
+	Settings     map[string]string
 }
 
 // Load reads the configuration through lookup; the error names every setting at fault.
@@ -44,14 +40,6 @@ func Load(lookup config.Lookup) (Config, error) {
 				c.PortalSecret = secrets[0]
 			}
 		}
-	}
-	c.EmailProvider = r.Enum(notify.SettingEmailProvider, notify.ProviderOutbox,
-		notify.ProviderOutbox, notify.ProviderOperator, notify.ProviderCustomerACS, notify.ProviderSMTP)
-	c.SMSProvider = r.Enum(notify.SettingSMSProvider, notify.ProviderOutbox, notify.ProviderOutbox, notify.ProviderCustomerACS)
-	if c.EmailProvider == notify.ProviderOperator {
-		// Read here too so that they appear in the start-up summary and fail with the rest.
-		r.URL(operator.SettingURL, true)
-		r.Secret(operator.SettingKey)
 	}
 	c.Settings = r.Summary()
 	sealCfg, sealErr := seal.LoadConfig(lookup)

@@ -94,7 +94,7 @@ func (j *Job) HandleInvite(ctx context.Context, qm funcproto.QueueMessage) error
 func (j *Job) compose(s *delivery.Session) (notify.Message, error) {
 	tok, err := j.tokens.IssueDelivery(tokens.Delivery{DeliveryID: s.DeliveryID, ExpiresAt: s.ExpiresAt})
 	if err != nil {
-		return notify.Message{}, apperr.Wrap(err, apperr.KindInternal, "token_issue_failed", "could not issue the delivery link")
+		return notify.Message{}, apperr.Wrap(err, apperr.KindInternal, tokens.CodeIssueFailed, "could not issue the delivery link")
 	}
 	to, err := j.cipher.DecryptString(s.RecipientEnc, pii.AAD(s.DeliveryID, "recipient"))
 	if err != nil {

@@ -25,7 +25,6 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
-	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/funcproto"
@@ -43,11 +42,11 @@ const (
 	InvitePoisonFunctionName = "DeliveryInvitePoison"
 )
 
-// Deps are what New needs. Lookup is the app's settings lookup: New reads the GRAPH_* settings
-// through it (delivery.GraphClientFromLookup).
+// Deps are what New needs. Graph is the document-library client the app built from its
+// GRAPH_* settings; nil when they are not set (uploads then fail with graph_not_configured).
 type Deps struct {
 	Account   *azconn.Account
-	Lookup    config.Lookup
+	Graph     *graph.Client
 	Tokens    *tokens.Codec
 	Cipher    *pii.Cipher
 	Email     notify.Sender
@@ -67,21 +66,16 @@ type Job struct {
 	now       func() time.Time
 }
 
-// New builds the job. It does no I/O. Errors: a missing dependency; a malformed GRAPH_*
-// setting (naming it).
+// New builds the job. It does no I/O. Errors: a missing dependency.
 func New(d Deps) (*Job, error) {
-	if d.Account == nil || d.Lookup == nil || d.Tokens == nil || d.Cipher == nil || d.Email == nil || d.PortalURL == "" {
-		return nil, errors.New("deliveryupload: Account, Lookup, Tokens, Cipher, Email and PortalURL are required")
-	}
-	gc, err := delivery.GraphClientFromLookup(d.Lookup)
-	if err != nil {
-		return nil, err
+	if d.Account == nil || d.Tokens == nil || d.Cipher == nil || d.Email == nil || d.PortalURL == "" {
+		return nil, errors.New("deliveryupload: Account, Tokens, Cipher, Email and PortalURL are required")
 	}
 	store, err := deliverystore.New(d.Account, deliverystore.TableSessions, deliverystore.TableIndex)
 	if err != nil {
 		return nil, err
 	}
-	return NewWith(store, blobstore.New(d.Account), gc, d)
+	return NewWith(store, blobstore.New(d.Account), d.Graph, d)
 }
 
 // NewWith builds the job over given stores and Graph client (tests).
@@ -98,7 +92,7 @@ var system = delivery.Actor{Kind: "system", ID: "processor"}
 // load reads the message's session: a missing session or another tenant's is permanent.
 func (j *Job) load(ctx context.Context, id, tenant string) (*delivery.Session, error) {
 	if id == "" {
-		return nil, funcproto.Permanent(apperr.Invalid("invalid_message", apperr.Field("deliveryId", "is required")))
+		return nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("deliveryId", "is required")))
 	}
 	s, err := j.store.Load(ctx, id)
 	if apperr.KindOf(err) == apperr.KindNotFound {
@@ -108,7 +102,7 @@ func (j *Job) load(ctx context.Context, id, tenant string) (*delivery.Session, e
 		return nil, err
 	}
 	if tenant != "" && tenant != s.TenantID {
-		return nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, "tenant_mismatch", "the message's tenant is not the delivery's"))
+		return nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the message's tenant is not the delivery's"))
 	}
 	return s, nil
 }

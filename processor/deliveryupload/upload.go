@@ -8,13 +8,14 @@ import (
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/graph"
+	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 )
 
 // Upload failure codes of this job (besides graph's: graph_forbidden, graph_auth_failed,
 // graph_unavailable, sharepoint_target_not_found, invalid_sharepoint_target, ...).
 const (
 	CodeNotConfigured    = "graph_not_configured"
-	CodeDocumentMissing  = "pdf_not_found"
+	CodeDocumentMissing  = pdfdoc.CodeNotFound
 	CodeRetriesExhausted = "upload_retries_exhausted"
 )
 

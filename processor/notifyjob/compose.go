@@ -66,7 +66,7 @@ func (j *Job) invitation(m esign.NotifyMessage, sess *esign.Session, slots []esi
 	}
 	tok, _, err := j.d.Tokens.IssueSlot(tokens.Slot{GroupID: sess.GroupID, SlotIndex: sl.Index, ID: sl.LinkJTI, ExpiresAt: sess.ExpiresAt})
 	if err != nil {
-		return msg, 0, "", apperr.Wrap(err, apperr.KindInternal, "token_issue_failed", "could not issue the portal link")
+		return msg, 0, "", apperr.Wrap(err, apperr.KindInternal, tokens.CodeIssueFailed, "could not issue the portal link")
 	}
 	to, err := j.decrypt(sl.EmailEnc, sess.GroupID, "slot", strconv.Itoa(sl.Index))
 	if err != nil {

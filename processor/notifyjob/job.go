@@ -135,7 +135,7 @@ func (j *Job) NotifyAll(ctx context.Context, m esign.NotifyMessage) error {
 func (j *Job) Notify(ctx context.Context, m esign.NotifyMessage) error {
 	kind := notify.Kind(m.Kind)
 	if m.GroupID == "" {
-		return funcproto.Permanent(apperr.Invalid("invalid_message", apperr.Field("groupId", "is required")))
+		return funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("groupId", "is required")))
 	}
 	sess, slots, err := j.d.Store.Load(ctx, m.GroupID)
 	if apperr.KindOf(err) == apperr.KindNotFound {
@@ -145,7 +145,7 @@ func (j *Job) Notify(ctx context.Context, m esign.NotifyMessage) error {
 		return err
 	}
 	if m.TenantID != "" && m.TenantID != sess.TenantID {
-		return funcproto.Permanent(apperr.New(apperr.KindInvalid, "tenant_mismatch", "the message's tenant is not the session's"))
+		return funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the message's tenant is not the session's"))
 	}
 	now := j.d.Now().UTC()
 	msg, eventSlot, skip, err := j.compose(ctx, kind, m, sess, slots, now)

@@ -19,7 +19,7 @@ func (j *Job) HandlePoison(ctx context.Context, qm funcproto.QueueMessage) error
 		return err
 	}
 	if m.GroupID == "" {
-		return funcproto.Permanent(apperr.Invalid("invalid_message", apperr.Field("groupId", "is required")))
+		return funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("groupId", "is required")))
 	}
 	sess, slots, err := j.d.Store.Load(ctx, m.GroupID)
 	if apperr.KindOf(err) == apperr.KindNotFound {
@@ -29,7 +29,7 @@ func (j *Job) HandlePoison(ctx context.Context, qm funcproto.QueueMessage) error
 		return err
 	}
 	if m.TenantID != "" && m.TenantID != sess.TenantID {
-		return funcproto.Permanent(apperr.New(apperr.KindInvalid, "tenant_mismatch", "the message's tenant is not the session's"))
+		return funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the message's tenant is not the session's"))
 	}
 	now := j.d.Now().UTC()
 	for _, one := range m.Split() {

@@ -122,7 +122,7 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage, name string) 
 		return nil, nil, err
 	}
 	if sess.TenantID != m.TenantID {
-		return nil, nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, "tenant_mismatch",
+		return nil, nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch,
 			"the purge message's tenant is not the session's"))
 	}
 	return sess, slots, nil

@@ -120,7 +120,7 @@ func (j *Job) load(ctx context.Context, m esign.SealMessage) (*esign.Session, []
 		return nil, nil, err
 	}
 	if sess.TenantID != m.TenantID {
-		return nil, nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, "tenant_mismatch",
+		return nil, nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch,
 			"the seal message's tenant is not the session's"))
 	}
 	switch sess.State {

@@ -31,7 +31,7 @@ func (j *Job) HandlePoison(ctx context.Context, msg funcproto.QueueMessage) erro
 		return err
 	}
 	if sess.TenantID != m.TenantID {
-		return funcproto.Permanent(apperr.New(apperr.KindInvalid, "tenant_mismatch", "the seal message's tenant is not the session's"))
+		return funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the seal message's tenant is not the session's"))
 	}
 	ch, err := j.failSeal(ctx, sess, slots, j.now(), PoisonReason)
 	if err != nil {

@@ -1,6 +1,7 @@
 // Package appconfig reads the settings both Function Apps share: the handler port, storage,
-// the token and PII key rings, and the portal URL. Each app's own Load reads its other settings
-// with the same config.Reader, so one error names every setting at fault.
+// the token and PII key rings, the portal URL and the document-library (Graph) connection.
+// Each app's own Load reads its other settings with the same config.Reader, so one error names
+// every setting at fault and the start-up summary shows every setting read (secrets masked).
 package appconfig
 
 import (
@@ -10,6 +11,8 @@ import (
 
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/notify/operator"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/tokens"
 )
@@ -22,8 +25,14 @@ type Common struct {
 	EmailHasher *pii.Hasher     // PII_HASH_KEY
 	PIICipher   *pii.Cipher     // PII_ENC_KEYS
 	PortalURL   string          // PORTAL_URL: https, or http on loopback for development
+	Graph       Graph           // GRAPH_*: the document-library upload (optional)
+	// EmailProvider is EMAIL_PROVIDER: outbox (default), operator, customer-acs, smtp;
+	// SMSProvider is SMS_PROVIDER: outbox (default), customer-acs. The providers' own settings
+	// are read when the senders are built (notify/senders.FromConfig through Lookup).
+	EmailProvider string
+	SMSProvider   string
 	// Lookup is kept for the parts that read their own settings when they are built (the
-	// notification providers, the Graph client).
+	// notification providers).
 	Lookup config.Lookup
 }
 
@@ -50,6 +59,15 @@ func Read(r *config.Reader, lookup config.Lookup) Common {
 	}
 	c.PortalURL = r.URL("PORTAL_URL", true)
 	r.Check("PORTAL_URL", HTTPSOrLoopback(c.PortalURL))
+	c.Graph = readGraph(r)
+	c.EmailProvider = r.Enum(notify.SettingEmailProvider, notify.ProviderOutbox,
+		notify.ProviderOutbox, notify.ProviderOperator, notify.ProviderCustomerACS, notify.ProviderSMTP)
+	c.SMSProvider = r.Enum(notify.SettingSMSProvider, notify.ProviderOutbox, notify.ProviderOutbox, notify.ProviderCustomerACS)
+	if c.EmailProvider == notify.ProviderOperator {
+		// Read here too so that they appear in the start-up summary and fail with the rest.
+		r.URL(operator.SettingURL, true)
+		r.Secret(operator.SettingKey)
+	}
 	return c
 }
 

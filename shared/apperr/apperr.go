@@ -11,6 +11,14 @@ import (
 	"time"
 )
 
+// Codes more than one package answers with.
+const (
+	CodeInternal       = "internal_error"      // every internal error, as the caller sees it
+	CodeInvalidRequest = "invalid_request"     // a field at fault, named
+	CodeInvalidMessage = "invalid_message"     // a queue or notification message that cannot be processed
+	CodePrecondition   = "precondition_failed" // a stored resource changed since it was read (ETag)
+)
+
 // Kind classifies an error; it decides the HTTP status.
 type Kind int
 
@@ -103,7 +111,7 @@ func Field(field, message string) FieldError { return FieldError{Field: field, M
 var (
 	ErrNotFound     = &Error{Kind: KindNotFound, Code: "not_found", Detail: "not found"}
 	ErrConflict     = &Error{Kind: KindConflict, Code: "conflict", Detail: "already exists"}
-	ErrPrecondition = &Error{Kind: KindPrecondition, Code: "precondition_failed", Detail: "the resource changed"}
+	ErrPrecondition = &Error{Kind: KindPrecondition, Code: CodePrecondition, Detail: "the resource changed"}
 )
 
 // Is matches two *Error values by Kind and Code, so errors.Is(err, apperr.ErrNotFound) holds for

@@ -43,7 +43,7 @@ func ProblemFor(err error) Problem {
 	e, ok := As(err)
 	if !ok || e.Kind == KindInternal {
 		return Problem{Type: "about:blank", Title: http.StatusText(500), Status: 500,
-			Detail: "an internal error occurred; it has been logged", Code: "internal_error"}
+			Detail: "an internal error occurred; it has been logged", Code: CodeInternal}
 	}
 	status := e.Kind.Status()
 	return Problem{

@@ -34,6 +34,15 @@ type Principal struct {
 	Roles    []string // roles
 }
 
+// CallerID is the caller's id as the audit trail records it: the object id (oid), else the
+// subject (sub) for tokens without one.
+func (p Principal) CallerID() string {
+	if p.ObjectID != "" {
+		return p.ObjectID
+	}
+	return p.Subject
+}
+
 // HasRole reports whether the principal holds role (exact, case-sensitive, as Entra emits it).
 func (p Principal) HasRole(role string) bool { return slices.Contains(p.Roles, role) }
 

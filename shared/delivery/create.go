@@ -9,6 +9,7 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/tokens"
 )
@@ -89,7 +90,7 @@ func (c *Creator) Create(ctx context.Context, by Requester, req CreateRequest) (
 		return Created{}, err
 	}
 	if !ok {
-		return Created{}, apperr.Invalid("pdf_not_found", apperr.Field("pdfBlobPath", "no blob at this path"))
+		return Created{}, apperr.Invalid(pdfdoc.CodeNotFound, apperr.Field("pdfBlobPath", "no blob at this path"))
 	}
 	now := c.Now().UTC()
 	out := Created{ExpiresAt: now.Add(time.Duration(*req.ExpiresInHours) * time.Hour)}
@@ -116,7 +117,7 @@ func (c *Creator) newSession(req *CreateRequest, rc Recipient, by Requester, exp
 	id := uuid.NewString()
 	enc, err := c.Cipher.EncryptString(rc.Email, pii.AAD(id, "recipient"))
 	if err != nil {
-		return nil, apperr.Wrap(err, apperr.KindInternal, "encrypt_failed", "could not protect a recipient's address")
+		return nil, apperr.Wrap(err, apperr.KindInternal, pii.CodeEncrypt, "could not protect a recipient's address")
 	}
 	s := &Session{
 		DeliveryID: id, TenantID: by.TenantID, CreatedBy: by.CallerID, CorrelationID: req.CorrelationID,
@@ -135,7 +136,7 @@ func (c *Creator) newSession(req *CreateRequest, rc Recipient, by Requester, exp
 func (c *Creator) link(s *Session) (string, error) {
 	tok, err := c.Tokens.IssueDelivery(tokens.Delivery{DeliveryID: s.DeliveryID, ExpiresAt: s.ExpiresAt})
 	if err != nil {
-		return "", apperr.Wrap(err, apperr.KindInternal, "token_issue_failed", "could not issue the delivery link")
+		return "", apperr.Wrap(err, apperr.KindInternal, tokens.CodeIssueFailed, "could not issue the delivery link")
 	}
 	return PortalLink(c.PortalURL, s.DeliveryID, tok), nil
 }

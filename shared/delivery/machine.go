@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/otp"
 )
 
 // Audit event kinds (DESIGN 5: dotted names).
@@ -29,8 +30,8 @@ const (
 var (
 	ErrExpired     = &apperr.Error{Kind: apperr.KindGone, Code: "delivery_expired", Detail: "this delivery link has expired"}
 	ErrRevoked     = &apperr.Error{Kind: apperr.KindGone, Code: "delivery_revoked", Detail: "this delivery was revoked by its sender"}
-	ErrOTPRequired = &apperr.Error{Kind: apperr.KindForbidden, Code: "otp_required", Detail: "pass the one-time passcode challenge first"}
-	ErrOTPNotUsed  = &apperr.Error{Kind: apperr.KindInvalid, Code: "otp_not_required", Detail: "this delivery does not use a one-time passcode"}
+	ErrOTPRequired = &apperr.Error{Kind: apperr.KindForbidden, Code: otp.CodeRequired, Detail: "pass the one-time passcode challenge first"}
+	ErrOTPNotUsed  = &apperr.Error{Kind: apperr.KindInvalid, Code: otp.CodeNotRequired, Detail: "this delivery does not use a one-time passcode"}
 )
 
 // CheckLive is nil while recipients may use the session; 410 delivery_revoked or

@@ -134,7 +134,7 @@ func (r *CreateRequest) Validate() error {
 		add("sharePointTarget", "only for modes sharepoint and both")
 	}
 	if len(bad) > 0 {
-		return apperr.Invalid("invalid_request", bad...)
+		return apperr.Invalid(apperr.CodeInvalidRequest, bad...)
 	}
 	return nil
 }

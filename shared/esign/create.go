@@ -87,7 +87,7 @@ func (c *Creator) Create(ctx context.Context, tenant string, actor Actor, req Cr
 	}
 	if req.RequestedByEmail != "" {
 		if s.RequestedByEmailEnc, err = c.Cipher.EncryptString(req.RequestedByEmail, pii.AAD(s.GroupID, "requestedBy")); err != nil {
-			return Created{}, apperr.Wrap(err, apperr.KindInternal, "encrypt_failed", "could not protect the requester's address")
+			return Created{}, apperr.Wrap(err, apperr.KindInternal, pii.CodeEncrypt, "could not protect the requester's address")
 		}
 	}
 	slots, err := c.newSlots(s.GroupID, req.Signers)
@@ -115,7 +115,7 @@ func (c *Creator) Create(ctx context.Context, tenant string, actor Actor, req Cr
 func PortalLink(codec *tokens.Codec, portalURL string, s *Session, sl *Slot) (string, error) {
 	tok, _, err := codec.IssueSlot(tokens.Slot{GroupID: s.GroupID, SlotIndex: sl.Index, ID: sl.LinkJTI, ExpiresAt: s.ExpiresAt})
 	if err != nil {
-		return "", apperr.Wrap(err, apperr.KindInternal, "token_issue_failed", "could not issue the portal link")
+		return "", apperr.Wrap(err, apperr.KindInternal, tokens.CodeIssueFailed, "could not issue the portal link")
 	}
 	return portalURL + "/sign?token=" + tok, nil
 }
@@ -130,12 +130,12 @@ func (c *Creator) newSlots(groupID string, signers []SignerRequest) ([]Slot, err
 		idx := strconv.Itoa(i)
 		enc, err := c.Cipher.EncryptString(sg.Email, pii.AAD(groupID, "slot", idx))
 		if err != nil {
-			return nil, apperr.Wrap(err, apperr.KindInternal, "encrypt_failed", "could not protect a signer's address")
+			return nil, apperr.Wrap(err, apperr.KindInternal, pii.CodeEncrypt, "could not protect a signer's address")
 		}
 		var phone string
 		if sg.PhoneNumber != "" {
 			if phone, err = c.Cipher.EncryptString(sg.PhoneNumber, pii.AAD(groupID, "phone", idx)); err != nil {
-				return nil, apperr.Wrap(err, apperr.KindInternal, "encrypt_failed", "could not protect a signer's phone number")
+				return nil, apperr.Wrap(err, apperr.KindInternal, pii.CodeEncrypt, "could not protect a signer's phone number")
 			}
 		}
 		slots[i] = Slot{

@@ -373,7 +373,7 @@ func Consent(s *Session, slots []Slot, i int, now time.Time, ids []string) (Chan
 	}
 	for _, id := range ids { // all or nothing: every id is known before any is recorded
 		if _, ok := StatementByID(id); !ok {
-			return Change{}, apperr.Invalid("invalid_request", apperr.Field("statements", "unknown consent statement "+id))
+			return Change{}, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("statements", "unknown consent statement "+id))
 		}
 	}
 	for _, id := range ids {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/blobpath"
+	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 	"github.com/esign-svc/esign/shared/pdf/stamp"
 )
 
@@ -34,7 +35,7 @@ const MetaManifest = "esignmanifest"
 func (c *Creator) manifest(ctx context.Context, src blobpath.Path, templatePath, pdfHash string) ([]ManifestField, string, error) {
 	pdf, meta, err := c.Docs.ReadAll(ctx, src.Container, src.Name, MaxPDFBytes)
 	if apperr.KindOf(err) == apperr.KindNotFound {
-		return nil, "", apperr.Invalid("pdf_not_found", apperr.Field("pdfBlobPath", "no blob at this path"))
+		return nil, "", apperr.Invalid(pdfdoc.CodeNotFound, apperr.Field("pdfBlobPath", "no blob at this path"))
 	}
 	if err != nil {
 		return nil, "", err
@@ -136,9 +137,9 @@ func pdfManifest(pdf []byte, field string) ([]ManifestField, error) {
 	fields, err := stamp.ManifestFromPDF(pdf)
 	if err != nil {
 		if e, ok := apperr.As(err); ok && e.Kind == apperr.KindInvalid {
-			return nil, apperr.Invalid("pdf_unreadable", apperr.Field(field, "the PDF cannot be read: "+e.Detail))
+			return nil, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field(field, "the PDF cannot be read: "+e.Detail))
 		}
-		return nil, apperr.Invalid("pdf_unreadable", apperr.Field(field, "the PDF cannot be read"))
+		return nil, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field(field, "the PDF cannot be read"))
 	}
 	out := make([]ManifestField, 0, len(fields))
 	for _, f := range fields {

@@ -43,7 +43,7 @@ func (sl *Slot) OTPVerified() bool { return sl.OTP.Verified(sl.Generation) }
 func (sl *Slot) NeedsOTP() bool { return sl.EffectiveOTPChannel() != OTPNone && !sl.OTPVerified() }
 
 // ErrOTPRequired is the 403 of the document proxy, viewed and the callback before OTP passed.
-var ErrOTPRequired = &apperr.Error{Kind: apperr.KindForbidden, Code: "otp_required", Detail: "the signer has not passed the OTP challenge"}
+var ErrOTPRequired = &apperr.Error{Kind: apperr.KindForbidden, Code: otp.CodeRequired, Detail: "the signer has not passed the OTP challenge"}
 
 // SendOTP records a new code for slot i on the chosen channel (for signer-choice the portal's
 // pick, email or sms; sms needs a phone number), replacing any earlier one. hasPhone says whether
@@ -81,21 +81,21 @@ func otpChannel(sl *Slot, pick OTPChannel, hasPhone bool) (OTPChannel, error) {
 	want := sl.EffectiveOTPChannel()
 	switch want {
 	case OTPNone:
-		return "", apperr.New(apperr.KindInvalid, "otp_not_required", "this signer's slot does not use OTP")
+		return "", apperr.New(apperr.KindInvalid, otp.CodeNotRequired, "this signer's slot does not use OTP")
 	case OTPSignerChoice:
 		switch pick {
 		case OTPEmail:
 			return OTPEmail, nil
 		case OTPSMS:
 			if !hasPhone {
-				return "", apperr.Invalid("invalid_request", apperr.Field("channel", "no phone number is set for this signer"))
+				return "", apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("channel", "no phone number is set for this signer"))
 			}
 			return OTPSMS, nil
 		}
-		return "", apperr.Invalid("invalid_request", apperr.Field("channel", "choose email or sms"))
+		return "", apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("channel", "choose email or sms"))
 	}
 	if pick != "" && pick != want {
-		return "", apperr.Invalid("invalid_request", apperr.Field("channel", "this signer's codes go by "+string(want)))
+		return "", apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("channel", "this signer's codes go by "+string(want)))
 	}
 	return want, nil
 }
@@ -120,7 +120,7 @@ func VerifyOTP(s *Session, slots []Slot, i int, now time.Time, matches func(stor
 		return c, 0, err
 	}
 	if sl.EffectiveOTPChannel() == OTPNone {
-		return c, 0, apperr.New(apperr.KindInvalid, "otp_not_required", "this signer's slot does not use OTP")
+		return c, 0, apperr.New(apperr.KindInvalid, otp.CodeNotRequired, "this signer's slot does not use OTP")
 	}
 	out, err := sl.OTP.Verify(now, sl.Generation, matches)
 	if err != nil {

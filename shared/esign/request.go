@@ -125,7 +125,7 @@ func (r *CreateRequest) Validate() error {
 	}
 	errs = append(errs, r.validateSigners()...)
 	if len(errs) > 0 {
-		return apperr.Invalid("invalid_request", errs...)
+		return apperr.Invalid(apperr.CodeInvalidRequest, errs...)
 	}
 	return nil
 }

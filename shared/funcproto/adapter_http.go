@@ -56,12 +56,12 @@ func HTTPInvocation(h http.Handler) http.Handler {
 		rec := newRecorder()
 		if !serveRecovered(st, h, rec, req) {
 			rec = newRecorder()
-			apperr.WriteProblem(rec, req.Header.Get("X-Correlation-Id"), apperr.New(apperr.KindInternal, "internal_error", "handler panicked"))
+			apperr.WriteProblem(rec, req.Header.Get("X-Correlation-Id"), apperr.New(apperr.KindInternal, apperr.CodeInternal, "handler panicked"))
 		}
 		if !utf8.Valid(rec.body.Bytes()) {
 			st.logf("funcproto: the handler wrote %d bytes that are not UTF-8 text; binary replies need a forwarded route", rec.body.Len())
 			rec = newRecorder()
-			apperr.WriteProblem(rec, req.Header.Get("X-Correlation-Id"), apperr.New(apperr.KindInternal, "internal_error", "binary reply"))
+			apperr.WriteProblem(rec, req.Header.Get("X-Correlation-Id"), apperr.New(apperr.KindInternal, apperr.CodeInternal, "binary reply"))
 		}
 		res := responseData(rec)
 		outputs := map[string]any{}

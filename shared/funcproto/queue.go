@@ -20,7 +20,10 @@ type QueueMessage struct {
 }
 
 // CodeInvalidMessage is the code of QueueMessage.Decode's error.
-const CodeInvalidMessage = "invalid_message"
+const CodeInvalidMessage = apperr.CodeInvalidMessage
+
+// CodeTenantMismatch refuses a message whose tenant is not its session's (permanent).
+const CodeTenantMismatch = "tenant_mismatch"
 
 // QueueMessage decodes the queue trigger binding named binding ("" or a missing name with a
 // single Data member takes that member) and its metadata. Errors: *apperr.Error KindInvalid

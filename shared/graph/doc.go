@@ -19,9 +19,10 @@
 // The package never logs; tokens and the client secret never appear in errors, and Config's
 // String form masks the secret.
 //
-// Proposed settings (read in main and passed in Config): GRAPH_TENANT_ID, GRAPH_CLIENT_ID,
-// GRAPH_CLIENT_SECRET (absent: use the app's managed identity), GRAPH_AUTHORITY_HOST and
-// GRAPH_BASE_URL (optional, for national clouds), GRAPH_ALLOWED_SITE_HOSTS (optional, extra
-// siteUrl hosts). They are not the spec's SERVICE_DISPATCHER_* settings: those are the CRM/ERP
-// side's identity for calling the dispatcher, a different app registration and direction.
+// Settings (read and validated by shared/appconfig, which builds the Client): GRAPH_TENANT_ID,
+// GRAPH_CLIENT_ID and GRAPH_CLIENT_SECRET, or GRAPH_USE_MANAGED_IDENTITY (and
+// GRAPH_IDENTITY_CLIENT_ID); GRAPH_AUTHORITY_HOST and GRAPH_BASE_URL (optional, for national
+// clouds); GRAPH_ALLOWED_SITE_HOSTS (optional, extra siteUrl hosts); GRAPH_CA_FILE (optional).
+// They are not the spec's SERVICE_DISPATCHER_* settings: those are the CRM/ERP side's identity
+// for calling the dispatcher, a different app registration and direction.
 package graph

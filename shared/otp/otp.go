@@ -24,6 +24,13 @@ const (
 	MaxLocks     = 3
 )
 
+// Problem codes of the OTP challenge that signers and recipients share.
+const (
+	CodeRequired    = "otp_required"     // 403: the challenge must be passed first
+	CodeNotRequired = "otp_not_required" // 400: this signer or delivery uses no OTP
+	CodeSendFailed  = "otp_send_failed"  // 503: the code could not be sent
+)
+
 // State is one OTP record. The code itself is never kept: only its keyed hash, and only until
 // it is used, locked or replaced.
 type State struct {

@@ -61,7 +61,7 @@ func Seal(ctx context.Context, in SealInput) (SealOutput, error) {
 		src = b
 	}
 	if len(src) == 0 || !bytes.HasPrefix(bytes.TrimLeft(src[:min(len(src), 1024)], "\x00\r\n\t "), []byte("%PDF-")) {
-		return SealOutput{}, apperr.Invalid("pdf_unreadable", apperr.Field("source", "not a PDF"))
+		return SealOutput{}, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field("source", "not a PDF"))
 	}
 	if in.Signer == nil || len(in.Chain) == 0 {
 		return SealOutput{}, errors.New("pdf: seal signer and certificate chain are required")

@@ -22,6 +22,9 @@ const EncKeyLen = 32
 // matches; the caller logs it and answers generically.
 const CodeDecrypt = "pii_decrypt_failed"
 
+// CodeEncrypt is the internal problem of data that could not be encrypted.
+const CodeEncrypt = "encrypt_failed"
+
 const version = "v1"
 
 // Cipher encrypts with the current key of its ring and decrypts with any. Safe for concurrent use.

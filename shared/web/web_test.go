@@ -54,6 +54,52 @@ func TestDecodeJSONErrorsNameTheField(t *testing.T) {
 	}
 }
 
+func TestDecodeOptionalJSON(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, body, ct, code, field string
+		kind                        apperr.Kind
+		want                        string // v.Name after a successful decode
+	}{
+		{"empty", ``, "", "", "", 0, "kept"},
+		{"empty with another type", ``, "text/plain", "", "", 0, "kept"},
+		{"object", `{"name":"x"}`, "application/json; charset=utf-8", "", "", 0, "x"},
+		{"empty object", `{}`, "", "", "", 0, "kept"},
+		{"syntax", `{"name":`, "", "invalid_json", "body", apperr.KindInvalid, ""},
+		{"blank", ` `, "", "invalid_json", "body", apperr.KindInvalid, ""},
+		{"unknown", `{"nmae":"x"}`, "", "unknown_field", "nmae", apperr.KindInvalid, ""},
+		{"type", `{"count":"x"}`, "", "invalid_request", "count", apperr.KindInvalid, ""},
+		{"array", `[1]`, "", "invalid_request", "body", apperr.KindInvalid, ""},
+		{"trailing", `{} {}`, "", "invalid_json", "body", apperr.KindInvalid, ""},
+		{"too large", `{"name":"` + strings.Repeat("a", 200) + `"}`, "", "body_too_large", "", apperr.KindTooLarge, ""},
+		{"wrong type", `{}`, "text/plain", "unsupported_media_type", "", apperr.KindInvalid, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := httptest.NewRequest("POST", "/", strings.NewReader(tc.body))
+			if tc.ct != "" {
+				r.Header.Set("Content-Type", tc.ct)
+			}
+			v := sample{Name: "kept"}
+			err := DecodeOptionalJSON(r, 100, &v)
+			if tc.code == "" {
+				if err != nil || v.Name != tc.want {
+					t.Fatalf("err %v, name %q, want %q", err, v.Name, tc.want)
+				}
+				return
+			}
+			e, ok := apperr.As(err)
+			if !ok || e.Code != tc.code || e.Kind != tc.kind {
+				t.Fatalf("got %v, want %s", err, tc.code)
+			}
+			if tc.field != "" && (len(e.Fields) != 1 || e.Fields[0].Field != tc.field) {
+				t.Fatalf("fields %+v, want %s", e.Fields, tc.field)
+			}
+		})
+	}
+}
+
 func TestHandleWritesProblemsAndRecoversPanics(t *testing.T) {
 	t.Parallel()
 	h := Handle(func(w http.ResponseWriter, r *http.Request) error {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
@@ -88,11 +87,7 @@ func newWithIdentity(cfg Config, name string) (*Account, error) {
 	}
 	cred := cfg.Credential
 	if cred == nil {
-		opts := &azidentity.ManagedIdentityCredentialOptions{}
-		if id := strings.TrimSpace(cfg.ClientID); id != "" {
-			opts.ID = azidentity.ClientID(id)
-		}
-		mi, err := azidentity.NewManagedIdentityCredential(opts)
+		mi, err := ManagedIdentity(cfg.ClientID)
 		if err != nil {
 			return nil, fmt.Errorf("azconn: managed identity (%s): %w", SettingClientID, err)
 		}

@@ -19,6 +19,10 @@ const (
 	SettingEndpointSuffix   = "STORAGE_ENDPOINT_SUFFIX"
 )
 
+// CodeStorageError is the internal problem of a storage call that failed for a reason the
+// adapters (blobstore, queuestore, tablestore) do not translate.
+const CodeStorageError = "storage_error"
+
 // DefaultEndpointSuffix is the public Azure cloud's storage suffix.
 const DefaultEndpointSuffix = "core.windows.net"
 

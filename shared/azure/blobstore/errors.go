@@ -7,13 +7,14 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/azure/azconn"
 )
 
 // Codes of the domain errors the store returns.
 const (
-	CodeBlobNotFound = "blob_not_found"      // KindNotFound: the blob or its container is missing
-	CodeBlobExists   = "blob_exists"         // KindConflict: PutIfAbsent found a blob
-	CodePrecondition = "precondition_failed" // KindPrecondition: an ETag condition failed
+	CodeBlobNotFound = "blob_not_found"        // KindNotFound: the blob or its container is missing
+	CodeBlobExists   = "blob_exists"           // KindConflict: PutIfAbsent found a blob
+	CodePrecondition = apperr.CodePrecondition // KindPrecondition: an ETag condition failed
 )
 
 // translate turns SDK errors into domain errors; anything else is wrapped as it is (internal).
@@ -38,5 +39,5 @@ func translate(err error, op, container, name string) error {
 			return apperr.Wrap(err, apperr.KindPrecondition, CodePrecondition, "blob %s/%s changed", container, name)
 		}
 	}
-	return apperr.Wrap(err, apperr.KindInternal, "storage_error", "blob %s %s/%s", op, container, name)
+	return apperr.Wrap(err, apperr.KindInternal, azconn.CodeStorageError, "blob %s %s/%s", op, container, name)
 }

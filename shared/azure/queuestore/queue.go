@@ -192,7 +192,7 @@ func (q *Queue) translate(err error, op string) error {
 	if queueerror.HasCode(err, queueerror.QueueNotFound) || (errors.As(err, &re) && re.StatusCode == http.StatusNotFound) {
 		return apperr.Wrap(err, apperr.KindNotFound, CodeQueueNotFound, "queue %s does not exist", q.name)
 	}
-	return apperr.Wrap(err, apperr.KindInternal, "storage_error", "queue %s: %s", q.name, op)
+	return apperr.Wrap(err, apperr.KindInternal, azconn.CodeStorageError, "queue %s: %s", q.name, op)
 }
 
 func validQueueName(s string) bool {

@@ -7,14 +7,15 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/azure/azconn"
 )
 
 // Codes of the domain errors the store returns.
 const (
-	CodeEntityNotFound = "entity_not_found"    // KindNotFound: no such row
-	CodeEntityExists   = "entity_exists"       // KindConflict: Insert found a row
-	CodePrecondition   = "precondition_failed" // KindPrecondition: the ETag no longer matches
-	CodeTableNotFound  = "table_not_found"     // KindNotFound: the table does not exist
+	CodeEntityNotFound = "entity_not_found"      // KindNotFound: no such row
+	CodeEntityExists   = "entity_exists"         // KindConflict: Insert found a row
+	CodePrecondition   = apperr.CodePrecondition // KindPrecondition: the ETag no longer matches
+	CodeTableNotFound  = "table_not_found"       // KindNotFound: the table does not exist
 )
 
 // classify maps a service error code and status to a domain error, or nil when it is none of
@@ -56,5 +57,5 @@ func translate(err error, op, table string) error {
 			return e
 		}
 	}
-	return apperr.Wrap(err, apperr.KindInternal, "storage_error", "table %s: %s", table, op)
+	return apperr.Wrap(err, apperr.KindInternal, azconn.CodeStorageError, "table %s: %s", table, op)
 }

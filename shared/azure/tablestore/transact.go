@@ -8,6 +8,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/azure/azconn"
 )
 
 // OpKind is what one operation of a transaction does.
@@ -146,7 +147,7 @@ func FailedOp(err error) (int, bool) {
 func (s *Store) translateBatch(err error, ops []Op) error {
 	var re *azcore.ResponseError
 	if !errors.As(err, &re) {
-		return apperr.Wrap(err, apperr.KindInternal, "storage_error", "table %s: transaction", s.name)
+		return apperr.Wrap(err, apperr.KindInternal, azconn.CodeStorageError, "table %s: transaction", s.name)
 	}
 	f := parseBatchFailure(re)
 	oe := &OpError{Index: f.index, ServiceCode: f.code, Status: f.status}
@@ -160,7 +161,7 @@ func (s *Store) translateBatch(err error, ops []Op) error {
 		}
 		return e
 	}
-	return apperr.Wrap(cause, apperr.KindInternal, "storage_error", "table %s: transaction", s.name)
+	return apperr.Wrap(cause, apperr.KindInternal, azconn.CodeStorageError, "table %s: transaction", s.name)
 }
 
 func etagPtr(s string) *azcore.ETag { e := azcore.ETag(s); return &e }

@@ -14,21 +14,22 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/notify"
 )
 
-// Stable error codes Send returns (in *apperr.Error).
+// Stable error codes Send returns (in *apperr.Error): notify's, which every provider shares.
 const (
 	// CodeUnavailable: the service could not be reached, timed out, throttled (429) or answered
 	// 5xx. KindUnavailable; RetryAfter carries the service's Retry-After when it sent one.
-	CodeUnavailable = "notify_unavailable"
+	CodeUnavailable = notify.CodeUnavailable
 	// CodeRefused: the service refused the message (4xx, or a failed per-recipient result or
 	// e-mail operation). KindInvalid: sending it again will not help.
-	CodeRefused = "notify_refused"
+	CodeRefused = notify.CodeRefused
 	// CodeAuthRefused: the service refused our credentials (401/403): the key, the clock
 	// (x-ms-date skew) or the identity's role is wrong. KindInvalid.
-	CodeAuthRefused = "notify_auth_refused"
+	CodeAuthRefused = notify.CodeAuthRefused
 	// CodeInvalidMessage: the Message itself cannot be sent by this provider. KindInvalid.
-	CodeInvalidMessage = "notify_invalid_message"
+	CodeInvalidMessage = notify.CodeInvalidMessage
 )
 
 const maxResponse = 64 << 10
@@ -89,7 +90,7 @@ type response struct {
 func (c *client) do(ctx context.Context, method string, u *url.URL, body []byte) (response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
 	if err != nil {
-		return response{}, apperr.Wrap(err, apperr.KindInternal, "notify_request", "build ACS request")
+		return response{}, apperr.Wrap(err, apperr.KindInternal, notify.CodeRequest, "build ACS request")
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")

@@ -90,7 +90,7 @@ func (s *EmailSender) Send(ctx context.Context, m notify.Message) error {
 	req.Content.HTML = m.HTML
 	body, err := json.Marshal(req)
 	if err != nil {
-		return apperr.Wrap(err, apperr.KindInternal, "notify_request", "encode e-mail")
+		return apperr.Wrap(err, apperr.KindInternal, notify.CodeRequest, "encode e-mail")
 	}
 	resp, err := s.c.do(ctx, http.MethodPost, s.c.url("/emails:send", EmailAPIVersion), body)
 	if err != nil {

@@ -79,7 +79,7 @@ func (s *SMSSender) Send(ctx context.Context, m notify.Message) error {
 		Options:       smsOptions{EnableDeliveryReport: false},
 	})
 	if err != nil {
-		return apperr.Wrap(err, apperr.KindInternal, "notify_request", "encode SMS")
+		return apperr.Wrap(err, apperr.KindInternal, notify.CodeRequest, "encode SMS")
 	}
 	resp, err := s.c.do(ctx, http.MethodPost, s.c.url("/sms", SMSAPIVersion), body)
 	if err != nil {

@@ -133,7 +133,7 @@ type wireMessage struct {
 // code notification_unavailable (5xx, 408, 429, network failure, time-out, ctx done).
 func (c *Client) Send(ctx context.Context, m notify.Message) error {
 	if err := m.Validate(); err != nil {
-		return apperr.Wrap(err, apperr.KindInvalid, "invalid_message", "the %s message is incomplete", m.Kind)
+		return apperr.Wrap(err, apperr.KindInvalid, apperr.CodeInvalidMessage, "the %s message is incomplete", m.Kind)
 	}
 	body, err := json.Marshal(wireMessage{Channel: m.Channel, Kind: m.Kind, To: m.To, Subject: m.Subject,
 		Text: m.Text, HTML: m.HTML, CorrelationID: m.CorrelationID})

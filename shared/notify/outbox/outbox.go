@@ -75,7 +75,7 @@ func (o *Outbox) Ensure(ctx context.Context) error { return o.t.EnsureTable(ctx)
 // callers treat as worth retrying).
 func (o *Outbox) Send(ctx context.Context, m notify.Message) error {
 	if err := m.Validate(); err != nil {
-		return apperr.Wrap(err, apperr.KindInvalid, "invalid_message", "the %s message is incomplete", m.Kind)
+		return apperr.Wrap(err, apperr.KindInvalid, apperr.CodeInvalidMessage, "the %s message is incomplete", m.Kind)
 	}
 	at := o.stamp()
 	var tail [6]byte

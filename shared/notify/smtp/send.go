@@ -19,19 +19,19 @@ import (
 	"github.com/esign-svc/esign/shared/notify"
 )
 
-// Stable error codes Send returns (in *apperr.Error).
+// Stable error codes Send returns (in *apperr.Error): notify's, which every provider shares.
 const (
 	// CodeUnavailable: the server could not be reached, timed out, answered a 4xx (transient)
 	// reply, or does not offer what the configuration requires (STARTTLS, AUTH). KindUnavailable.
-	CodeUnavailable = "notify_unavailable"
+	CodeUnavailable = notify.CodeUnavailable
 	// CodeRefused: the server answered a permanent 5xx reply to the envelope or the message.
 	// KindInvalid.
-	CodeRefused = "notify_refused"
+	CodeRefused = notify.CodeRefused
 	// CodeAuthRefused: the server refused the credentials. KindInvalid.
-	CodeAuthRefused = "notify_auth_refused"
+	CodeAuthRefused = notify.CodeAuthRefused
 	// CodeInvalidMessage: the Message cannot be sent (not an e-mail, bad recipient, a line break
 	// in a header value). KindInvalid.
-	CodeInvalidMessage = "notify_invalid_message"
+	CodeInvalidMessage = notify.CodeInvalidMessage
 )
 
 // Sender delivers notify.Email messages over SMTP, one session per message.
@@ -94,7 +94,7 @@ func (s *Sender) Send(ctx context.Context, m notify.Message) error {
 	if errors.Is(err, errHeaderBreak) {
 		return apperr.Invalid(CodeInvalidMessage, apperr.Field("subject", "must be one line"))
 	} else if err != nil {
-		return apperr.Wrap(err, apperr.KindInternal, "notify_request", "build the message")
+		return apperr.Wrap(err, apperr.KindInternal, notify.CodeRequest, "build the message")
 	}
 	return s.deliver(ctx, to.Address, msg)
 }

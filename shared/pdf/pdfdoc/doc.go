@@ -72,7 +72,7 @@ func (d *Doc) OnBytes(f func() error) { d.finishers = append(d.finishers, f) }
 func Open(src []byte) (d *Doc, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			d, err = nil, apperr.Invalid("pdf_unreadable", apperr.Field("pdf", fmt.Sprintf("malformed PDF (%v)", r)))
+			d, err = nil, apperr.Invalid(CodeUnreadable, apperr.Field("pdf", fmt.Sprintf("malformed PDF (%v)", r)))
 		}
 	}()
 	return open(src)
@@ -83,7 +83,7 @@ func open(src []byte) (*Doc, error) {
 	conf.ValidationMode = model.ValidationRelaxed
 	ctx, err := api.ReadContext(bytes.NewReader(src), conf)
 	if err != nil {
-		return nil, apperr.Invalid("pdf_unreadable", apperr.Field("pdf", "not a readable PDF: "+err.Error()))
+		return nil, apperr.Invalid(CodeUnreadable, apperr.Field("pdf", "not a readable PDF: "+err.Error()))
 	}
 	if ctx.XRefTable.Encrypt != nil {
 		return nil, apperr.Invalid("pdf_encrypted", apperr.Field("pdf", "encrypted PDFs cannot be sealed"))
@@ -111,7 +111,7 @@ func open(src []byte) (*Doc, error) {
 	}
 	dropStreamData(ctx)
 	if err := ensurePageCount(ctx); err != nil {
-		return nil, apperr.Invalid("pdf_unreadable", apperr.Field("pdf", "page tree: "+err.Error()))
+		return nil, apperr.Invalid(CodeUnreadable, apperr.Field("pdf", "page tree: "+err.Error()))
 	}
 	size := 0
 	if ctx.XRefTable.Size != nil {

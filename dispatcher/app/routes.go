@@ -1,0 +1,74 @@
+package app
+
+import (
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/esign-svc/esign/dispatcher/callback"
+	"github.com/esign-svc/esign/dispatcher/deliveryapi"
+	"github.com/esign-svc/esign/dispatcher/esignapi"
+	"github.com/esign-svc/esign/dispatcher/health"
+	"github.com/esign-svc/esign/dispatcher/portal"
+	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/graph"
+	"github.com/esign-svc/esign/shared/version"
+)
+
+// invoked are the functions whose function.json has bindings besides the HTTP trigger and
+// output (queue outputs): the host invokes them by name instead of forwarding the request, and
+// writes their outputs. Every other route is forwarded. A test keeps the list equal to the
+// function folders with queue bindings.
+var invoked = []string{
+	"CreateSession", "ResendInvite", "RevokeSession", // requester routes (notify output)
+	"RetrySeal",      // admin seal route (seal output)
+	"PortalDecline",  // notify and seal outputs
+	"Callback",       // seal and notify outputs
+	"CreateDelivery", // delivery invitation and upload queues
+}
+
+// InvokedFunctions lists the functions invoked by name (see invoked).
+func InvokedFunctions() []string { return slices.Clone(invoked) }
+
+// routes builds each area of the API once, from d, and registers its routes on mux, in this
+// order: health; the signing sessions' requester routes with the admin seal routes; the portal
+// (session, document proxy, then the signer's OTP challenge and cross-device transfer, which
+// share the portal's API); the signed portal callback; secure delivery.
+func routes(mux *http.ServeMux, d *Deps) {
+	mux.Handle("GET /api/health", health.Handler{Prober: d.Account, Version: version.Engine})
+
+	requester := &esignapi.API{
+		Creator: &esign.Creator{Store: d.Sessions, Docs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher,
+			Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now},
+		Store: d.Sessions, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher,
+		Verifier: d.Verifier, Licence: d.Licence, PortalURL: d.Config.PortalURL, Now: time.Now,
+	}
+	requester.Routes(mux)
+	requester.SealAdminRoutes(mux)
+
+	signer := &portal.API{
+		Store: d.Sessions, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: portal.LapsedCodec(d.Config.Tokens),
+		PortalOrigin: d.Config.PortalOrigin, Now: time.Now,
+	}
+	signer.Routes(mux) // also answers the CORS preflights of /api/esign/portal/
+	(&portal.Challenge{
+		API: signer, Senders: d.Senders, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL,
+	}).Routes(mux)
+
+	(&callback.API{Store: d.Sessions, Tokens: d.Tokens, Lapsed: signer.Lapsed, Secrets: d.Config.CallbackSecrets, Now: time.Now}).Routes(mux)
+
+	var checkTarget func(delivery.Target, string) error // nil: no library upload on this deployment
+	if d.Graph != nil {
+		checkTarget = func(t delivery.Target, name string) error {
+			return d.Graph.Validate(graph.Target{SiteURL: t.SiteURL, LibraryPath: t.LibraryPath, FolderPath: t.FolderPath}, name)
+		}
+	}
+	(&deliveryapi.API{
+		Creator: &delivery.Creator{Store: d.Deliveries, Docs: d.Blobs, CheckTarget: checkTarget, Tokens: d.Tokens,
+			Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now},
+		Store: d.Deliveries, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: deliveryapi.LapsedCodec(d.Config.Tokens),
+		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, Verifier: d.Verifier, Licence: d.Licence,
+		Email: d.Senders.Email, PortalURL: d.Config.PortalURL, PortalOrigin: d.Config.PortalOrigin, Now: time.Now,
+	}).Routes(mux)
+}

@@ -1,0 +1,67 @@
+package seal
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/notify"
+)
+
+// TestQueueNotices: each sealing notice effect becomes one notify message; an effect kind that
+// is not a sealing notice (here the dispatcher's invitation, and a made-up kind) is an internal
+// error and no message of the change leaves, not even the notices before it.
+func TestQueueNotices(t *testing.T) {
+	t.Parallel()
+	sess := &esign.Session{GroupID: "g", TenantID: "t"}
+	cases := []struct {
+		name    string
+		effects []esign.Effect
+		want    []string // notice kinds, in order
+		wantErr esign.EffectKind
+	}{
+		{"sealed", []esign.Effect{{Kind: esign.EffectDocumentsReady, Slot: -1}, {Kind: esign.EffectSignerCompleted, Slot: 0}}, []string{string(notify.KindDocumentsReady), string(notify.KindSignerCompleted)}, ""},
+		{"failed", []esign.Effect{{Kind: esign.EffectSealFailure, Slot: -1}}, []string{string(notify.KindSealFailure)}, ""},
+		{"none", nil, nil, ""},
+		{"an invitation", []esign.Effect{{Kind: esign.EffectDocumentsReady, Slot: -1}, {Kind: esign.EffectInvite, Slot: 0}}, nil, esign.EffectInvite},
+		{"a made-up kind", []esign.Effect{{Kind: "no_such_effect", Slot: -1}}, nil, "no_such_effect"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var got error
+			h := funcproto.QueueHandler(func(ctx context.Context, _ funcproto.QueueMessage) error {
+				got = queueNotices(ctx, sess, tc.effects)
+				return nil
+			})
+			r := invoke(t, h, queueData(t, map[string]string{"groupId": "g"}))
+			if tc.wantErr != "" {
+				var e *apperr.Error
+				if !errors.As(got, &e) || e.Kind != apperr.KindInternal || e.Code != esign.CodeUnknownEffect || !strings.Contains(e.Detail, string(tc.wantErr)) {
+					t.Fatalf("error %v", got)
+				}
+				if len(r.outputs[BindingNotify]) != 0 {
+					t.Fatalf("outputs %v", r.outputs)
+				}
+				return
+			}
+			if got != nil {
+				t.Fatal(got)
+			}
+			var kinds []string
+			for _, m := range r.notices(t) {
+				if m.GroupID != "g" || m.TenantID != "t" {
+					t.Fatalf("message %+v", m)
+				}
+				kinds = append(kinds, m.Kind)
+			}
+			if strings.Join(kinds, ",") != strings.Join(tc.want, ",") {
+				t.Fatalf("notices %v, want %v", kinds, tc.want)
+			}
+		})
+	}
+}
