@@ -24,7 +24,9 @@ type output struct {
 	msg     any
 }
 
-// Emit adds the outputs of ch's effects. Requester notices are gated here as the spec's table
+// Emit adds the outputs of ch's effects: one notification message for all of a change's
+// invitations (a target per slot; the processor sends and records each on its own), one per
+// notice, the seal message. Requester notices are gated here as the spec's table
 // says (requestedByEmail; per-signer notices also by sendPerSignerNotices); the processor checks
 // the gates again when it sends. Errors: esign.UnknownEffect (internal) for a kind the
 // dispatcher does not carry out, before any output is added; funcproto.AddOutput's.
@@ -45,14 +47,19 @@ func Emit(ctx context.Context, s *esign.Session, slots []esign.Slot, ch esign.Ch
 func outputs(s *esign.Session, slots []esign.Slot, ch esign.Change, reminder bool) ([]output, error) {
 	requester := s.RequestedByEmailEnc != ""
 	var outs []output
+	var invites *esign.NotifyMessage
 	notice := func(kind notify.Kind, slot int) {
 		outs = append(outs, output{BindingNotify, &esign.NotifyMessage{Kind: string(kind), GroupID: s.GroupID, TenantID: s.TenantID, Slot: slot}})
 	}
 	for _, e := range ch.Effects {
 		switch e.Kind {
 		case esign.EffectInvite:
-			outs = append(outs, output{BindingNotify, &esign.NotifyMessage{Kind: string(notify.KindInvitation), GroupID: s.GroupID,
-				TenantID: s.TenantID, Slot: e.Slot, LinkJTI: slots[e.Slot].LinkJTI, Reminder: reminder}})
+			// One message for all of the change's invitations: one target per slot.
+			if invites == nil {
+				invites = &esign.NotifyMessage{Kind: string(notify.KindInvitation), GroupID: s.GroupID, TenantID: s.TenantID, Reminder: reminder}
+				outs = append(outs, output{BindingNotify, invites})
+			}
+			invites.Targets = append(invites.Targets, esign.NotifyTarget{Slot: e.Slot, LinkJTI: slots[e.Slot].LinkJTI})
 		case esign.EffectSignerNotice:
 			if requester && s.SendPerSignerNotices {
 				notice(notify.KindSignerNotice, e.Slot)
@@ -70,6 +77,9 @@ func outputs(s *esign.Session, slots []esign.Slot, ch esign.Change, reminder boo
 		default:
 			return nil, esign.UnknownEffect(e.Kind)
 		}
+	}
+	if invites != nil && len(invites.Targets) == 1 { // a single invitation keeps the one-slot form
+		invites.Slot, invites.LinkJTI, invites.Targets = invites.Targets[0].Slot, invites.Targets[0].LinkJTI, nil
 	}
 	return outs, nil
 }

@@ -116,6 +116,23 @@ func TestInvitesAndSeal(t *testing.T) {
 	}
 }
 
+// TestInvitationsOfOneChangeAreOneMessage: a change inviting two slots leaves one
+// notification message with a target per slot (the storage shape issue 9 asks for).
+func TestInvitationsOfOneChangeAreOneMessage(t *testing.T) {
+	t.Parallel()
+	s := &esign.Session{GroupID: "g", TenantID: "t"}
+	out := run(t, s, esign.Change{Effects: []esign.Effect{{Kind: esign.EffectInvite, Slot: 0}, {Kind: esign.EffectInvite, Slot: 1}}})
+	inv := out[BindingNotify]
+	if len(inv) != 1 || inv[0]["kind"] != "invitation" {
+		t.Fatalf("invitations %v", inv)
+	}
+	targets, _ := inv[0]["targets"].([]any)
+	if len(targets) != 2 || targets[1].(map[string]any)["slot"] != float64(1) || targets[1].(map[string]any)["linkJti"] != "j1" ||
+		targets[0].(map[string]any)["linkJti"] != "j0" {
+		t.Fatalf("targets %v", targets)
+	}
+}
+
 // TestUnknownKindIsRefused: an effect kind the dispatcher does not carry out (here a sealing
 // notice, which only the processor sends) is an internal error, and no output of the change
 // leaves, not even the known effects before it.
