@@ -113,3 +113,35 @@ func ValidContainerName(s string) bool {
 	}
 	return true
 }
+
+// ParseIn parses the request field's path and confines it to one of the allowed containers.
+// Errors: invalid_blob_path (400) naming field.
+func ParseIn(field, s string, allowed ...string) (Path, error) {
+	p, err := ParseFieldPath(field, s)
+	if err != nil {
+		return Path{}, err
+	}
+	if err := p.RequireContainer(field, allowed...); err != nil {
+		return Path{}, err
+	}
+	return p, nil
+}
+
+// Request is a create request that names a source document: it checks itself, then fills in
+// its defaults, and says which field holds the document's path.
+type Request interface {
+	Validate() error
+	Normalize()
+	Source() (field, path string)
+}
+
+// Accept validates r, fills in its defaults, and parses its source document's path confined to
+// the allowed containers. Errors: r's validation errors; invalid_blob_path naming the field.
+func Accept(r Request, allowed ...string) (Path, error) {
+	if err := r.Validate(); err != nil {
+		return Path{}, err
+	}
+	r.Normalize()
+	field, path := r.Source()
+	return ParseIn(field, path, allowed...)
+}

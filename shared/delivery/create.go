@@ -66,15 +66,8 @@ type Created struct {
 // field at fault (validation, pdf_not_found, invalid_sharepoint_target,
 // sharepoint_not_configured); the store's (sessions created before a storage failure stay).
 func (c *Creator) Create(ctx context.Context, by Requester, req CreateRequest) (Created, error) {
-	if err := req.Validate(); err != nil {
-		return Created{}, err
-	}
-	req.Normalize()
-	src, err := blobpath.ParseFieldPath("pdfBlobPath", req.PDFBlobPath)
+	src, err := blobpath.Accept(&req, ContainerDocuments)
 	if err != nil {
-		return Created{}, err
-	}
-	if err := src.RequireContainer("pdfBlobPath", ContainerDocuments); err != nil {
 		return Created{}, err
 	}
 	if req.Mode.Uploads() {

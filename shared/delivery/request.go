@@ -187,3 +187,6 @@ func hasControl(s string, allowNewlines bool) bool {
 	}
 	return false
 }
+
+// Source names the request's document: the field and its "<container>/<blob name>" path.
+func (r *CreateRequest) Source() (field, path string) { return "pdfBlobPath", r.PDFBlobPath }

@@ -61,15 +61,8 @@ type Created struct {
 // manifest_invalid, pdf_unreadable); 413 document_too_large; 409 session_exists naming the live
 // groupId; the store's.
 func (c *Creator) Create(ctx context.Context, tenant string, actor Actor, req CreateRequest) (Created, error) {
-	if err := req.Validate(); err != nil {
-		return Created{}, err
-	}
-	req.Normalize()
-	src, err := blobpath.ParseFieldPath("pdfBlobPath", req.PDFBlobPath)
+	src, err := blobpath.Accept(&req, ContainerDocuments)
 	if err != nil {
-		return Created{}, err
-	}
-	if err := src.RequireContainer("pdfBlobPath", ContainerDocuments); err != nil {
 		return Created{}, err
 	}
 	manifest, source, err := c.manifest(ctx, src, req.TemplatePath, req.PDFHash)

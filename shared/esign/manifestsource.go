@@ -75,11 +75,8 @@ func (c *Creator) manifest(ctx context.Context, src blobpath.Path, templatePath,
 
 // templateManifest reads template.pdf of a template package: a ZIP blob, or a blob folder.
 func (c *Creator) templateManifest(ctx context.Context, templatePath string) ([]ManifestField, error) {
-	p, err := blobpath.ParseFieldPath("templatePath", templatePath)
+	p, err := blobpath.ParseIn("templatePath", templatePath, ContainerTemplates)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.RequireContainer("templatePath", ContainerTemplates); err != nil {
 		return nil, err
 	}
 	notFound := apperr.Invalid("template_not_found", apperr.Field("templatePath", "no template package at this path"))

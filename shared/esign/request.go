@@ -211,3 +211,6 @@ func validEmail(s string) bool {
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// Source names the request's document: the field and its "<container>/<blob name>" path.
+func (r *CreateRequest) Source() (field, path string) { return "pdfBlobPath", r.PDFBlobPath }

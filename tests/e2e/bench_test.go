@@ -46,12 +46,7 @@ func BenchmarkCreateSession(b *testing.B) {
 			svc.host.PauseQueues()
 			defer svc.host.ResumeQueues()
 			rate := timed(b, b.N, func(i int) error {
-				m := map[string]any{}
-				for k, v := range body {
-					m[k] = v
-				}
-				m["correlationId"] = "bench-" + uuid.NewString()
-				r := call(b, "POST", svc.url("esign/session"), m, tok)
+				r := call(b, "POST", svc.url("esign/session"), withCorrelation(body, "bench-"), tok)
 				if r.Status != http.StatusCreated {
 					return fmt.Errorf("create %d %s", r.Status, r.Raw)
 				}
@@ -80,12 +75,7 @@ func BenchmarkCallback(b *testing.B) {
 			var first, second [][]byte
 			var sample string
 			for len(first)+len(second) < b.N {
-				m := map[string]any{}
-				for k, v := range template {
-					m[k] = v
-				}
-				m["correlationId"] = "bench-cb-" + uuid.NewString()
-				r := call(b, "POST", svc.url("esign/session"), m, tok)
+				r := call(b, "POST", svc.url("esign/session"), withCorrelation(template, "bench-cb-"), tok)
 				if r.Status != http.StatusCreated {
 					b.Fatalf("create %d %s", r.Status, r.Raw)
 				}
@@ -126,6 +116,16 @@ func BenchmarkCallback(b *testing.B) {
 			report(b, "callbacks/s", rate, floor)
 		})
 	}
+}
+
+// withCorrelation is a copy of a create body with a fresh correlationId.
+func withCorrelation(body map[string]any, prefix string) map[string]any {
+	m := make(map[string]any, len(body))
+	for k, v := range body {
+		m[k] = v
+	}
+	m["correlationId"] = prefix + uuid.NewString()
+	return m
 }
 
 // timed runs op(0..n-1) with inFlight workers, outside the benchmark timer's other work, and

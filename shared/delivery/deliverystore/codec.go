@@ -17,23 +17,8 @@ const (
 	prefixEvent = audit.RowPrefix
 )
 
-// otpRecord is the session's OTP state as stored (the code only as its keyed hash).
-type otpRecord struct {
-	Channel      string `json:"channel,omitempty"`
-	Destination  string `json:"destination,omitempty"`
-	CodeHash     string `json:"codeHash,omitempty"`
-	SentAtNs     int64  `json:"sentAtNs,omitempty"`
-	ExpiresAtNs  int64  `json:"expiresAtNs,omitempty"`
-	Attempts     int    `json:"attempts,omitempty"`
-	Locks        int    `json:"locks,omitempty"`
-	Blocked      bool   `json:"blocked,omitempty"`
-	VerifiedAtNs int64  `json:"verifiedAtNs,omitempty"`
-}
-
 func sessionEntity(s *delivery.Session) (tablestore.Entity, error) {
-	o, err := json.Marshal(otpRecord{Channel: s.OTP.Channel, Destination: s.OTP.Destination, CodeHash: s.OTP.CodeHash,
-		SentAtNs: ns(s.OTP.SentAt), ExpiresAtNs: ns(s.OTP.ExpiresAt), Attempts: s.OTP.Attempts, Locks: s.OTP.Locks,
-		Blocked: s.OTP.Blocked, VerifiedAtNs: ns(s.OTP.VerifiedAt)})
+	o, err := json.Marshal(s.OTP.Stored())
 	if err != nil {
 		return tablestore.Entity{}, err
 	}
@@ -72,12 +57,11 @@ func sessionFrom(e tablestore.Entity) (*delivery.Session, error) {
 		RevokedAt: at(e.Int64("revokedAtNs")), ETag: e.ETag,
 	}
 	if v := e.String("otp"); v != "" {
-		var o otpRecord
+		var o otp.Record
 		if err := json.Unmarshal([]byte(v), &o); err != nil {
 			return nil, fmt.Errorf("deliverystore: %s otp: %w", s.DeliveryID, err)
 		}
-		s.OTP = otp.State{Channel: o.Channel, Destination: o.Destination, CodeHash: o.CodeHash, SentAt: at(o.SentAtNs),
-			ExpiresAt: at(o.ExpiresAtNs), Attempts: o.Attempts, Locks: o.Locks, Blocked: o.Blocked, VerifiedAt: at(o.VerifiedAtNs)}
+		s.OTP = o.State()
 	}
 	if v := e.String("sharePointTarget"); v != "" {
 		s.SharePoint = &delivery.Target{}

@@ -48,11 +48,7 @@ type Store struct {
 
 // New opens the store on two tables of the account. It does no I/O (call Ensure at start).
 func New(acct *azconn.Account, sessionsTable, indexTable string) (*Store, error) {
-	tab, err := aggstore.NewTable(acct, sessionsTable, kind)
-	if err != nil {
-		return nil, err
-	}
-	index, err := aggstore.NewIndex(acct, indexTable)
+	tab, index, err := aggstore.Open(acct, sessionsTable, indexTable, kind)
 	if err != nil {
 		return nil, err
 	}
@@ -61,10 +57,7 @@ func New(acct *azconn.Account, sessionsTable, indexTable string) (*Store, error)
 
 // Ensure creates the tables when missing.
 func (s *Store) Ensure(ctx context.Context) error {
-	if err := s.tab.Ensure(ctx); err != nil {
-		return err
-	}
-	return s.index.Ensure(ctx)
+	return aggstore.Ensure(ctx, s.tab, s.index)
 }
 
 func correlationKey(tenant, correlationID string) aggstore.Key {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/otp"
 )
 
 // Row keys inside a session's partition (PartitionKey = groupId).
@@ -114,7 +115,7 @@ type slotRecord struct {
 	Generation  int                       `json:"generation,omitempty"`
 	Timeline    map[string]int64          `json:"timeline,omitempty"`
 	Consents    []esign.ConsentAcceptance `json:"consents,omitempty"`
-	OTP         otpRecord                 `json:"otp"`
+	OTP         otp.Record                `json:"otp"`
 	SignerName  string                    `json:"signerName,omitempty"`
 	IP          string                    `json:"ip,omitempty"`
 	UserAgent   string                    `json:"userAgent,omitempty"`
@@ -129,9 +130,7 @@ func slotRecordOf(sl *esign.Slot) slotRecord {
 		PhoneEnc: sl.PhoneEnc, NamePrefill: sl.NamePrefill, Condition: string(sl.Condition), OTPChannel: string(sl.OTPChannel),
 		State: string(sl.State), Invited: sl.Invited, LinkJTI: sl.LinkJTI, LinkUsed: sl.LinkUsed, Generation: sl.Generation,
 		Timeline: tl, Consents: sl.Consents, SignerName: sl.SignerName, IP: sl.IP, UserAgent: sl.UserAgent,
-		OTP: otpRecord{Channel: sl.OTP.Channel, Destination: sl.OTP.Destination, CodeHash: sl.OTP.CodeHash,
-			SentAtNs: nsOrZero(sl.OTP.SentAt), ExpiresAtNs: nsOrZero(sl.OTP.ExpiresAt), Attempts: sl.OTP.Attempts,
-			Locks: sl.OTP.Locks, Blocked: sl.OTP.Blocked, VerifiedAtNs: nsOrZero(sl.OTP.VerifiedAt), VerifiedGen: sl.OTP.VerifiedGen}}
+		OTP: sl.OTP.Stored()}
 }
 
 func (r slotRecord) slot(etag string) esign.Slot {
@@ -140,27 +139,11 @@ func (r slotRecord) slot(etag string) esign.Slot {
 		OTPChannel: esign.OTPChannel(r.OTPChannel), State: esign.SlotState(r.State), Invited: r.Invited, LinkJTI: r.LinkJTI,
 		LinkUsed: r.LinkUsed, Generation: r.Generation, Consents: r.Consents, SignerName: r.SignerName, IP: r.IP,
 		UserAgent: r.UserAgent, ETag: etag, Timeline: make(map[esign.SlotState]time.Time, len(r.Timeline)),
-		OTP: esign.OTPState{Channel: r.OTP.Channel, Destination: r.OTP.Destination, CodeHash: r.OTP.CodeHash,
-			SentAt: fromNs(r.OTP.SentAtNs), ExpiresAt: fromNs(r.OTP.ExpiresAtNs), Attempts: r.OTP.Attempts, Locks: r.OTP.Locks,
-			Blocked: r.OTP.Blocked, VerifiedAt: fromNs(r.OTP.VerifiedAtNs), VerifiedGen: r.OTP.VerifiedGen}}
+		OTP: r.OTP.State()}
 	for st, ns := range r.Timeline {
 		sl.Timeline[esign.SlotState(st)] = fromNs(ns)
 	}
 	return sl
-}
-
-// otpRecord is a slot's OTP state as stored (the code only as its keyed hash).
-type otpRecord struct {
-	Channel      string `json:"channel,omitempty"`
-	Destination  string `json:"destination,omitempty"`
-	CodeHash     string `json:"codeHash,omitempty"`
-	SentAtNs     int64  `json:"sentAtNs,omitempty"`
-	ExpiresAtNs  int64  `json:"expiresAtNs,omitempty"`
-	Attempts     int    `json:"attempts,omitempty"`
-	Locks        int    `json:"locks,omitempty"`
-	Blocked      bool   `json:"blocked,omitempty"`
-	VerifiedAtNs int64  `json:"verifiedAtNs,omitempty"`
-	VerifiedGen  int    `json:"verifiedGen,omitempty"`
 }
 
 // AuditEvent is one stored audit event, as the status timeline and the evidence bundle read it.

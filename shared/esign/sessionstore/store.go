@@ -71,11 +71,7 @@ type Store struct {
 // New opens the store on two tables (sessions, index) of the account. It does no I/O (call
 // Ensure at start).
 func New(acct *azconn.Account, sessionsTable, indexTable string) (*Store, error) {
-	tab, err := aggstore.NewTable(acct, sessionsTable, kind)
-	if err != nil {
-		return nil, err
-	}
-	index, err := aggstore.NewIndex(acct, indexTable)
+	tab, index, err := aggstore.Open(acct, sessionsTable, indexTable, kind)
 	if err != nil {
 		return nil, err
 	}
@@ -84,10 +80,7 @@ func New(acct *azconn.Account, sessionsTable, indexTable string) (*Store, error)
 
 // Ensure creates the tables when missing and starts the expiry schedule.
 func (s *Store) Ensure(ctx context.Context) error {
-	if err := s.tab.Ensure(ctx); err != nil {
-		return err
-	}
-	if err := s.index.Ensure(ctx); err != nil {
+	if err := aggstore.Ensure(ctx, s.tab, s.index); err != nil {
 		return err
 	}
 	return s.expiry.Start(ctx, time.Now())

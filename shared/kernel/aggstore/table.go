@@ -251,3 +251,24 @@ func (t *Table[A]) Events(ctx context.Context, id string) ([]audit.Record, error
 func HasPrefix(op tablestore.Op, prefix string) bool {
 	return strings.HasPrefix(op.Entity.RowKey, prefix)
 }
+
+// Open opens an aggregate kind's two tables: its own and its index (no I/O).
+func Open[A any](acct *azconn.Account, table, index string, kind Kind[A]) (*Table[A], *Index, error) {
+	t, err := NewTable(acct, table, kind)
+	if err != nil {
+		return nil, nil, err
+	}
+	x, err := NewIndex(acct, index)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, x, nil
+}
+
+// Ensure creates both tables of Open when missing.
+func Ensure[A any](ctx context.Context, t *Table[A], x *Index) error {
+	if err := t.Ensure(ctx); err != nil {
+		return err
+	}
+	return x.Ensure(ctx)
+}
