@@ -143,7 +143,7 @@ type Request struct {
 	// Body is the raw JSON, signed and sent as is.
 	Body []byte
 	// IdempotencyKey is the same for every attempt of one message: 1 to MaxKeyLen printable
-	// ASCII characters without spaces.
+	// ASCII characters, not starting or ending with a space.
 	IdempotencyKey string
 }
 
@@ -156,7 +156,7 @@ func (c *Client) Post(ctx context.Context, r Request) (int, error) {
 		return 0, invalid("the body is not JSON")
 	}
 	if !validKey(r.IdempotencyKey) {
-		return 0, invalid("the idempotency key must be 1 to %d printable ASCII characters without spaces", MaxKeyLen)
+		return 0, invalid("the idempotency key must be 1 to %d printable ASCII characters", MaxKeyLen)
 	}
 	if c.policy != nil {
 		if _, err := c.policy.CheckURL(r.URL); err != nil {
@@ -189,11 +189,11 @@ func (c *Client) Post(ctx context.Context, r Request) (int, error) {
 }
 
 func validKey(k string) bool {
-	if k == "" || len(k) > MaxKeyLen {
+	if k == "" || len(k) > MaxKeyLen || k[0] == ' ' || k[len(k)-1] == ' ' {
 		return false
 	}
 	for i := 0; i < len(k); i++ {
-		if k[i] <= ' ' || k[i] > '~' {
+		if k[i] < ' ' || k[i] > '~' {
 			return false
 		}
 	}
