@@ -130,8 +130,8 @@ func redact(raw string) string {
 
 // AppError translates an error of Post into the project's error type for a service client:
 // retryable is apperr KindUnavailable unavailableCode ("<service> could not be reached" or
-// "answered <status>"), permanent is KindInvalid rejectedCode ("<service> refused the request
-// with <status>"). The *Error stays reachable (errors.Is ErrRetryable, errors.As *Error). nil
+// "answered <status>", with the answer's RetryAfter), permanent is KindInvalid rejectedCode
+// ("<service> refused the request with <status>"). The *Error stays reachable (errors.Is ErrRetryable, errors.As *Error). nil
 // stays nil.
 func AppError(err error, service, unavailableCode, rejectedCode string) error {
 	if err == nil {
@@ -145,7 +145,9 @@ func AppError(err error, service, unavailableCode, rejectedCode string) error {
 	case e.Retryable && e.Status == 0:
 		return apperr.Wrap(err, apperr.KindUnavailable, unavailableCode, "%s could not be reached", service)
 	case e.Retryable:
-		return apperr.Wrap(err, apperr.KindUnavailable, unavailableCode, "%s answered %d", service, e.Status)
+		ae := apperr.Wrap(err, apperr.KindUnavailable, unavailableCode, "%s answered %d", service, e.Status)
+		ae.RetryAfter = e.RetryAfter
+		return ae
 	case e.Status == 0:
 		return apperr.Wrap(err, apperr.KindInvalid, rejectedCode, "%s was not sent the request", service)
 	default:

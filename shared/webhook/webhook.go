@@ -149,8 +149,8 @@ type Request struct {
 
 // Post sends r once. It returns the answer's status (0 when there was none) and nil when the
 // client accepts it, else an *Error matching ErrRetryable or ErrPermanent (see the package doc).
-// A malformed request (body not JSON, bad key) or a URL the policy refuses is ErrPermanent and
-// nothing is sent.
+// A malformed request (body not JSON, bad key, not an absolute http(s) URL) or a URL the policy
+// refuses is ErrPermanent and nothing is sent.
 func (c *Client) Post(ctx context.Context, r Request) (int, error) {
 	if !json.Valid(r.Body) {
 		return 0, invalid("the body is not JSON")
@@ -163,12 +163,12 @@ func (c *Client) Post(ctx context.Context, r Request) (int, error) {
 			return 0, &Error{Err: err}
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
 	u, err := url.Parse(r.URL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return 0, invalid("the URL must be an absolute http(s) URL")
 	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(r.Body))
 	if err != nil {
 		return 0, invalid("the URL is not usable")

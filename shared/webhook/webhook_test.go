@@ -385,6 +385,7 @@ func TestAppError(t *testing.T) {
 	}{
 		{"unreachable", &Error{Retryable: true, Err: errors.New("dial")}, apperr.KindUnavailable, "x_unavailable"},
 		{"503", &Error{Retryable: true, Status: 503}, apperr.KindUnavailable, "x_unavailable"},
+		{"429 with Retry-After", &Error{Retryable: true, Status: 429, RetryAfter: 7 * time.Second}, apperr.KindUnavailable, "x_unavailable"},
 		{"400", &Error{Status: 400}, apperr.KindInvalid, "x_rejected"},
 		{"refused URL", &Error{Err: refuse("must be https")}, apperr.KindInvalid, "x_rejected"},
 	}
@@ -398,6 +399,9 @@ func TestAppError(t *testing.T) {
 			}
 			if !errors.Is(err, tt.err) {
 				t.Fatalf("%v no longer reaches the webhook error", err)
+			}
+			if want := tt.err.(*Error).RetryAfter; e.RetryAfter != want {
+				t.Fatalf("RetryAfter %v, want %v", e.RetryAfter, want)
 			}
 		})
 	}
