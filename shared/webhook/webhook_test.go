@@ -254,16 +254,14 @@ func TestRetryAfter(t *testing.T) {
 
 func TestTransportFailuresAreRetryable(t *testing.T) {
 	t.Parallel()
+	// blocking answers only when the client gives up: once the body is read, the server watches
+	// the connection and cancels the request's context when it closes.
 	blocking := func(t *testing.T) string {
-		release := make(chan struct{})
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-release:
-			case <-r.Context().Done():
-			}
+		srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			<-r.Context().Done()
 		}))
 		t.Cleanup(srv.Close)
-		t.Cleanup(func() { close(release) })
 		return srv.URL
 	}
 	closed := httptest.NewServer(http.NotFoundHandler())
