@@ -134,6 +134,7 @@ func TestPurgeAnswers(t *testing.T) {
 		{http.StatusFound, apperr.KindInvalid, CodeRejected},
 		{http.StatusCreated, apperr.KindInvalid, CodeRejected},
 		{http.StatusRequestTimeout, apperr.KindUnavailable, CodeUnavailable},
+		{http.StatusTooEarly, apperr.KindUnavailable, CodeUnavailable},
 		{http.StatusTooManyRequests, apperr.KindUnavailable, CodeUnavailable},
 		{http.StatusInternalServerError, apperr.KindUnavailable, CodeUnavailable},
 		{http.StatusServiceUnavailable, apperr.KindUnavailable, CodeUnavailable},

@@ -22,9 +22,10 @@
 // Answers: 200, 202 or 204 is done; 404 means the portal holds nothing for the session (already
 // purged or expired) and also counts as done. Any other 4xx (and an unexpected 1xx, 2xx or 3xx;
 // redirects are not followed) means the portal refused this request: apperr KindInvalid, code
-// portal_purge_rejected, permanent. 5xx, 408, 429, transport failures and time-outs are
+// portal_purge_rejected, permanent. 5xx, 408, 425, 429, transport failures and time-outs are
 // KindUnavailable, code portal_unavailable: retry later. One request is bounded by
-// DefaultTimeout.
+// DefaultTimeout. Signing, the time-out, redirects and this classification are package
+// webhook's, shared with the other signed POSTs the service sends.
 //
 // The base URL must be https; plain http is accepted only for a loopback host (local stand-ins
 // and tests). The client never logs; its errors carry the status only, never a body. The request

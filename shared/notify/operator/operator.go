@@ -16,31 +16,30 @@
 // link), separated by NUL bytes: the same notification sent twice carries the same key, and the
 // key never reveals the address. Without a dedupe id the body's SHA-256 takes its place.
 //
-// Answers: 2xx is sent; 4xx means the service refused this message (apperr KindInvalid, code
-// notification_rejected: permanent, do not retry); 5xx, 429 and transport failures or time-outs
-// are KindUnavailable (code notification_unavailable: retry later). The client never logs, and
-// its errors carry the status only, never the address or the body.
+// Requests go through package webhook, which signs them, bounds each attempt by DefaultTimeout
+// and never follows a redirect. Answers: 2xx is sent; 408, 425, 429, 5xx, transport failures and
+// time-outs are KindUnavailable (code notification_unavailable: retry later, the same key makes
+// the retry one message); any other answer means the service refused this message (apperr
+// KindInvalid, code notification_rejected: permanent, do not retry). The wrapped *webhook.Error
+// stays reachable (errors.Is webhook.ErrRetryable, errors.As for RetryAfter). The client never
+// logs, and its errors carry the status only, never the address or the body.
 package operator
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/callbacksig"
 	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/webhook"
 )
 
 // Settings the client reads.
@@ -59,37 +58,36 @@ const (
 const DefaultTimeout = 15 * time.Second
 
 // IdempotencyHeader is the header carrying the idempotency key.
-const IdempotencyHeader = "Idempotency-Key"
+const IdempotencyHeader = webhook.IdempotencyHeader
 
 // Client sends messages to the operator's notification service. Safe for concurrent use.
 type Client struct {
 	endpoint string // {base}/v1/messages
-	key      string
-	http     *http.Client
-	now      func() time.Time
+	hook     *webhook.Client
 }
 
 var _ notify.Sender = (*Client)(nil)
 
 // New makes a client for the service at baseURL, signing with key. baseURL must be an absolute
-// https URL (http only for a loopback host, for local development and tests) without query or
-// fragment; key at least callbacksig.MinSecretLen bytes. A nil httpClient gets one with
-// DefaultTimeout. Errors: plain configuration errors, naming what is wrong (not the key).
+// https URL (http only for a loopback host, for local development and tests) without
+// credentials, query or fragment (webhook.ParseBaseURL); key at least callbacksig.MinSecretLen
+// bytes. A nil httpClient gets one with DefaultTimeout; each request is bounded by DefaultTimeout
+// in any case. Errors: plain configuration errors naming what is wrong (not the key);
+// webhook.ErrShortSecret for a short key.
 func New(baseURL, key string, httpClient *http.Client) (*Client, error) {
-	u, err := url.Parse(strings.TrimRight(strings.TrimSpace(baseURL), "/"))
-	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.RawQuery != "" || u.Fragment != "" {
-		return nil, errors.New("must be an absolute https URL without query or fragment")
+	u, err := webhook.ParseBaseURL(baseURL)
+	if err != nil {
+		return nil, err
 	}
-	if u.Scheme == "http" && !loopback(u.Hostname()) {
-		return nil, errors.New("must be https (http is allowed only on a loopback host)")
+	opts := []webhook.Option{webhook.WithTimeout(DefaultTimeout)}
+	if httpClient != nil {
+		opts = append(opts, webhook.WithHTTPClient(httpClient))
 	}
-	if len(key) < callbacksig.MinSecretLen {
-		return nil, fmt.Errorf("signing key must be at least %d characters", callbacksig.MinSecretLen)
+	hook, err := webhook.New(key, opts...)
+	if err != nil {
+		return nil, err
 	}
-	if httpClient == nil {
-		httpClient = &http.Client{Timeout: DefaultTimeout}
-	}
-	return &Client{endpoint: u.String() + "/v1/messages", key: key, http: httpClient, now: time.Now}, nil
+	return &Client{endpoint: u.String() + "/v1/messages", hook: hook}, nil
 }
 
 // FromLookup builds the client from NOTIFICATION_SERVICE_URL and NOTIFICATION_SERVICE_KEY; it is
@@ -104,17 +102,12 @@ func FromLookup(lookup config.Lookup) (notify.Sender, error) {
 	c, err := New(base, key, nil)
 	if err != nil {
 		name := SettingURL
-		if strings.Contains(err.Error(), "key") {
+		if errors.Is(err, webhook.ErrShortSecret) {
 			name = SettingKey
 		}
 		return nil, fmt.Errorf("setting %s: %w", name, err)
 	}
 	return c, nil
-}
-
-func loopback(host string) bool {
-	ip := net.ParseIP(host)
-	return host == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
 // wireMessage is the request body.
@@ -129,8 +122,9 @@ type wireMessage struct {
 }
 
 // Send posts m to the service. Errors: KindInvalid code invalid_message (m incomplete, nothing
-// sent), KindInvalid code notification_rejected (4xx other than 408 and 429), KindUnavailable
-// code notification_unavailable (5xx, 408, 429, network failure, time-out, ctx done).
+// sent), KindInvalid code notification_rejected (4xx other than 408, 425 and 429, and any other
+// answer that is neither 2xx nor retryable), KindUnavailable code notification_unavailable (5xx,
+// 408, 425, 429, network failure, time-out, ctx done).
 func (c *Client) Send(ctx context.Context, m notify.Message) error {
 	if err := m.Validate(); err != nil {
 		return apperr.Wrap(err, apperr.KindInvalid, apperr.CodeInvalidMessage, "the %s message is incomplete", m.Kind)
@@ -140,43 +134,18 @@ func (c *Client) Send(ctx context.Context, m notify.Message) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(callbacksig.Header, callbacksig.Sign(c.key, c.now(), body))
-	req.Header.Set(IdempotencyHeader, IdempotencyKey(m, notify.DedupeID(ctx), body))
-	resp, err := c.http.Do(req)
-	if err != nil {
-		// The URL error names the endpoint only (no body, no address).
-		return apperr.Wrap(err, apperr.KindUnavailable, CodeUnavailable, "the notification service could not be reached")
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	switch s := resp.StatusCode; {
-	case s >= 200 && s < 300:
-		return nil
-	case s == http.StatusRequestTimeout || s == http.StatusTooManyRequests || s >= 500:
-		return apperr.New(apperr.KindUnavailable, CodeUnavailable, "the notification service answered %d", s)
-	default:
-		return apperr.New(apperr.KindInvalid, CodeRejected, "the notification service refused the %s message with %d", m.Kind, s)
-	}
+	_, err = c.hook.Post(ctx, webhook.Request{URL: c.endpoint, Body: body, IdempotencyKey: IdempotencyKey(m, notify.DedupeID(ctx), body)})
+	return webhook.AppError(err, "the notification service", CodeUnavailable, CodeRejected)
 }
 
 // IdempotencyKey is the Idempotency-Key of m (see the package doc): hex SHA-256 of correlationId,
 // kind, SHA-256 of the lower-cased recipient and dedupeID (the body's SHA-256 when dedupeID is
-// empty), NUL-separated.
+// empty), NUL-separated (webhook.Key).
 func IdempotencyKey(m notify.Message, dedupeID string, body []byte) string {
 	if dedupeID == "" {
 		b := sha256.Sum256(body)
 		dedupeID = "body:" + hex.EncodeToString(b[:])
 	}
 	rcpt := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(m.To))))
-	h := sha256.New()
-	for _, part := range []string{m.CorrelationID, string(m.Kind), hex.EncodeToString(rcpt[:]), dedupeID} {
-		h.Write([]byte(part))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return webhook.Key(m.CorrelationID, string(m.Kind), hex.EncodeToString(rcpt[:]), dedupeID)
 }

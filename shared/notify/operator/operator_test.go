@@ -3,6 +3,7 @@ package operator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"github.com/esign-svc/esign/shared/callbacksig"
 	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/webhook"
 )
 
 const testKey = "0123456789abcdef0123456789abcdef-operator"
@@ -129,11 +131,14 @@ func TestSendErrorKinds(t *testing.T) {
 		{http.StatusTooManyRequests, apperr.KindUnavailable, CodeUnavailable},
 		{http.StatusInternalServerError, apperr.KindUnavailable, CodeUnavailable},
 		{http.StatusServiceUnavailable, apperr.KindUnavailable, CodeUnavailable},
+		{http.StatusTooEarly, apperr.KindUnavailable, CodeUnavailable},
+		{http.StatusFound, apperr.KindInvalid, CodeRejected}, // a redirect is not followed
 	}
 	for _, tt := range tests {
 		t.Run(http.StatusText(tt.status), func(t *testing.T) {
 			t.Parallel()
-			srv := httptest.NewServer(&fakeService{t: t, status: tt.status})
+			f := &fakeService{t: t, status: tt.status}
+			srv := httptest.NewServer(f)
 			defer srv.Close()
 			c, err := New(srv.URL, testKey, nil)
 			if err != nil {
@@ -143,6 +148,13 @@ func TestSendErrorKinds(t *testing.T) {
 			e, ok := apperr.As(err)
 			if !ok || e.Kind != tt.wantKind || e.Code != tt.wantCode {
 				t.Fatalf("err %v, want kind %v code %s", err, tt.wantKind, tt.wantCode)
+			}
+			// A queue job may test the webhook class through the apperr wrapper.
+			if errors.Is(err, webhook.ErrRetryable) != (tt.wantKind == apperr.KindUnavailable) {
+				t.Fatalf("err %v: errors.Is(webhook.ErrRetryable) disagrees with kind %v", err, tt.wantKind)
+			}
+			if len(f.got) != 1 {
+				t.Fatalf("%d requests, want 1", len(f.got))
 			}
 			if strings.Contains(err.Error(), "xample.com") {
 				t.Fatalf("error carries the address: %v", err)
