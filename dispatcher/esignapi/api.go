@@ -6,10 +6,10 @@ package esignapi
 
 import (
 	"context"
-	"github.com/esign-svc/esign/dispatcher/guard"
 	"net/http"
 	"time"
 
+	"github.com/esign-svc/esign/dispatcher/guard"
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
