@@ -103,6 +103,9 @@ func (c *storageCounter) close() {
 // alone (not parallel): the dispatcher serves nothing else meanwhile.
 func TestStorageCallsPerCreateAndCallback(t *testing.T) {
 	const app = "esign-dispatcher"
+	if svc.counter == nil {
+		t.Skip("the storage counter is off in a benchmark-only run")
+	}
 	body := createBody(t, "parallel", 2)
 	tok := bearer(svc.jwt(t, tenantA, "Esign.Initiator"))
 	body["correlationId"] = "count-" + uuid.NewString()
