@@ -12,7 +12,9 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/notify/acs"
 	"github.com/esign-svc/esign/shared/notify/operator"
+	"github.com/esign-svc/esign/shared/notify/smtp"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/tokens"
 )
@@ -68,7 +70,28 @@ func Read(r *config.Reader, lookup config.Lookup) Common {
 		r.URL(operator.SettingURL, true)
 		r.Secret(operator.SettingKey)
 	}
+	noteProviderSettings(r, c)
 	return c
+}
+
+// noteProviderSettings puts the chosen providers' own settings in the start-up summary (secrets
+// masked). The providers validate them when the senders are built, naming the setting at fault.
+func noteProviderSettings(r *config.Reader, c Common) {
+	if c.EmailProvider == notify.ProviderSMTP {
+		for _, name := range []string{smtp.SettingHost, smtp.SettingPort, smtp.SettingUsername, smtp.SettingFrom,
+			smtp.SettingInsecure, smtp.SettingTimeout} {
+			r.String(name, "")
+		}
+		r.OptionalSecret(smtp.SettingPassword)
+	}
+	if c.EmailProvider == notify.ProviderCustomerACS || c.SMSProvider == notify.ProviderCustomerACS {
+		for _, name := range []string{acs.SettingEndpoint, acs.SettingClientID, acs.SettingEmailSender, acs.SettingSMSFrom,
+			acs.SettingEmailWait, acs.SettingTimeout} {
+			r.String(name, "")
+		}
+		r.OptionalSecret(acs.SettingAccessKey)
+		r.OptionalSecret(acs.SettingConnectionString)
+	}
 }
 
 // HTTPSOrLoopback accepts https URLs, and http only for loopback hosts (development).

@@ -28,3 +28,33 @@ func TestHTTPSOrLoopback(t *testing.T) {
 		}
 	}
 }
+
+func TestSummaryListsTheChosenProvidersSettings(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		env        map[string]string
+		shown      []string
+		secret     string
+		notPresent string
+	}{
+		{map[string]string{"EMAIL_PROVIDER": "smtp", "SMTP_HOST": "mail.example.com", "SMTP_PASSWORD": "pw"},
+			[]string{"SMTP_HOST", "SMTP_PORT", "SMTP_FROM", "SMTP_USERNAME"}, "SMTP_PASSWORD", "ACS_ENDPOINT"},
+		{map[string]string{"SMS_PROVIDER": "customer-acs", "ACS_ACCESS_KEY": "k", "ACS_ENDPOINT": "https://acs.example.com"},
+			[]string{"ACS_ENDPOINT", "ACS_SMS_FROM", "ACS_EMAIL_SENDER"}, "ACS_ACCESS_KEY", "SMTP_HOST"},
+	} {
+		r := config.NewReader(config.MapLookup(tc.env))
+		Read(r, config.MapLookup(tc.env))
+		sum := r.Summary()
+		for _, k := range tc.shown {
+			if _, ok := sum[k]; !ok {
+				t.Errorf("%v: summary lacks %s", tc.env, k)
+			}
+		}
+		if sum[tc.secret] != "***" {
+			t.Errorf("%v: summary shows %s as %q", tc.env, tc.secret, sum[tc.secret])
+		}
+		if _, ok := sum[tc.notPresent]; ok {
+			t.Errorf("%v: summary lists %s of a provider not chosen", tc.env, tc.notPresent)
+		}
+	}
+}
