@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -17,6 +16,7 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/text"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
 )
@@ -66,9 +66,11 @@ type parsed struct {
 	AcceptedAt    map[string]time.Time // consent id -> acceptance time the portal reports
 }
 
-// parseBody decodes and checks the raw body (after its HMAC was verified). Errors: 400
-// invalid_json / unknown_field / invalid_request naming each field at fault; 413
-// signature_too_large.
+// parseBody decodes and checks the raw body (after its HMAC was verified): valid UTF-8
+// (web.DecodeJSONBytes checks the raw bytes), and signerName and userAgent one line of text
+// under shared/text's rule (the fields' values are checked against the manifest by
+// esign.CheckFields, under the same rule). Errors: 400 invalid_json / unknown_field /
+// invalid_request naming each field at fault; 413 signature_too_large.
 func parseBody(raw []byte) (*parsed, error) {
 	var b Body
 	if err := web.DecodeJSONBytes(raw, &b); err != nil {
@@ -87,18 +89,19 @@ func parseBody(raw []byte) (*parsed, error) {
 		add("accessToken", "the signer's portal access token is required")
 	}
 	name := strings.TrimSpace(b.SignerName)
-	switch n := utf8.RuneCountInString(name); {
-	case !utf8.ValidString(name) || n < 1 || n > MaxSignerName:
+	if msg := text.Problem(name, text.Line); msg != "" {
+		add("signerName", msg)
+	} else if n := utf8.RuneCountInString(name); n < 1 || n > MaxSignerName {
 		add("signerName", "must be 1 to 200 characters")
-	case strings.IndexFunc(name, unicode.IsControl) >= 0:
-		add("signerName", "must not contain control characters")
 	}
 	p.SignerName = name
 	if ip, err := netip.ParseAddr(b.IP); err != nil || ip.Zone() != "" {
 		add("ip", "must be the signer's IPv4 or IPv6 address")
 	}
-	if len(b.UserAgent) > MaxUserAgent || !utf8.ValidString(b.UserAgent) {
+	if len(b.UserAgent) > MaxUserAgent {
 		add("userAgent", "must be text of at most 512 bytes")
+	} else if msg := text.Problem(b.UserAgent, text.Line); msg != "" {
+		add("userAgent", msg)
 	}
 	if len(b.Fields) > MaxFields {
 		add("fields", "too many fields")

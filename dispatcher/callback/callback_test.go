@@ -368,7 +368,23 @@ func TestCallbackRefusals(t *testing.T) {
 		{"empty signer name", with("signerName", " "), 400, "invalid_request"},
 		{"bad callback id", with("callbackId", "short"), 400, "invalid_request"},
 		{"unknown field", with("extra", 1), 400, "unknown_field"},
+		{"control character in the signer name", with("signerName", "Ann\u0085Signer"), 400, "invalid_request"},
+		{"line break in the user agent", with("userAgent", "Mozilla\r\nX-Evil: 1"), 400, "invalid_request"},
+		{"bidi override in a field value", with("fields", []map[string]any{{"name": "esign.signer.initials", "value": "A\u202eB"}}),
+			400, "invalid_fields"},
+		// The invocation carries the body as JSON text: invalid UTF-8 reaches the handler as
+		// U+FFFD, so the bytes the portal signed are gone and the HMAC fails closed.
+		{"invalid UTF-8 through the invocation", func(e *env, f *fixture) ([]byte, string) {
+			b := f.body(t, 0)
+			b["signerName"] = "Ann"
+			raw, _ := json.Marshal(b)
+			raw = bytes.Replace(raw, []byte(`"Ann"`), []byte("\"Ann\xff\""), 1)
+			return raw, callbacksig.Sign(secret, e.clock.Now(), raw)
+		}, 401, callbacksig.CodeInvalid},
 	}
+	// The field the problem names, for the cases that check it.
+	fieldOf := map[string]string{"control character in the signer name": "signerName",
+		"line break in the user agent": "userAgent", "bidi override in a field value": "fields[0].value"}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -378,6 +394,9 @@ func TestCallbackRefusals(t *testing.T) {
 			r := e.post(t, raw, h)
 			if r.status != c.status || (c.code != "" && r.code(t) != c.code) {
 				t.Fatalf("%d %s, want %d %s", r.status, r.body, c.status, c.code)
+			}
+			if f := fieldOf[c.name]; f != "" && !bytes.Contains(r.body, []byte(`"field":"`+f+`"`)) {
+				t.Fatalf("%s does not name %s", r.body, f)
 			}
 			if len(r.outputs) != 0 {
 				t.Fatalf("a refused callback queued %v", r.outputs)

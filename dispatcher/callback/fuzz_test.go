@@ -1,10 +1,6 @@
 package callback
 
 import (
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/esign-svc/esign/shared/apperr"
@@ -39,16 +35,7 @@ func FuzzCallbackBody(f *testing.F) {
 // the fuzzer starts from a body that reaches the PNG decoding.
 func TestFuzzSeedValid(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join("testdata", "fuzz", "FuzzCallbackBody", "valid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	raw, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(lines[1], "[]byte("), ")"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := parseBody([]byte(raw)); err != nil {
+	if _, err := parseBody(validSeed(t)); err != nil {
 		t.Fatalf("the valid seed is refused: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/text"
 	"github.com/esign-svc/esign/shared/web"
 )
 
@@ -122,13 +123,17 @@ type declineRequest struct {
 // declines. The reason text is not stored anywhere; the audit trail records only whether one
 // was given. A declined required slot ends the session (cancelled, reason declined); the
 // requester's decline notice is queued on the notify output. Errors: 400 reason longer than
-// 500 characters; 409 device_secondary or a closed slot; 401; 410.
+// 500 characters or not text (shared/text: lines broken by \n or \r\n, no other control,
+// separator or bidi control); 409 device_secondary or a closed slot; 401; 410.
 func (a *API) decline(w http.ResponseWriter, r *http.Request) error {
 	var req declineRequest
 	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
 		return err
 	}
-	if !utf8.ValidString(req.Reason) || utf8.RuneCountInString(req.Reason) > MaxDeclineReason {
+	if msg := text.Problem(req.Reason, text.Lines); msg != "" {
+		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("reason", msg))
+	}
+	if utf8.RuneCountInString(req.Reason) > MaxDeclineReason {
 		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("reason", "at most 500 characters of text"))
 	}
 	return a.act(w, r, true, true, func(s *esign.Session, slots []esign.Slot, i int) (esign.Change, error) {

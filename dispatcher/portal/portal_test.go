@@ -472,3 +472,24 @@ func TestDocumentProxyRanges(t *testing.T) {
 	// The OTP gate and the token check come before any range handling.
 	e.do(t, http.MethodGet, PathDocument+"junk", "", "", "Range", "bytes=0-9").want(t, http.StatusUnauthorized, "token_invalid")
 }
+
+// TestDeclineReasonIsText: the reason may break lines with \n or \r\n; any other control,
+// separator or bidi control is refused naming "reason", and nothing is queued or changed.
+func TestDeclineReasonIsText(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	f := e.newSession(t, sessionOpts{slots: 2, requester: true})
+	tok := e.activate(t, f, 0)
+	for _, reason := range []string{`no\u0007`, `a\rb`, `a\tb`, `a\u0085b`, `\u202eoN`, `a\u2029b`} {
+		res, outs := e.invokeDecline(t, tok, `{"reason":"`+reason+`"}`)
+		res.want(t, http.StatusBadRequest, "invalid_request")
+		if !strings.Contains(string(res.body), `"field":"reason"`) || len(outs) != 0 {
+			t.Fatalf("reason %s: %s, outputs %v", reason, res.body, outs)
+		}
+	}
+	if _, slots := e.load(t, f.s.GroupID); slots[0].State == esign.SlotDeclined {
+		t.Fatal("a refused reason declined the slot")
+	}
+	res, _ := e.invokeDecline(t, tok, `{"reason":"Clause 7:\r\nnot agreed.\nSorry."}`)
+	res.want(t, http.StatusOK, "")
+}

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/text"
 )
 
 // CodeInvalidBlobPath is the code of every error ParsePath returns.
@@ -31,7 +32,7 @@ func ParsePath(s string) (Path, error) { return ParseFieldPath("path", s) }
 
 // ParseFieldPath parses "<container>/<blob name>" from the request field named field and
 // confines it: no leading '/', no scheme or absolute URL, no backslash, no empty, "." or ".."
-// segment, no control character, a valid container name (3-63 lowercase letters, digits and
+// segment, no character shared/text refuses (controls, separators, bidi), a valid container name (3-63 lowercase letters, digits and
 // single hyphens, starting and ending with a letter or digit) and a blob name of at most 1024
 // characters. Every failure is an apperr.Invalid with code invalid_blob_path naming field; the
 // message never echoes the path.
@@ -51,10 +52,8 @@ func ParseFieldPath(field, s string) (Path, error) {
 	case strings.Contains(s, `\`):
 		return bad("must not contain a backslash")
 	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return bad("must not contain control characters")
-		}
+	if strings.ContainsFunc(s, text.Refused) {
+		return bad("must not contain control, line-separator or bidirectional formatting characters")
 	}
 	container, name, ok := strings.Cut(s, "/")
 	if !ok || name == "" {

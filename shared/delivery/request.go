@@ -5,11 +5,11 @@ import (
 	"net/mail"
 	"regexp"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/text"
 )
 
 // Limits of the create request. The spec fixes 20 recipients and the 168-hour default; the
@@ -58,19 +58,28 @@ var reCorrelation = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:~-]{0,127}$`)
 func (r *CreateRequest) Validate() error {
 	var bad []apperr.FieldError
 	add := func(field, msg string) { bad = append(bad, apperr.Field(field, msg)) }
+	// check adds field's problem: not acceptable text of the form (shared/text), or longer
+	// than max characters.
+	check := func(field, v string, max int, form text.Form) {
+		if msg := text.Problem(v, form); msg != "" {
+			add(field, msg)
+		} else if utf8.RuneCountInString(v) > max {
+			add(field, fmt.Sprintf("at most %d characters", max))
+		}
+	}
 	if r.CorrelationID == "" {
 		add("correlationId", "is required")
 	} else if !reCorrelation.MatchString(r.CorrelationID) {
 		add("correlationId", "1-128 characters: letters, digits and . _ : ~ -, starting with a letter or digit")
 	}
-	if r.DocumentID != "" && !plainText(r.DocumentID, 200) {
-		add("documentId", "at most 200 characters of text on one line")
-	}
+	check("documentId", r.DocumentID, 200, text.Line)
 	switch {
 	case strings.TrimSpace(r.DocumentName) == "":
 		add("documentName", "is required")
-	case !plainText(r.DocumentName, MaxDocumentName) || strings.ContainsAny(r.DocumentName, `/\`):
-		add("documentName", fmt.Sprintf("a file name of at most %d characters on one line, without / or \\", MaxDocumentName))
+	case strings.ContainsAny(r.DocumentName, `/\`):
+		add("documentName", "a file name, without / or \\")
+	default:
+		check("documentName", r.DocumentName, MaxDocumentName, text.Line)
 	}
 	if strings.TrimSpace(r.PDFBlobPath) == "" {
 		add("pdfBlobPath", "is required")
@@ -92,25 +101,19 @@ func (r *CreateRequest) Validate() error {
 			f := fmt.Sprintf("recipients[%d]", i)
 			if msg := checkEmail(rc.Email); msg != "" {
 				add(f+".email", msg)
+			} else if msg := text.Problem(rc.Email, text.Line); msg != "" {
+				add(f+".email", msg)
 			} else if j, dup := seen[pii.NormaliseEmail(rc.Email)]; dup {
 				add(f+".email", fmt.Sprintf("the same address as recipients[%d]: one session per recipient", j))
 			} else {
 				seen[pii.NormaliseEmail(rc.Email)] = i
 			}
-			if rc.Name != "" && !plainText(rc.Name, MaxName) {
-				add(f+".name", fmt.Sprintf("at most %d characters on one line", MaxName))
-			}
-			if rc.Role != "" && !plainText(rc.Role, MaxRole) {
-				add(f+".role", fmt.Sprintf("at most %d characters on one line", MaxRole))
-			}
+			check(f+".name", rc.Name, MaxName, text.Line)
+			check(f+".role", rc.Role, MaxRole, text.Line)
 		}
 	}
-	if r.RequesterOrg != "" && !plainText(r.RequesterOrg, MaxName) {
-		add("requesterOrg", fmt.Sprintf("at most %d characters on one line", MaxName))
-	}
-	if !utf8.ValidString(r.Message) || utf8.RuneCountInString(r.Message) > MaxMessage || hasControl(r.Message, true) {
-		add("message", fmt.Sprintf("at most %d characters of text", MaxMessage))
-	}
+	check("requesterOrg", r.RequesterOrg, MaxName, text.Line)
+	check("message", r.Message, MaxMessage, text.Lines)
 	if r.ExpiresInHours != nil && (*r.ExpiresInHours < 1 || *r.ExpiresInHours > MaxExpiresInHours) {
 		add("expiresInHours", fmt.Sprintf("a whole number of hours from 1 to %d", MaxExpiresInHours))
 	}
@@ -125,9 +128,11 @@ func (r *CreateRequest) Validate() error {
 		if strings.TrimSpace(t.LibraryPath) == "" {
 			add("sharePointTarget.libraryPath", "is required")
 		}
-		for f, v := range map[string]string{"siteUrl": t.SiteURL, "libraryPath": t.LibraryPath, "folderPath": t.FolderPath} {
-			if len(v) > MaxTargetField {
-				add("sharePointTarget."+f, fmt.Sprintf("at most %d bytes", MaxTargetField))
+		for _, f := range []struct{ name, v string }{{"siteUrl", t.SiteURL}, {"libraryPath", t.LibraryPath}, {"folderPath", t.FolderPath}} {
+			if len(f.v) > MaxTargetField {
+				add("sharePointTarget."+f.name, fmt.Sprintf("at most %d bytes", MaxTargetField))
+			} else if msg := text.Problem(f.v, text.Line); msg != "" {
+				add("sharePointTarget."+f.name, msg)
 			}
 		}
 	case r.Mode == ModeSecureEmail && t != nil:
@@ -169,23 +174,6 @@ func checkEmail(s string) string {
 		return "must be a plain e-mail address (name@example.com)"
 	}
 	return ""
-}
-
-// plainText: valid UTF-8, at most max characters, no control characters (one line).
-func plainText(s string, max int) bool {
-	return utf8.ValidString(s) && utf8.RuneCountInString(s) <= max && !hasControl(s, false)
-}
-
-func hasControl(s string, allowNewlines bool) bool {
-	for _, r := range s {
-		if allowNewlines && (r == '\n' || r == '\r' || r == '\t') {
-			continue
-		}
-		if unicode.IsControl(r) {
-			return true
-		}
-	}
-	return false
 }
 
 // Source names the request's document: the field and its "<container>/<blob name>" path.

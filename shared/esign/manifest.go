@@ -3,6 +3,8 @@ package esign
 import (
 	"fmt"
 	"strings"
+
+	"github.com/esign-svc/esign/shared/text"
 )
 
 // Field kinds of a signature field manifest (DESIGN section 6a).
@@ -84,8 +86,10 @@ func CheckFields(m []ManifestField, role string, got []CompletedField) []FieldPr
 				probs = append(probs, FieldProblem{at + ".value", "must be a date YYYY-MM-DD"})
 			}
 		default:
-			if strings.TrimSpace(c.Value) == "" || len(c.Value) > 500 || strings.ContainsFunc(c.Value, isControl) || c.Checked != nil {
+			if strings.TrimSpace(c.Value) == "" || len(c.Value) > 500 || c.Checked != nil {
 				probs = append(probs, FieldProblem{at + ".value", "must be 1 to 500 characters of text"})
+			} else if msg := text.Problem(c.Value, text.Line); msg != "" {
+				probs = append(probs, FieldProblem{at + ".value", msg})
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/text"
 )
 
 // Limits of the create request (spec "Limits"; DESIGN section 5).
@@ -82,14 +83,14 @@ func (r *CreateRequest) Validate() error {
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, apperr.Field(field, fmt.Sprintf(format, args...)))
 	}
-	text := func(field, v string, required bool, max int) {
+	line := func(field, v string, required bool, max int) {
 		switch {
 		case required && strings.TrimSpace(v) == "":
 			bad(field, "is required")
 		case len(v) > max:
 			bad(field, "must be at most %d characters", max)
-		case strings.ContainsFunc(v, isControl):
-			bad(field, "must not contain control characters")
+		default:
+			checkLine(&errs, field, v)
 		}
 	}
 	switch {
@@ -98,9 +99,9 @@ func (r *CreateRequest) Validate() error {
 	case !reCorrelation.MatchString(r.CorrelationID):
 		bad("correlationId", "must be 1 to 128 letters, digits or . _ : ~ - and start with a letter or digit")
 	}
-	text("documentId", r.DocumentID, true, 256)
-	text("docType", r.DocType, true, 128)
-	text("pdfBlobPath", r.PDFBlobPath, true, 1024)
+	line("documentId", r.DocumentID, true, 256)
+	line("docType", r.DocType, true, 128)
+	line("pdfBlobPath", r.PDFBlobPath, true, 1024)
 	switch {
 	case r.PDFHash == "":
 		bad("pdfHash", "is required")
@@ -117,11 +118,13 @@ func (r *CreateRequest) Validate() error {
 	if r.ExpiresInMinutes != nil && (*r.ExpiresInMinutes < 1 || *r.ExpiresInMinutes > MaxExpiresInMinutes) {
 		bad("expiresInMinutes", "must be from 1 to %d", MaxExpiresInMinutes)
 	}
-	text("templatePath", r.TemplatePath, false, 1024)
-	text("requestedBy", r.RequestedBy, false, 200)
-	text("organizationName", r.OrganizationName, false, 200)
+	line("templatePath", r.TemplatePath, false, 1024)
+	line("requestedBy", r.RequestedBy, false, 200)
+	line("organizationName", r.OrganizationName, false, 200)
 	if r.RequestedByEmail != "" && !validEmail(r.RequestedByEmail) {
 		bad("requestedByEmail", "must be an e-mail address")
+	} else {
+		checkLine(&errs, "requestedByEmail", r.RequestedByEmail)
 	}
 	errs = append(errs, r.validateSigners()...)
 	if len(errs) > 0 {
@@ -171,9 +174,13 @@ func (r *CreateRequest) validateSigners() []apperr.FieldError {
 			bad(f("email"), "is required")
 		case !validEmail(s.Email):
 			bad(f("email"), "must be an e-mail address")
+		default:
+			checkLine(&errs, f("email"), s.Email)
 		}
-		if len(s.NamePrefill) > 200 || strings.ContainsFunc(s.NamePrefill, isControl) {
-			bad(f("namePrefill"), "must be at most 200 characters without control characters")
+		if len(s.NamePrefill) > 200 {
+			bad(f("namePrefill"), "must be at most 200 characters")
+		} else {
+			checkLine(&errs, f("namePrefill"), s.NamePrefill)
 		}
 		switch s.CompletionCondition {
 		case "", Required:
@@ -210,7 +217,12 @@ func validEmail(s string) bool {
 	return err == nil && a.Address == s && a.Name == "" && strings.Contains(s[strings.LastIndexByte(s, '@')+1:], ".")
 }
 
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+// checkLine adds field's problem when v is not one line of acceptable text (shared/text).
+func checkLine(errs *[]apperr.FieldError, field, v string) {
+	if msg := text.Problem(v, text.Line); msg != "" {
+		*errs = append(*errs, apperr.Field(field, msg))
+	}
+}
 
 // Source names the request's document: the field and its "<container>/<blob name>" path.
 func (r *CreateRequest) Source() (field, path string) { return "pdfBlobPath", r.PDFBlobPath }

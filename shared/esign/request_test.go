@@ -56,6 +56,14 @@ func TestCreateRequestFieldErrors(t *testing.T) {
 		{"bad channel", func(m map[string]any) { signer(m, 0)["otpChannel"] = "pigeon" }, "signers[0].otpChannel"},
 		{"bad requester email", func(m map[string]any) { m["requestedByEmail"] = "nope" }, "requestedByEmail"},
 		{"control chars", func(m map[string]any) { m["docType"] = "a\x00b" }, "docType"},
+		{"C1 in namePrefill", func(m map[string]any) { signer(m, 1)["namePrefill"] = "Bob\u0085" }, "signers[1].namePrefill"},
+		{"bidi override in documentId", func(m map[string]any) { m["documentId"] = "D\u202e1" }, "documentId"},
+		{"isolate in requestedBy", func(m map[string]any) { m["requestedBy"] = "\u2066Ann\u2069" }, "requestedBy"},
+		{"line break in organizationName", func(m map[string]any) { m["organizationName"] = "Acme\nLtd" }, "organizationName"},
+		{"line separator in templatePath", func(m map[string]any) { m["templatePath"] = "templates/a\u2028b" }, "templatePath"},
+		{"DEL in pdfBlobPath", func(m map[string]any) { m["pdfBlobPath"] = "documents/a\x7f.pdf" }, "pdfBlobPath"},
+		{"bidi override in email", func(m map[string]any) { signer(m, 0)["email"] = "a\u202eb@example.com" }, "signers[0].email"},
+		{"C1 in requester email", func(m map[string]any) { m["requestedByEmail"] = "a\u0085b@example.com" }, "requestedByEmail"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

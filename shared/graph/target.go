@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/text"
 )
 
 // Target is the request's sharePointTarget.
@@ -161,10 +161,8 @@ func checkName(n string) string {
 	case reservedNames[strings.ToLower(n)]:
 		return "is a name SharePoint reserves"
 	}
-	for _, r := range n {
-		if unicode.IsControl(r) {
-			return "must not contain control characters"
-		}
+	if strings.ContainsFunc(n, text.Refused) {
+		return "must not contain control, line-separator or bidirectional formatting characters"
 	}
 	return ""
 }

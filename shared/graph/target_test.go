@@ -49,6 +49,7 @@ func TestValidateTarget(t *testing.T) {
 		{"folder backslash", with(func(t *Target) { t.FolderPath = `A\B` }), "a.pdf", FieldFolderPath},
 		{"folder colon", with(func(t *Target) { t.FolderPath = "A:/content" }), "a.pdf", FieldFolderPath},
 		{"folder control char", with(func(t *Target) { t.FolderPath = "A\nB" }), "a.pdf", FieldFolderPath},
+		{"folder bidi override", with(func(t *Target) { t.FolderPath = "A\u202eB" }), "a.pdf", FieldFolderPath},
 		{"folder reserved", with(func(t *Target) { t.FolderPath = "A/_vti_bin" }), "a.pdf", FieldFolderPath},
 		{"folder too long", with(func(t *Target) { t.FolderPath = strings.Repeat("abcdefghi/", 40) + "x" }), "a.pdf", FieldFolderPath},
 		{"file empty", ok, "", FieldFileName},

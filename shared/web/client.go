@@ -4,6 +4,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"github.com/esign-svc/esign/shared/text"
 )
 
 // ClientIP is the caller's address: the first X-Forwarded-For entry (the Functions front end
@@ -28,11 +30,13 @@ func ClientIP(r *http.Request) string {
 	return ""
 }
 
-// UserAgent is the request's User-Agent, cut to 512 bytes.
+// MaxUserAgent bounds the User-Agent recorded as evidence, in bytes.
+const MaxUserAgent = 512
+
+// UserAgent is the request's User-Agent as evidence records it: every control, line or
+// paragraph separator, bidi override or isolate and every invalid UTF-8 byte replaced by
+// U+FFFD, cut to MaxUserAgent bytes without splitting a character (text.Clean). A header is
+// not something the caller typed, so its content never refuses the request.
 func UserAgent(r *http.Request) string {
-	ua := r.UserAgent()
-	if len(ua) > 512 {
-		ua = ua[:512]
-	}
-	return ua
+	return text.Clean(r.UserAgent(), MaxUserAgent)
 }

@@ -1,6 +1,7 @@
 // Package web holds the HTTP edge helpers every dispatcher handler uses: handlers return errors,
 // and Handle writes them as problem+json (logging internal ones once, there); DecodeJSON reads a
-// size-limited, strict JSON body and turns every decoding failure into a 4xx naming the field.
+// size-limited, strict JSON body of valid UTF-8 and turns every decoding failure into a 4xx
+// naming the field.
 package web
 
 import (
@@ -106,7 +107,12 @@ func jsonContentType(r *http.Request) error {
 }
 
 // DecodeJSONBytes is DecodeJSON over bytes already read (the callback keeps them for its HMAC).
+// A body that is not valid UTF-8 is refused first (400 naming the string that holds the first
+// invalid byte), before the decoder could replace it with U+FFFD.
 func DecodeJSONBytes(body []byte, v any) error {
+	if err := checkUTF8(body); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
