@@ -33,10 +33,10 @@ const (
 // own link, all or nothing under the request's idempotency key (the Idempotency-Key header, or
 // one derived from the correlationId and the body); the invitation e-mails (secure-email, both)
 // and library uploads (sharepoint, both) are queued. 201 when this request completed the
-// create; 200 with Idempotent-Replayed: true and the same body when an earlier one did. Errors:
-// 401; 403 licence or role; 400 naming the field at fault (pdf_not_found when the blob is
-// missing, invalid_sharepoint_target, sharepoint_not_configured, a bad Idempotency-Key); 409
-// idempotency_key_reused, request_in_progress; 413 body.
+// create; 200 with Idempotent-Replayed: true and the same body when an earlier one did (nothing
+// is queued again). Errors: 401; 403 licence or role; 400 naming the field at fault
+// (pdf_not_found when the blob is missing, invalid_sharepoint_target, sharepoint_not_configured,
+// a bad Idempotency-Key); 409 idempotency_key_reused, request_in_progress; 413 body.
 func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	p, err := a.caller(r, auth.RoleInitiator)
 	if err != nil {
@@ -54,6 +54,10 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	resp := createResponse{CorrelationID: req.CorrelationID, ExpiresAt: c.ExpiresAt.Format(time.RFC3339Nano)}
 	for i, id := range c.DeliveryIDs {
+		resp.Sessions = append(resp.Sessions, createdSession{DeliveryID: id, Recipient: req.Recipients[i].Email, PortalURL: c.Links[i]})
+		if c.Replayed {
+			continue // queued by the request that completed the create
+		}
 		if req.Mode.Emails() {
 			if err := funcproto.AddOutput(r.Context(), BindingInvite, delivery.InviteMessage{DeliveryID: id, TenantID: p.TenantID}); err != nil {
 				return err
@@ -64,7 +68,6 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 		}
-		resp.Sessions = append(resp.Sessions, createdSession{DeliveryID: id, Recipient: req.Recipients[i].Email, PortalURL: c.Links[i]})
 	}
 	w.Header().Set("Location", "/api/delivery-sessions?correlationId="+url.QueryEscape(req.CorrelationID))
 	status := http.StatusCreated

@@ -67,8 +67,9 @@ type Requester struct {
 }
 
 // Created is the sessions of a create in recipient order, each with its link. The app queues
-// each session's invitation (Mode.Emails) and upload (Mode.Uploads), also for a replay: their
-// jobs skip what was done, so an answer whose messages were lost is made good by a retry.
+// each session's invitation (Mode.Emails) and upload (Mode.Uploads), except for a replay: the
+// request that completed the create queued them with its answer, and queuing them again while
+// its jobs run could send an invitation twice.
 type Created struct {
 	DeliveryIDs []string
 	Links       []string
