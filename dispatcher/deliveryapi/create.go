@@ -23,10 +23,20 @@ type createResponse struct {
 	Sessions      []createdSession `json:"sessions"`
 }
 
+// Idempotency headers of POST /api/delivery: the caller's key, and the mark of a replayed answer.
+const (
+	HeaderIdempotencyKey = "Idempotency-Key"
+	HeaderReplayed       = "Idempotent-Replayed"
+)
+
 // create is POST /api/delivery: delivery.Creator makes one session per recipient, each with its
-// own link; the invitation e-mails (secure-email, both) and library uploads (sharepoint, both)
-// are queued. Errors: 401; 403 licence or role; 400 naming the field at fault (pdf_not_found when
-// the blob is missing, invalid_sharepoint_target, sharepoint_not_configured); 413 body.
+// own link, all or nothing under the request's idempotency key (the Idempotency-Key header, or
+// one derived from the correlationId and the body); the invitation e-mails (secure-email, both)
+// and library uploads (sharepoint, both) are queued. 201 when this request completed the
+// create; 200 with Idempotent-Replayed: true and the same body when an earlier one did (nothing
+// is queued again). Errors: 401; 403 licence or role; 400 naming the field at fault
+// (pdf_not_found when the blob is missing, invalid_sharepoint_target, sharepoint_not_configured,
+// a bad Idempotency-Key); 409 idempotency_key_reused, request_in_progress; 413 body.
 func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	p, err := a.caller(r, auth.RoleInitiator)
 	if err != nil {
@@ -37,24 +47,33 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	who := initiator(r, p)
-	c, err := a.Creator.Create(r.Context(), delivery.Requester{TenantID: p.TenantID, CallerID: who.ID, Actor: who}, req)
+	by := delivery.Requester{TenantID: p.TenantID, CallerID: who.ID, Actor: who}
+	c, err := a.Creator.Create(r.Context(), by, r.Header.Get(HeaderIdempotencyKey), req)
 	if err != nil {
 		return err
 	}
 	resp := createResponse{CorrelationID: req.CorrelationID, ExpiresAt: c.ExpiresAt.Format(time.RFC3339Nano)}
-	for i, s := range c.Sessions {
-		if s.Mode.Emails() {
-			if err := funcproto.AddOutput(r.Context(), BindingInvite, delivery.InviteMessage{DeliveryID: s.DeliveryID, TenantID: s.TenantID}); err != nil {
+	for i, id := range c.DeliveryIDs {
+		resp.Sessions = append(resp.Sessions, createdSession{DeliveryID: id, Recipient: req.Recipients[i].Email, PortalURL: c.Links[i]})
+		if c.Replayed {
+			continue // queued by the request that completed the create
+		}
+		if req.Mode.Emails() {
+			if err := funcproto.AddOutput(r.Context(), BindingInvite, delivery.InviteMessage{DeliveryID: id, TenantID: p.TenantID}); err != nil {
 				return err
 			}
 		}
-		if s.Mode.Uploads() {
-			if err := funcproto.AddOutput(r.Context(), BindingUpload, delivery.UploadMessage{DeliveryID: s.DeliveryID, TenantID: s.TenantID}); err != nil {
+		if req.Mode.Uploads() {
+			if err := funcproto.AddOutput(r.Context(), BindingUpload, delivery.UploadMessage{DeliveryID: id, TenantID: p.TenantID}); err != nil {
 				return err
 			}
 		}
-		resp.Sessions = append(resp.Sessions, createdSession{DeliveryID: s.DeliveryID, Recipient: req.Recipients[i].Email, PortalURL: c.Links[i]})
 	}
 	w.Header().Set("Location", "/api/delivery-sessions?correlationId="+url.QueryEscape(req.CorrelationID))
-	return web.JSON(w, http.StatusCreated, resp)
+	status := http.StatusCreated
+	if c.Replayed {
+		status = http.StatusOK
+		w.Header().Set(HeaderReplayed, "true")
+	}
+	return web.JSON(w, status, resp)
 }

@@ -88,7 +88,7 @@ func (r *registered) reg() *registered { return r }
 
 type claimSet interface{ reg() *registered }
 
-// issue stamps iat and signs claims with the current key.
+// issue stamps iat (unless the claims carry one already) and signs claims with the current key.
 func (c *Codec) issue(claims claimSet, purpose string, exp time.Time) (string, error) {
 	now := c.now()
 	if !exp.After(now) {
@@ -96,7 +96,9 @@ func (c *Codec) issue(claims claimSet, purpose string, exp time.Time) (string, e
 	}
 	r := claims.reg()
 	r.Purpose = purpose
-	r.IssuedAt = now.Unix()
+	if r.IssuedAt == 0 {
+		r.IssuedAt = now.Unix()
+	}
 	r.ExpiresAt = exp.Unix()
 	payload, err := json.Marshal(claims)
 	if err != nil {

@@ -133,6 +133,9 @@ func (c *Codec) VerifyPortalAccess(token string) (PortalAccess, error) {
 type Delivery struct {
 	DeliveryID string
 	ExpiresAt  time.Time
+	// IssuedAt is the token's iat; zero: now. The create use case passes the time its plan was
+	// made, so that a repeated create answers the very same links.
+	IssuedAt time.Time
 }
 
 type deliveryClaims struct {
@@ -146,6 +149,9 @@ func (c *Codec) IssueDelivery(d Delivery) (string, error) {
 		return "", errors.New("tokens: delivery token needs a delivery id")
 	}
 	cl := deliveryClaims{DeliveryID: d.DeliveryID}
+	if !d.IssuedAt.IsZero() {
+		cl.IssuedAt = d.IssuedAt.Unix()
+	}
 	return c.issue(&cl, PurposeDelivery, d.ExpiresAt)
 }
 

@@ -182,6 +182,29 @@ func TestRotation(t *testing.T) {
 	wantCode(t, err, CodeInvalid)
 }
 
+// A delivery token issued at a given time is the same token whenever it is issued (a repeated
+// delivery create answers the same links); without one it carries the codec's time.
+func TestDeliveryIssuedAt(t *testing.T) {
+	t.Parallel()
+	d := Delivery{DeliveryID: "d", ExpiresAt: t0.Add(time.Hour), IssuedAt: t0}
+	a, err := codecAt(t, t0).IssueDelivery(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := codecAt(t, t0.Add(time.Minute)).IssueDelivery(d)
+	if err != nil || a != b {
+		t.Fatalf("issued at t0, later: %q, first: %q (%v)", b, a, err)
+	}
+	if _, err := codecAt(t, t0.Add(time.Minute)).VerifyDelivery(a); err != nil {
+		t.Fatal(err)
+	}
+	d.IssuedAt = time.Time{}
+	c, _ := codecAt(t, t0.Add(time.Minute)).IssueDelivery(d)
+	if c == a {
+		t.Fatal("a token without IssuedAt did not take the codec's time")
+	}
+}
+
 func headerOf(t *testing.T, tok string) string {
 	h, err := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[0])
 	if err != nil {

@@ -66,13 +66,17 @@ func correlationKey(tenant, correlationID string) aggstore.Key {
 
 // Create stores a new session with the events of its Start change: first its member row under
 // the correlationId (a member without a session is skipped by List), then the session row and
-// the events in one transaction. Errors: the tablestore ones (entity_exists if the deliveryId
-// is taken).
+// the events in one transaction. Errors: delivery.ErrExists if the deliveryId is stored (its
+// row is left as it is); the tablestore ones.
 func (s *Store) Create(ctx context.Context, sess *delivery.Session, ch delivery.Change) error {
 	if err := s.index.AddMember(ctx, correlationKey(sess.TenantID, sess.CorrelationID), sess.DeliveryID, nil); err != nil {
 		return err
 	}
-	return s.tab.Create(ctx, sess, ch)
+	err := s.tab.Create(ctx, sess, ch)
+	if apperr.KindOf(err) == apperr.KindConflict {
+		return delivery.ErrExists // the audit rows' keys are unique: the session row is there
+	}
+	return err
 }
 
 // Load reads a session by one point read. Errors: ErrNotFound; the tablestore ones.
