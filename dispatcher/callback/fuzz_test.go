@@ -1,6 +1,7 @@
 package callback
 
 import (
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,7 +22,7 @@ func FuzzCallbackBody(f *testing.F) {
 	f.Add([]byte(`[1,2,3]`))
 	f.Add([]byte(`{"fields":null,"consents":[{"id":"legally_binding"},{"id":"legally_binding"}]}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		p, err := parseBody(raw)
+		p, err := parseBody(httptest.NewRequest("POST", Path, nil), raw)
 		if err != nil {
 			k := apperr.KindOf(err)
 			if k != apperr.KindInvalid && k != apperr.KindTooLarge {
@@ -48,7 +49,7 @@ func TestFuzzSeedValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := parseBody([]byte(raw)); err != nil {
+	if _, err := parseBody(httptest.NewRequest("POST", Path, nil), []byte(raw)); err != nil {
 		t.Fatalf("the valid seed is refused: %v", err)
 	}
 }
