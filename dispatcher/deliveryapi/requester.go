@@ -37,11 +37,11 @@ type summary struct {
 // correlationId, oldest first (an empty list when there are none). Errors: 400 correlationId;
 // 401; 403.
 func (a *API) list(w http.ResponseWriter, r *http.Request) error {
-	if err := web.NoBody(r); err != nil {
-		return err
-	}
 	p, err := a.caller(r, auth.RoleInitiator, auth.RoleAdmin)
 	if err != nil {
+		return err
+	}
+	if err := web.NoBody(r); err != nil {
 		return err
 	}
 	corr := r.URL.Query().Get("correlationId")
@@ -80,11 +80,11 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 // route answers 410 from now on. Revoking again answers the same (idempotent). Errors: 401; 403;
 // 404 delivery_not_found also for another tenant's session.
 func (a *API) revoke(w http.ResponseWriter, r *http.Request) error {
-	if err := web.NoBody(r); err != nil {
-		return err
-	}
 	p, err := a.caller(r, auth.RoleInitiator, auth.RoleAdmin)
 	if err != nil {
+		return err
+	}
+	if err := web.NoBody(r); err != nil {
 		return err
 	}
 	id := r.PathValue("deliveryId")

@@ -22,11 +22,11 @@ type eraseResponse struct {
 // hash from the session's audit rows, and records pii.erased. The sealed PDF and evidence
 // bundle are signed legal records and are not rewritten (see the README).
 func (a *API) eraseEmail(w http.ResponseWriter, r *http.Request) error {
-	if err := web.NoBody(r); err != nil {
-		return err
-	}
 	p, err := a.caller(r, auth.RoleAdmin)
 	if err != nil {
+		return err
+	}
+	if err := web.NoBody(r); err != nil {
 		return err
 	}
 	idx, err := strconv.Atoi(r.PathValue("slotIndex"))

@@ -31,11 +31,11 @@ func (a *API) revoke(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) end(w http.ResponseWriter, r *http.Request, reason esign.CancelReason) error {
-	if err := web.NoBody(r); err != nil {
-		return err
-	}
 	p, err := a.caller(r, auth.RoleInitiator)
 	if err != nil {
+		return err
+	}
+	if err := web.NoBody(r); err != nil {
 		return err
 	}
 	who := actor(r, p)

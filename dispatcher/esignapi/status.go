@@ -57,11 +57,11 @@ type statusResponse struct {
 // correlationId, its slots with the time of each transition, and the audit timeline (kinds and
 // times only).
 func (a *API) status(w http.ResponseWriter, r *http.Request) error {
-	if err := web.NoBody(r); err != nil {
-		return err
-	}
 	p, err := a.caller(r, auth.RoleInitiator, auth.RoleAdmin)
 	if err != nil {
+		return err
+	}
+	if err := web.NoBody(r); err != nil {
 		return err
 	}
 	groupID, err := a.Store.GroupByCorrelation(r.Context(), p.TenantID, r.PathValue("correlationId"))
