@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"image/png"
+	"net/http"
 	"net/netip"
 	"regexp"
 	"strconv"
@@ -66,14 +67,15 @@ type parsed struct {
 	AcceptedAt    map[string]time.Time // consent id -> acceptance time the portal reports
 }
 
-// parseBody decodes and checks the raw body (after its HMAC was verified): valid UTF-8
-// (web.DecodeJSONBytes checks the raw bytes), and signerName and userAgent one line of text
-// under shared/text's rule (the fields' values are checked against the manifest by
-// esign.CheckFields, under the same rule). Errors: 400 invalid_json / unknown_field /
-// invalid_request naming each field at fault; 413 signature_too_large.
-func parseBody(raw []byte) (*parsed, error) {
+// parseBody decodes and checks r's raw body (after its HMAC was verified) under the JSON
+// routes' rules (web.DecodeJSONBody: JSON content type, one object, valid UTF-8), and
+// signerName and userAgent one line of text under shared/text's rule (the fields' values are
+// checked against the manifest by esign.CheckFields, under the same rule). Errors: 400
+// unsupported_media_type, invalid_json / unknown_field / invalid_request naming each field at
+// fault ("body" for a value that is not an object); 413 signature_too_large.
+func parseBody(r *http.Request, raw []byte) (*parsed, error) {
 	var b Body
-	if err := web.DecodeJSONBytes(raw, &b); err != nil {
+	if err := web.DecodeJSONBody(r, raw, &b); err != nil {
 		return nil, err
 	}
 	p := &parsed{Body: b, AcceptedAt: map[string]time.Time{}}

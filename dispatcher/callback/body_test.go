@@ -2,6 +2,7 @@ package callback
 
 import (
 	"bytes"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -45,7 +46,7 @@ func TestParseBodyRefusesBadTextNamingTheField(t *testing.T) {
 		if bytes.Equal(raw, valid) {
 			t.Fatalf("%s: the seed has no %s", tc.name, tc.old)
 		}
-		_, err := parseBody(raw)
+		_, err := parseBody(httptest.NewRequest("POST", Path, nil), raw)
 		e, ok := apperr.As(err)
 		if !ok || e.Kind != apperr.KindInvalid || e.Code != apperr.CodeInvalidRequest || len(e.Fields) != 1 || e.Fields[0].Field != tc.field {
 			t.Errorf("%s: %#v, want 400 invalid_request naming %s", tc.name, err, tc.field)

@@ -16,7 +16,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
-	"io"
 	"net/http"
 	"time"
 
@@ -70,18 +69,16 @@ type response struct {
 
 // callback is POST /api/esign/callback. Errors, each leaving everything unchanged: 413 body over
 // 2 MiB or signature_too_large; 401 callback_signature_missing / _invalid / _stale (checked
-// before the body is parsed), callback_replayed, token_invalid / token_expired; 400 for a body
-// that is not valid JSON or a field at fault (named), fields not matching the manifest; 403
+// before the body is parsed), callback_replayed, token_invalid / token_expired; 400 after the
+// HMAC for what web.DecodeJSONBody refuses (unsupported_media_type, a body that is not one JSON
+// object) or a field at fault (named), fields not matching the manifest; 403
 // token_wrong_slot; 404 unknown sessionId; 409 device_secondary, consent_mismatch,
 // consent_required, slot_already_signed, slot_not_open, session_not_live; 410 expired or
 // cancelled.
 func (a *API) callback(w http.ResponseWriter, r *http.Request) error {
-	raw, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	raw, err := web.ReadBody(r, MaxBody) // the raw bytes: the HMAC is over them
 	if err != nil {
-		return apperr.Wrap(err, apperr.KindInvalid, web.CodeBodyUnreadable, "the request body could not be read")
-	}
-	if len(raw) > MaxBody {
-		return apperr.New(apperr.KindTooLarge, web.CodeBodyTooLarge, "the callback body is larger than %d bytes", MaxBody)
+		return err
 	}
 	now := a.Now().UTC()
 	if err := callbacksig.Verify(r.Header.Get(callbacksig.Header), raw, now, a.Secrets); err != nil {
@@ -90,7 +87,7 @@ func (a *API) callback(w http.ResponseWriter, r *http.Request) error {
 		}
 		return apperr.Wrap(err, apperr.KindInternal, "callback_secrets_missing", "the callback cannot be verified")
 	}
-	p, err := parseBody(raw)
+	p, err := parseBody(r, raw)
 	if err != nil {
 		return err
 	}

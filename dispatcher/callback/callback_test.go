@@ -187,7 +187,13 @@ func (r result) code(t *testing.T) string {
 // post runs the Callback invocation with raw as the body and sigHeader as X-Esign-Signature.
 func (e *env) post(t *testing.T, raw []byte, sigHeader string) result {
 	t.Helper()
-	headers := map[string][]string{"Content-Type": {"application/json"}}
+	return e.postTyped(t, raw, sigHeader, "application/json")
+}
+
+// postTyped is post with the request's Content-Type.
+func (e *env) postTyped(t *testing.T, raw []byte, sigHeader, contentType string) result {
+	t.Helper()
+	headers := map[string][]string{"Content-Type": {contentType}}
 	if sigHeader != "" {
 		headers[callbacksig.Header] = []string{sigHeader}
 	}
@@ -381,6 +387,12 @@ func TestCallbackRefusals(t *testing.T) {
 			raw = bytes.Replace(raw, []byte(`"Ann"`), []byte("\"Ann\xff\""), 1)
 			return raw, callbacksig.Sign(secret, e.clock.Now(), raw)
 		}, 401, callbacksig.CodeInvalid},
+		{"null body", func(e *env, f *fixture) ([]byte, string) {
+			return []byte(`null`), callbacksig.Sign(secret, e.clock.Now(), []byte(`null`))
+		}, 400, "invalid_request"},
+		{"array body", func(e *env, f *fixture) ([]byte, string) {
+			return []byte(`[]`), callbacksig.Sign(secret, e.clock.Now(), []byte(`[]`))
+		}, 400, "invalid_request"},
 	}
 	// The field the problem names, for the cases that check it.
 	fieldOf := map[string]string{"control character in the signer name": "signerName",
@@ -412,6 +424,25 @@ func TestCallbackRefusals(t *testing.T) {
 				t.Fatalf("a signature was stored: %v", err)
 			}
 		})
+	}
+}
+
+// TestCallbackContentTypeAfterTheHMAC: the JSON routes' Content-Type rule holds for the
+// callback too, once the signature is verified (a forged one is 401 whatever the type).
+func TestCallbackContentTypeAfterTheHMAC(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	f := e.newSession(t)
+	raw, _ := json.Marshal(f.body(t, 0))
+	if r := e.postTyped(t, raw, callbacksig.Sign(secret, e.clock.Now(), raw), "text/plain"); r.status != 400 || r.code(t) != "unsupported_media_type" {
+		t.Fatalf("signed text/plain: %d %s", r.status, r.body)
+	}
+	forged := callbacksig.Sign("another-secret-0123456789abcdef012345", e.clock.Now(), raw)
+	if r := e.postTyped(t, raw, forged, "text/plain"); r.status != 401 || r.code(t) != callbacksig.CodeInvalid {
+		t.Fatalf("forged text/plain: %d %s", r.status, r.body)
+	}
+	if r := e.postTyped(t, raw, callbacksig.Sign(secret, e.clock.Now(), raw), "application/json; charset=utf-8"); r.status != 200 {
+		t.Fatalf("signed JSON: %d %s", r.status, r.body)
 	}
 }
 

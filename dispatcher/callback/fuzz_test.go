@@ -1,6 +1,7 @@
 package callback
 
 import (
+	"net/http/httptest"
 	"testing"
 
 	"github.com/esign-svc/esign/shared/apperr"
@@ -17,7 +18,7 @@ func FuzzCallbackBody(f *testing.F) {
 	f.Add([]byte(`[1,2,3]`))
 	f.Add([]byte(`{"fields":null,"consents":[{"id":"legally_binding"},{"id":"legally_binding"}]}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		p, err := parseBody(raw)
+		p, err := parseBody(httptest.NewRequest("POST", Path, nil), raw)
 		if err != nil {
 			k := apperr.KindOf(err)
 			if k != apperr.KindInvalid && k != apperr.KindTooLarge {
@@ -35,7 +36,7 @@ func FuzzCallbackBody(f *testing.F) {
 // the fuzzer starts from a body that reaches the PNG decoding.
 func TestFuzzSeedValid(t *testing.T) {
 	t.Parallel()
-	if _, err := parseBody(validSeed(t)); err != nil {
+	if _, err := parseBody(httptest.NewRequest("POST", Path, nil), validSeed(t)); err != nil {
 		t.Fatalf("the valid seed is refused: %v", err)
 	}
 }

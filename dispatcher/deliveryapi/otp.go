@@ -28,6 +28,9 @@ type otpSendView struct {
 // Errors: 400 otp_not_required, otp_already_verified; 429 otp_rate_limited (Retry-After) within
 // 60 s of the last send; 403 otp_blocked; 401; 404; 410; 503 otp_send_failed.
 func (a *API) otpSend(w http.ResponseWriter, r *http.Request) error {
+	if err := web.NoBody(r); err != nil {
+		return err
+	}
 	var s *delivery.Session
 	record := func(code otpflow.Code) (otpflow.Target, error) {
 		var to string

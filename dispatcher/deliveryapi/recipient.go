@@ -100,6 +100,9 @@ type metadataView struct {
 // metadata is GET /api/delivery/{deliveryId}?t=: what the portal shows. It changes nothing.
 // Errors: 401; 404; 410.
 func (a *API) metadata(w http.ResponseWriter, r *http.Request) error {
+	if err := web.NoBody(r); err != nil {
+		return err
+	}
 	s, err := a.recipient(r)
 	if err != nil {
 		return err
@@ -128,6 +131,9 @@ func (a *API) download(w http.ResponseWriter, r *http.Request) error {
 // issueSAS checks the document gate, makes a read-only URL for SASTTL (never beyond the
 // session's expiry) and records delivery.sas_issued; the URL is returned only once recorded.
 func (a *API) issueSAS(w http.ResponseWriter, r *http.Request, via string) error {
+	if err := web.NoBody(r); err != nil {
+		return err
+	}
 	s, err := a.recipient(r)
 	if err != nil {
 		return err

@@ -41,6 +41,9 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := web.NoBody(r); err != nil {
+		return err
+	}
 	corr := r.URL.Query().Get("correlationId")
 	probe := delivery.CreateRequest{CorrelationID: corr}
 	if e, ok := apperr.As(probe.Validate()); ok {
@@ -79,6 +82,9 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 func (a *API) revoke(w http.ResponseWriter, r *http.Request) error {
 	p, err := a.caller(r, auth.RoleInitiator, auth.RoleAdmin)
 	if err != nil {
+		return err
+	}
+	if err := web.NoBody(r); err != nil {
 		return err
 	}
 	id := r.PathValue("deliveryId")

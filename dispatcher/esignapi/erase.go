@@ -26,6 +26,9 @@ func (a *API) eraseEmail(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := web.NoBody(r); err != nil {
+		return err
+	}
 	idx, err := strconv.Atoi(r.PathValue("slotIndex"))
 	if err != nil || idx < 0 || idx >= esign.MaxSigners {
 		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("slotIndex", "must be a slot number from 0 to 9"))

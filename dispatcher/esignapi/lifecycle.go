@@ -35,6 +35,9 @@ func (a *API) end(w http.ResponseWriter, r *http.Request, reason esign.CancelRea
 	if err != nil {
 		return err
 	}
+	if err := web.NoBody(r); err != nil {
+		return err
+	}
 	who := actor(r, p)
 	s, slots, ch, err := a.apply(r.Context(), p.TenantID, r.PathValue("groupId"), func(s *esign.Session, slots []esign.Slot) (esign.Change, error) {
 		ch, err := esign.Cancel(s, a.Now().UTC(), reason, who.ID)

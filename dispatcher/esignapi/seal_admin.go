@@ -31,13 +31,16 @@ type sealRetryResponse struct {
 // of the caller's tenant in sealing whose last seal failed or that is stuck (esign.RequeueSeal),
 // it clears the seal error, records seal.requeued {attempt} in one transaction with the session
 // ETag, and queues the seal message with that attempt on the "seal" output. The processor's seal
-// job is idempotent, so a re-queue racing a late original message seals once. The body is
-// ignored. Answers 202 {groupId, state, attempt}. Errors: 401; 403 without the role or the
+// job is idempotent, so a re-queue racing a late original message seals once. It takes no
+// body (400 body_not_allowed). Answers 202 {groupId, state, attempt}. Errors: 401; 403 without the role or the
 // esign licence; 404 unknown session or another tenant's; 409 session_already_complete,
 // session_not_sealing, seal_not_stuck.
 func (a *API) retrySeal(w http.ResponseWriter, r *http.Request) error {
 	p, err := a.caller(r, auth.RoleAdmin)
 	if err != nil {
+		return err
+	}
+	if err := web.NoBody(r); err != nil {
 		return err
 	}
 	ctx := r.Context()

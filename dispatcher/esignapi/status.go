@@ -61,6 +61,9 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := web.NoBody(r); err != nil {
+		return err
+	}
 	groupID, err := a.Store.GroupByCorrelation(r.Context(), p.TenantID, r.PathValue("correlationId"))
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/logging"
+	"github.com/esign-svc/esign/shared/web"
 )
 
 // Prober checks each storage service and returns one result per service name.
@@ -39,7 +40,13 @@ type Report struct {
 	CheckedAt     time.Time          `json:"checkedAt"`
 }
 
+// ServeHTTP answers the report: 200 when every service is reachable, 503 otherwise; 400
+// body_not_allowed for a request with a body (web.NoBody).
 func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := web.NoBody(r); err != nil {
+		web.Fail(w, r, err)
+		return
+	}
 	timeout := h.Timeout
 	if timeout == 0 {
 		timeout = 5 * time.Second

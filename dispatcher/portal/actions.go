@@ -77,6 +77,9 @@ func (a *API) act(w http.ResponseWriter, r *http.Request, write, emit bool, t tr
 // viewed is POST /api/esign/portal/viewed: the signer opened and scrolled through the document.
 // A view-only token may report it. Errors: 401; 410; 409 for a closed slot.
 func (a *API) viewed(w http.ResponseWriter, r *http.Request) error {
+	if err := web.NoBody(r); err != nil {
+		return err
+	}
 	return a.act(w, r, false, false, func(s *esign.Session, slots []esign.Slot, i int) (esign.Change, error) {
 		return esign.MarkViewed(s, slots, i, a.now(), nil)
 	})

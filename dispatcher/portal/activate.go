@@ -90,6 +90,9 @@ func (a *API) activate(w http.ResponseWriter, r *http.Request) error {
 // refreshed access token. A view-only (secondary) token may read it. Errors: 401 without a
 // valid token; 410 ended; 409 sealing or complete.
 func (a *API) session(w http.ResponseWriter, r *http.Request) error {
+	if err := web.NoBody(r); err != nil {
+		return err
+	}
 	tok, err := bearer(r)
 	if err != nil {
 		return err

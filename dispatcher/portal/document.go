@@ -10,6 +10,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/logging"
 	"github.com/esign-svc/esign/shared/tokens"
+	"github.com/esign-svc/esign/shared/web"
 )
 
 // document is GET (and HEAD) /api/esign/document/{token}, {token} being the portal access
@@ -19,6 +20,9 @@ import (
 // for a bad or expired token; 410 once the session expired or was cancelled; 409 sealing or
 // complete; 403 otp_required for a slot that must pass OTP first.
 func (a *API) document(w http.ResponseWriter, r *http.Request) error {
+	if err := web.NoBody(r); err != nil {
+		return err
+	}
 	tok := r.PathValue("token")
 	if tok == "" || len(tok) > tokens.MaxTokenLen {
 		return apperr.New(apperr.KindUnauthenticated, tokens.CodeInvalid, "the document link lacks its token")

@@ -37,6 +37,9 @@ type transferResponse struct {
 // {PORTAL_URL}/transfer?token=<token>, the same link as a QR code PNG, and its expiry. Errors:
 // 401; 409 device_secondary, slot_not_open, slot_wrong_state; 410.
 func (x *Challenge) transferCreate(w http.ResponseWriter, r *http.Request) error {
+	if err := web.NoBody(r); err != nil {
+		return err
+	}
 	acc, err := x.current(r)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -33,6 +34,15 @@ func TestDecodeJSONErrorsNameTheField(t *testing.T) {
 		{"array", `[1]`, "", "invalid_request", "body", apperr.KindInvalid},
 		{"too large", `{"name":"` + strings.Repeat("a", 200) + `"}`, "", "body_too_large", "", apperr.KindTooLarge},
 		{"wrong type", `{}`, "text/plain", "unsupported_media_type", "", apperr.KindInvalid},
+		{"json only as a parameter", `{}`, "text/plain; note=json", "unsupported_media_type", "", apperr.KindInvalid},
+		{"unparsable type", `{}`, "application/json; =", "unsupported_media_type", "", apperr.KindInvalid},
+		{"null", `null`, "", "invalid_request", "body", apperr.KindInvalid},
+		{"null after blanks", " \n null", "application/json", "invalid_request", "body", apperr.KindInvalid},
+		{"empty array", `[]`, "", "invalid_request", "body", apperr.KindInvalid},
+		{"string", `"x"`, "", "invalid_request", "body", apperr.KindInvalid},
+		{"number", `42`, "", "invalid_request", "body", apperr.KindInvalid},
+		{"boolean", `true`, "", "invalid_request", "body", apperr.KindInvalid},
+		{"not JSON", `nul`, "", "invalid_json", "body", apperr.KindInvalid},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,6 +83,10 @@ func TestDecodeOptionalJSON(t *testing.T) {
 		{"trailing", `{} {}`, "", "invalid_json", "body", apperr.KindInvalid, ""},
 		{"too large", `{"name":"` + strings.Repeat("a", 200) + `"}`, "", "body_too_large", "", apperr.KindTooLarge, ""},
 		{"wrong type", `{}`, "text/plain", "unsupported_media_type", "", apperr.KindInvalid, ""},
+		{"problem+json", `{"name":"p"}`, "application/problem+json", "", "", 0, "p"},
+		{"null", `null`, "application/json", "invalid_request", "body", apperr.KindInvalid, ""},
+		{"string", `"x"`, "", "invalid_request", "body", apperr.KindInvalid, ""},
+		{"number", `42`, "", "invalid_request", "body", apperr.KindInvalid, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,6 +111,77 @@ func TestDecodeOptionalJSON(t *testing.T) {
 				t.Fatalf("fields %+v, want %s", e.Fields, tc.field)
 			}
 		})
+	}
+}
+
+func TestNoBody(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, body, ct, code string
+		kind                 apperr.Kind
+	}{
+		{"empty", ``, "", "", 0},
+		{"empty with a type", ``, "text/plain", "", 0},
+		{"empty object", `{}`, "application/json", "body_not_allowed", apperr.KindInvalid},
+		{"one blank", ` `, "", "body_not_allowed", apperr.KindInvalid},
+		{"null", `null`, "application/json", "body_not_allowed", apperr.KindInvalid},
+		{"text", `hello`, "text/plain", "body_not_allowed", apperr.KindInvalid},
+		{"at the limit", strings.Repeat("a", MaxJSONBody), "text/plain", "body_not_allowed", apperr.KindInvalid},
+		{"past the limit", strings.Repeat("a", MaxJSONBody+1), "text/plain", "body_too_large", apperr.KindTooLarge},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			for _, declared := range []bool{true, false} { // Content-Length sent, or chunked
+				var rd io.Reader = strings.NewReader(tc.body)
+				if !declared {
+					rd = io.MultiReader(rd) // hides the length from NewRequest
+				}
+				r := httptest.NewRequest("POST", "/", rd)
+				if tc.ct != "" {
+					r.Header.Set("Content-Type", tc.ct)
+				}
+				err := NoBody(r)
+				if tc.code == "" {
+					if err != nil {
+						t.Fatalf("declared %v: %v", declared, err)
+					}
+					continue
+				}
+				e, ok := apperr.As(err)
+				if !ok || e.Code != tc.code || e.Kind != tc.kind {
+					t.Fatalf("declared %v: got %v, want %s", declared, err, tc.code)
+				}
+				if tc.kind == apperr.KindInvalid && (len(e.Fields) != 1 || e.Fields[0].Field != BodyField) {
+					t.Fatalf("fields %+v, want %s", e.Fields, BodyField)
+				}
+			}
+		})
+	}
+}
+
+// TestDecodeJSONBody holds the callback's rules: the bytes it read itself, then DecodeJSON's
+// Content-Type and object rules.
+func TestDecodeJSONBody(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ body, ct, code string }{
+		{`{"name":"x"}`, "application/json", ""},
+		{`{"name":"x"}`, "", ""},
+		{`{"name":"x"}`, "text/plain", "unsupported_media_type"},
+		{`null`, "application/json", "invalid_request"},
+		{`[]`, "application/json", "invalid_request"},
+		{`{"nmae":"x"}`, "application/json", "unknown_field"},
+	}
+	for _, tc := range cases {
+		r := httptest.NewRequest("POST", "/", nil)
+		if tc.ct != "" {
+			r.Header.Set("Content-Type", tc.ct)
+		}
+		var v sample
+		err := DecodeJSONBody(r, []byte(tc.body), &v)
+		if e, _ := apperr.As(err); (tc.code == "" && err != nil) || (tc.code != "" && (e == nil || e.Code != tc.code)) {
+			t.Errorf("%s %q: got %v, want %q", tc.ct, tc.body, err, tc.code)
+		}
 	}
 }
 

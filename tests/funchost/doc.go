@@ -5,7 +5,9 @@
 //
 //   - HTTP triggers on one listen address under each app's route prefix, with route templates,
 //     methods, host keys (?code= or x-functions-key), forwarding for HTTP-only functions and
-//     invocations (POST /{FunctionName}) for the others;
+//     invocations (POST /{FunctionName}) for the others; an answer given before the request
+//     body was read to its end (a handler's early 413, the invocation limit) says
+//     Connection: close, so a kept-alive client never sends its next request into the old body;
 //   - queue triggers with polling and back-off, batchSize, newBatchThreshold, visibilityTimeout,
 //     DequeueCount, maxDequeueCount and <queue>-poison queues;
 //   - timer triggers on six-field NCRONTAB schedules, runOnStartup, RunTimer and the admin

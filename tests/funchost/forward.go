@@ -2,9 +2,11 @@ package funchost
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"sync/atomic"
 	"time"
 )
 
@@ -36,6 +38,10 @@ func (h *Host) forward(w http.ResponseWriter, r *http.Request, f *function) {
 	// client's body be read after the response has started.
 	_ = http.NewResponseController(w).EnableFullDuplex()
 	sw := &statusWriter{ResponseWriter: w}
+	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
+		body := &watchedBody{ReadCloser: r.Body}
+		r.Body, sw.bodyUnread = body, func() bool { return !body.done.Load() }
+	}
 	rp.ServeHTTP(sw, r)
 	d := time.Since(start).Round(time.Millisecond)
 	if proxyErr != nil {
@@ -46,21 +52,32 @@ func (h *Host) forward(w http.ResponseWriter, r *http.Request, f *function) {
 }
 
 // statusWriter records the status code; Unwrap lets the proxy flush through it.
+//
+// Full duplex turns off net/http's own care for a body the handler left unread (drain up to
+// 256 KiB, else answer with Connection: close): the server would close the connection after
+// the answer without saying so, and the client's next request on it would fail. So when the
+// final status is written while the request body has not been read to its end (the handler
+// answered early: a 413 past its limit, a 401 before reading), the answer says Connection:
+// close, and net/http closes the connection after it (draining at most 256 KiB first).
 type statusWriter struct {
 	http.ResponseWriter
-	code int
+	code       int
+	bodyUnread func() bool // nil: the request had no body
 }
 
 func (s *statusWriter) WriteHeader(code int) {
-	if s.code == 0 {
+	if code >= 200 && s.code == 0 {
 		s.code = code
+		if s.bodyUnread != nil && s.bodyUnread() {
+			s.Header().Set("Connection", "close")
+		}
 	}
 	s.ResponseWriter.WriteHeader(code)
 }
 
 func (s *statusWriter) Write(b []byte) (int, error) {
 	if s.code == 0 {
-		s.code = http.StatusOK
+		s.WriteHeader(http.StatusOK)
 	}
 	return s.ResponseWriter.Write(b)
 }
@@ -72,4 +89,18 @@ func (s *statusWriter) status() int {
 		return http.StatusOK
 	}
 	return s.code
+}
+
+// watchedBody notes when the request body has been read to its end.
+type watchedBody struct {
+	io.ReadCloser
+	done atomic.Bool
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.done.Store(true)
+	}
+	return n, err
 }

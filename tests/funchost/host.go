@@ -54,6 +54,10 @@ type Options struct {
 	// DisableSchedules stops timers from firing on their schedules (runOnStartup included);
 	// RunTimer and the admin endpoint still fire them. Tests use it for determinism.
 	DisableSchedules bool
+	// MaxInvocationBody is the largest request body an HTTP invocation accepts (413 beyond it,
+	// with Connection: close); default 100 MB, the real host's limit. Forwarded requests are
+	// streamed and have no limit here.
+	MaxInvocationBody int64
 }
 
 // app is one loaded app folder.
@@ -111,6 +115,9 @@ func Start(ctx context.Context, opts Options) (*Host, error) {
 	}
 	if opts.ReadyTimeout == 0 {
 		opts.ReadyTimeout = 30 * time.Second
+	}
+	if opts.MaxInvocationBody == 0 {
+		opts.MaxInvocationBody = 100 << 20
 	}
 	if opts.Settings == nil {
 		opts.Settings = map[string]string{}

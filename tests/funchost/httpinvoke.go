@@ -15,15 +15,13 @@ import (
 	"unicode/utf8"
 )
 
-// maxInvocationBody is the largest request body an HTTP invocation accepts (the real host's
-// limit is 100 MB); forwarded requests are streamed and have no limit here.
-const maxInvocationBody = 100 << 20
-
 // invokeHTTP runs an HTTP-triggered function as an invocation and maps Outputs.res (or the
 // ReturnValue for a "$return" binding) to the response. A failed invocation answers 500 with an
-// empty body.
+// empty body. A body over Options.MaxInvocationBody is 413: http.MaxBytesReader, given the
+// server's own ResponseWriter, makes net/http answer it with Connection: close and close the
+// connection, so the rest of the body is never read as a request.
 func (h *Host) invokeHTTP(w http.ResponseWriter, r *http.Request, f *function, params map[string]string) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxInvocationBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxInvocationBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

@@ -129,14 +129,22 @@ func startHost(t *testing.T, shape funchost.RequestShape, settings map[string]st
 
 func tryStart(t *testing.T, shape funchost.RequestShape, settings map[string]string, ready time.Duration, apps ...string) (*env, error) {
 	t.Helper()
+	return tryStartOpts(t, funchost.Options{Apps: apps, Shape: shape, ReadyTimeout: ready}, settings)
+}
+
+// tryStartOpts is tryStart with more of the host's options (Apps, Shape, ReadyTimeout,
+// MaxInvocationBody are taken from o).
+func tryStartOpts(t *testing.T, o funchost.Options, settings map[string]string) (*env, error) {
+	t.Helper()
 	e := &env{recordDir: t.TempDir(), out: &syncBuffer{}}
 	s := map[string]string{"AzureWebJobsStorage": connString(), "TH_RECORD_DIR": e.recordDir}
 	for k, v := range settings {
 		s[k] = v
 	}
 	// The host lives as long as its context: the test's, cancelled as the test ends.
-	h, err := funchost.Start(t.Context(), funchost.Options{Apps: apps, Listen: "127.0.0.1:0", Settings: s,
-		HostKey: hostKey, MasterKey: masterKey, Shape: shape, Output: e.out, ReadyTimeout: ready, DisableSchedules: true})
+	h, err := funchost.Start(t.Context(), funchost.Options{Apps: o.Apps, Listen: "127.0.0.1:0", Settings: s,
+		HostKey: hostKey, MasterKey: masterKey, Shape: o.Shape, Output: e.out, ReadyTimeout: o.ReadyTimeout,
+		DisableSchedules: true, MaxInvocationBody: o.MaxInvocationBody})
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("host output:\n%s", e.out.String())

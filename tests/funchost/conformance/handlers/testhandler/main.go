@@ -5,7 +5,8 @@
 //
 // Behaviour:
 //   - GET / answers 200 (readiness), after $TH_START_DELAY if set; $TH_CRASH=1 exits 3 at once.
-//   - /api/... (forwarded requests) echoes the body, with X-Seen-* headers describing the request.
+//   - /api/... (forwarded requests) echoes the body, with X-Seen-* headers describing the request;
+//     with the request header X-Answer-Early it answers 413 at once, reading none of the body.
 //   - POST /Http* (HTTP invocations) answers according to the request header X-Mode.
 //   - POST /Fail* replies 500; POST /Slow* sleeps 300ms; others succeed.
 package main
@@ -60,6 +61,11 @@ func route(w http.ResponseWriter, r *http.Request) {
 }
 
 func echo(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("X-Answer-Early") != "" { // answers 413 without reading the body
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		_, _ = io.WriteString(w, "early")
+		return
+	}
 	_ = http.NewResponseController(w).EnableFullDuplex()
 	h := w.Header()
 	h.Set("X-Seen-Method", r.Method)

@@ -1,0 +1,199 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/esign-svc/esign/shared/apperr"
+)
+
+// Every route reads its request body in exactly one of these ways:
+//
+//   - DecodeJSON: a JSON object is required;
+//   - DecodeOptionalJSON: a JSON object, or nothing at all;
+//   - NoBody: nothing at all;
+//   - ReadBody then DecodeJSONBody: a route that needs the raw bytes first (the signed callback
+//     computes its HMAC over them) and then applies DecodeJSON's rules.
+//
+// The rules, the same on every route: a body over the route's limit is 413 body_too_large; a
+// body on a route that takes none is 400 body_not_allowed; a JSON body whose Content-Type is set
+// and is not JSON is 400 unsupported_media_type; a JSON body must be one object (null, an
+// array, a string, a number or a boolean is 400 invalid_request naming the whole body), with no
+// field the request does not have and nothing after it.
+
+// MaxJSONBody is the default limit of a JSON request body (DESIGN section 5), and the limit
+// past which a body sent to a route that takes none is 413 rather than 400.
+const MaxJSONBody = 1 << 20
+
+// BodyField is the field path problems give the whole request body.
+const BodyField = "body"
+
+// Problem codes of reading a request body.
+const (
+	CodeBodyUnreadable       = "body_unreadable"         // 400: the body could not be read
+	CodeBodyTooLarge         = "body_too_large"          // 413: over the route's limit
+	CodeBodyNotAllowed       = "body_not_allowed"        // 400 (field "body"): the route takes no body
+	CodeUnsupportedMediaType = "unsupported_media_type"  // 400: a Content-Type that is not JSON
+	CodeInvalidJSON          = "invalid_json"            // 400 (field "body"): empty or not JSON
+	CodeInvalidRequest       = apperr.CodeInvalidRequest // 400: a field at fault, named ("body": not an object)
+	CodeUnknownField         = "unknown_field"           // 400: a field the request does not have
+)
+
+// DecodeJSON reads r's body (at most limit bytes) into v, one JSON object with no unknown field
+// and no trailing data. Errors: 400 unsupported_media_type when the Content-Type is set and not
+// JSON; 413 body_too_large; 400 body_unreadable; 400 invalid_json (field "body"),
+// invalid_request (field "body" for a value that is not an object, else the field at fault) or
+// unknown_field naming the field.
+func DecodeJSON(r *http.Request, limit int64, v any) error {
+	if err := jsonContentType(r); err != nil {
+		return err
+	}
+	body, err := ReadBody(r, limit)
+	if err != nil {
+		return err
+	}
+	return DecodeJSONBytes(body, v)
+}
+
+// DecodeOptionalJSON is DecodeJSON for a route whose body may be left out: an empty body
+// leaves v as it is and is no error, whatever its Content-Type; any other body follows
+// DecodeJSON's rules and errors.
+func DecodeOptionalJSON(r *http.Request, limit int64, v any) error {
+	body, err := ReadBody(r, limit)
+	if err != nil || len(body) == 0 {
+		return err
+	}
+	return DecodeJSONBody(r, body, v)
+}
+
+// NoBody is the rule of a route that takes no body: an empty body passes, whatever its
+// Content-Type. Errors: 400 body_not_allowed (field "body") for any byte of body; 413
+// body_too_large past MaxJSONBody; 400 body_unreadable.
+func NoBody(r *http.Request) error {
+	body, err := ReadBody(r, MaxJSONBody)
+	if err != nil {
+		return err
+	}
+	if len(body) > 0 {
+		return apperr.Invalid(CodeBodyNotAllowed, apperr.Field(BodyField, "this route takes no request body; send none"))
+	}
+	return nil
+}
+
+// DecodeJSONBody applies DecodeJSON's Content-Type and object rules to a body its route read
+// itself with ReadBody (the callback verifies its HMAC over the raw bytes first). Errors as
+// DecodeJSON's, but for the size and reading ones.
+func DecodeJSONBody(r *http.Request, body []byte, v any) error {
+	if err := jsonContentType(r); err != nil {
+		return err
+	}
+	return DecodeJSONBytes(body, v)
+}
+
+// ReadBody reads r's body, at most limit bytes. A route reads its body through this only when
+// it needs the raw bytes (see DecodeJSONBody). Errors: 400 body_unreadable; 413 body_too_large.
+func ReadBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, tooLarge(limit) // declared: nothing need be read to know
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, apperr.Wrap(err, apperr.KindInvalid, CodeBodyUnreadable, "the request body could not be read")
+	}
+	if int64(len(body)) > limit {
+		return nil, tooLarge(limit)
+	}
+	return body, nil
+}
+
+func tooLarge(limit int64) error {
+	return apperr.New(apperr.KindTooLarge, CodeBodyTooLarge, "the request body is larger than %d bytes", limit)
+}
+
+// jsonContentType refuses a Content-Type that is set and is not JSON: application/json or a
+// +json type, with any parameters.
+func jsonContentType(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || !(strings.HasSuffix(mt, "/json") || strings.HasSuffix(mt, "+json")) {
+		return apperr.New(apperr.KindInvalid, CodeUnsupportedMediaType, "the body must be application/json")
+	}
+	return nil
+}
+
+// DecodeJSONBytes decodes one JSON object from body into v (DecodeJSON without the request:
+// the same errors but for the size, reading and Content-Type ones).
+func DecodeJSONBytes(body []byte, v any) error {
+	// Invalid UTF-8 is refused first (400 naming the string that holds the first invalid byte),
+	// before the decoder could replace it with U+FFFD.
+	if err := checkUTF8(body); err != nil {
+		return err
+	}
+	if err := jsonObject(body); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("trailing data after the JSON value")
+	}
+	if err == nil {
+		return nil
+	}
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return apperr.Invalid(CodeInvalidJSON, apperr.Field(BodyField, "the body is empty; a JSON object is required"))
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			field = BodyField
+		}
+		return apperr.Invalid(CodeInvalidRequest, apperr.Field(field, "must be "+jsonKind(typ.Type.Kind().String())))
+	case errors.As(err, &syn):
+		return apperr.Invalid(CodeInvalidJSON, apperr.Field(BodyField, fmt.Sprintf("not valid JSON (at byte %d)", syn.Offset)))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return apperr.Invalid(CodeUnknownField, apperr.Field(name, "is not a field of this request"))
+	default:
+		return apperr.Invalid(CodeInvalidJSON, apperr.Field(BodyField, "not valid JSON"))
+	}
+}
+
+// jsonObject refuses a body that is one valid JSON value other than an object (null decodes
+// into a struct as nothing at all, so the decoder alone would let it pass). An empty body and
+// one that is not JSON are left to the decoder, which names them.
+func jsonObject(body []byte) error {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	if len(b) == 0 || b[0] == '{' || !json.Valid(b) {
+		return nil
+	}
+	return apperr.Invalid(CodeInvalidRequest, apperr.Field(BodyField, "must be a JSON object"))
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "int", "int64", "int32", "float64", "uint", "uint64":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "slice", "array":
+		return "an array"
+	case "map", "struct", "ptr":
+		return "an object"
+	}
+	return "of another type"
+}
