@@ -1,0 +1,54 @@
+package deliverystore
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/kernel/aggstore"
+)
+
+// TestInviteChecksOfEmailedDeliveries: a delivery whose mode e-mails the recipient is put on the
+// invitation-check schedule at create, due InviteCheckAfter later; a library-only delivery is
+// not; a checked entry is forgotten.
+func TestInviteChecksOfEmailedDeliveries(t *testing.T) {
+	t.Parallel()
+	ctx, st := context.Background(), newStore(t)
+	st.SetInviteCheckAfter(4 * time.Minute)
+	at := time.Now().UTC()
+	made := map[delivery.Mode]string{}
+	for _, mode := range []delivery.Mode{delivery.ModeSecureEmail, delivery.ModeSharePoint} {
+		s := &delivery.Session{DeliveryID: uuid.NewString(), TenantID: "t1", CorrelationID: "c-" + string(mode), DocumentName: "a.pdf",
+			PDFBlobPath: "documents/a.pdf", Mode: mode, RecipientHash: "h", RecipientEnc: "enc", ExpiresAt: at.Add(time.Hour)}
+		ch := delivery.Start(s, at)
+		if err := st.Create(ctx, s, ch); err != nil {
+			t.Fatal(err)
+		}
+		made[mode] = s.DeliveryID
+	}
+	due := func(now time.Time) []aggstore.Item {
+		t.Helper()
+		items, err := st.DueInviteChecks(ctx, now, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return items
+	}
+	if got := due(at.Add(4*time.Minute - time.Nanosecond)); len(got) != 0 {
+		t.Fatalf("due before its time: %v", got)
+	}
+	want := aggstore.Item{ID: made[delivery.ModeSecureEmail], At: at.Add(4 * time.Minute)}
+	if got := due(at.Add(time.Hour)); !reflect.DeepEqual(got, []aggstore.Item{want}) {
+		t.Fatalf("due %v, want only %v", got, want)
+	}
+	if err := st.ForgetInviteCheck(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	if got := due(at.Add(time.Hour)); len(got) != 0 {
+		t.Fatalf("a forgotten check is still due: %v", got)
+	}
+}
