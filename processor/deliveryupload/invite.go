@@ -35,15 +35,20 @@ var (
 			`<p><a href="{{.Link}}">Open the document</a> (the link is personal and works until {{.Expires}}).</p></body></html>` + "\n"))
 )
 
-// HandleInvite is the DeliveryInvite queue function (delivery.InviteMessage): it issues the
-// session's link and e-mails it. A session that ended is skipped; an invitation already
-// recorded is acknowledged. Errors: Permanent for a message that can never succeed (a provider
-// refusal is recorded as delivery.invite_failed); others are retried.
+// HandleInvite is the DeliveryInvite queue function (delivery.InviteMessage): it runs Invite.
 func (j *Job) HandleInvite(ctx context.Context, qm funcproto.QueueMessage) error {
 	var m delivery.InviteMessage
 	if err := qm.Decode(&m); err != nil {
 		return funcproto.Permanent(err)
 	}
+	return j.Invite(ctx, m)
+}
+
+// Invite issues the session's link and e-mails it: the queue job's work, and the invitation
+// reconciler's for a message the host lost. A session that ended is skipped; an invitation
+// already recorded is acknowledged. Errors: Permanent for a message that can never succeed (a
+// provider refusal is recorded as delivery.invite_failed); others are worth retrying.
+func (j *Job) Invite(ctx context.Context, m delivery.InviteMessage) error {
 	s, err := j.load(ctx, m.DeliveryID, m.TenantID)
 	if err != nil {
 		return err
