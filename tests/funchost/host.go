@@ -54,6 +54,12 @@ type Options struct {
 	// DisableSchedules stops timers from firing on their schedules (runOnStartup included);
 	// RunTimer and the admin endpoint still fire them. Tests use it for determinism.
 	DisableSchedules bool
+	// DropOutput is a test hook, nil (off) by default and never set by cmd/funchost: when it
+	// returns true for a queue output message (the function's name, the output binding's name
+	// and the message's JSON text) the host does not write that message, as if the host had
+	// lost it after the handler answered. Tests of at-least-once delivery use it to lose one
+	// message; it is called from concurrent invocations.
+	DropOutput func(function, binding string, message []byte) bool
 }
 
 // app is one loaded app folder.
