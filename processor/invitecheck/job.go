@@ -11,10 +11,13 @@
 //   - a delivery whose mode e-mails the recipient, live and without sentAt: the delivery invite
 //     job's Invite.
 //
-// Sending through the queue jobs' own code keeps it exactly once in effect: a signing
-// invitation is claimed (row "sent-<message id>") before it is sent, so the lost message showing
-// up later, or arriving while this job sends, is acknowledged without a second e-mail; a delivery
-// invitation records sentAt, which the late message finds. An entry is removed once its
+// Sending through the queue jobs' own code keeps it exactly once in effect: an invitation is
+// claimed before it is sent (a row of the aggregate's partition: "sent-<message id>" for a
+// signer, "sent-invite" for a delivery; aggstore.Once) and the claim is marked sent with the
+// audit event, so the lost message showing up later is acknowledged without a second e-mail,
+// and one arriving while this job sends (or a second run of this job) finds the claim held and
+// leaves it to the holder (this job then keeps the entry and looks again next run). An entry is
+// removed once its
 // aggregate owes nothing unsent (or is gone); a send worth retrying keeps it for the next run,
 // bounded by the aggregate's life (an ended aggregate owes nothing). A send the provider
 // refused for good is recorded by the job that tried (notification.failed,
@@ -120,6 +123,19 @@ func (j *Job) Run(ctx context.Context) (Result, error) {
 	return r, errors.Join(errS, errD)
 }
 
+// errKeep is a check that found an invitation being sent by another worker right now (the
+// queue job with the message that was thought lost): no failure, but the entry stays so a later
+// run sees it recorded.
+var errKeep = errors.New("invitecheck: an invitation is being sent elsewhere")
+
+// inFlight turns the claim's in-flight errors into errKeep.
+func inFlight(err error) error {
+	if errors.Is(err, sessionstore.ErrInFlight) || errors.Is(err, deliverystore.ErrInviteInFlight) {
+		return errKeep
+	}
+	return err
+}
+
 // each groups the due entries by aggregate, checks each aggregate once and forgets its entries
 // when check succeeded.
 func (j *Job) each(ctx context.Context, c Checks, now time.Time, r *Result, check func(ctx context.Context, id string, now time.Time) (int, error)) error {
@@ -139,6 +155,10 @@ func (j *Job) each(ctx context.Context, c Checks, now time.Time, r *Result, chec
 	for _, id := range order {
 		sent, err := check(ctx, id, now)
 		r.Sent += sent
+		if errors.Is(err, errKeep) {
+			funcproto.Logf(ctx, "invitecheck: an invitation of %s is being sent elsewhere; checked again next run", id)
+			continue
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", id, err))
 			continue
@@ -174,7 +194,7 @@ func (j *Job) session(ctx context.Context, groupID string, now time.Time) (int, 
 		funcproto.Logf(ctx, "invitecheck: invitation of session %s slot %d not recorded as sent; sending", groupID, m.Slot)
 		n++
 		if err := j.d.Notify(ctx, m); err != nil && !funcproto.IsPermanent(err) {
-			return n, err
+			return n, inFlight(err)
 		}
 	}
 	return n, nil
@@ -194,7 +214,7 @@ func (j *Job) delivery(ctx context.Context, id string, now time.Time) (int, erro
 	}
 	funcproto.Logf(ctx, "invitecheck: invitation of delivery %s not recorded as sent; sending", id)
 	if err := j.d.Invite(ctx, delivery.InviteMessage{DeliveryID: s.DeliveryID, TenantID: s.TenantID}); err != nil && !funcproto.IsPermanent(err) {
-		return 1, err
+		return 1, inFlight(err)
 	}
 	return 1, nil
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -319,4 +320,55 @@ func TestFailedSendKeepsTheCheck(t *testing.T) {
 		t.Fatalf("%d invitations after the provider came back, want 2", got)
 	}
 	e.run(t, sessionstore.DefaultInviteCheckAfter+10*time.Minute, 0)
+}
+
+// TestConcurrentSendersSendOnce: two reconciler runs at once (and a sender holding a claim)
+// send each invitation once; a run that finds an invitation being sent elsewhere reports no
+// failure and keeps the check, which a later run finds recorded.
+func TestConcurrentSendersSendOnce(t *testing.T) {
+	t.Parallel()
+	ctx, e := context.Background(), newEnv(t)
+	e.session(t, 2)
+	d := e.delivery(t)
+	held := e.delivery(t)
+	e.now = e.start.Add(sessionstore.DefaultInviteCheckAfter)
+	claim, err := e.deliveries.ClaimInvite(ctx, held.DeliveryID, e.now, deliveryupload.InviteClaimLease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = e.job.Run(ctx)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("concurrent runs: %v", err)
+	}
+	if got := e.mail(t, notify.KindInvitation); got != 2 {
+		t.Fatalf("%d signer invitations, want 2", got)
+	}
+	if got := e.mail(t, deliveryupload.KindInvitation); got != 1 {
+		t.Fatalf("%d delivery invitations, want 1 (the other's claim is held)", got)
+	}
+	if due, err := e.deliveries.DueInviteChecks(ctx, e.now, 10); err != nil || len(due) != 1 || due[0].ID != held.DeliveryID {
+		t.Fatalf("checks kept %v %v, want the held delivery's", due, err)
+	}
+	// The holder finishes; the next run finds it recorded and sends nothing.
+	if _, _, err := e.deliveries.UpdateInvited(ctx, claim, e.now, func(s *delivery.Session) (delivery.Change, error) {
+		return delivery.Invited(s, e.now, "email")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.run(t, sessionstore.DefaultInviteCheckAfter+5*time.Minute, 0)
+	if due, err := e.deliveries.DueInviteChecks(ctx, e.now, 10); err != nil || len(due) != 0 {
+		t.Fatalf("checks left %v %v", due, err)
+	}
+	if got, _ := e.deliveries.Load(ctx, d.DeliveryID); got.SentAt.IsZero() {
+		t.Fatal("the reconciled delivery has no sentAt")
+	}
 }

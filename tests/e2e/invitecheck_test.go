@@ -134,7 +134,8 @@ func runReconciler(t *testing.T) {
 // TestLostInvitationIsReconciledOnce: the host loses a create's invitation output. The signer
 // has no invitation; the reconciler, once the check is due, sends it (with the create's link);
 // the lost message arriving afterwards is acknowledged without a second e-mail, and a second
-// run sends nothing more.
+// run sends nothing more. (The two tests here fire the reconciler in parallel: each run may
+// send the other's invitation, and still each is sent once.)
 func TestLostInvitationIsReconciledOnce(t *testing.T) {
 	t.Parallel()
 	tenant := uuid.NewString()
@@ -158,10 +159,9 @@ func TestLostInvitationIsReconciledOnce(t *testing.T) {
 	hurry(t, store, "esignindex", sessionstore.InviteSchedule, groupID, sess.CreatedAt, sessionstore.DefaultInviteCheckAfter)
 
 	runReconciler(t)
-	got := invitations(t, signer) // the reconciler sends before its run ends
-	if len(got) != 1 {
-		t.Fatalf("%d invitations after the reconciler, want 1", len(got))
-	}
+	// This run sends it, or a run another test fired at the same moment does (this one then
+	// finds the claim held and keeps the check).
+	got := waitInvitations(t, signer, 1)
 	sameLink(t, got[0].Link, links[0].Link)
 	if !strings.Contains(svc.logs.String(), "invitecheck: invitation of session "+groupID+" slot 0 not recorded as sent") {
 		t.Error("the reconciler did not log the invitation it sent")
@@ -207,9 +207,7 @@ func TestLostDeliveryInvitationIsReconciledOnce(t *testing.T) {
 	hurry(t, store, deliverystore.TableIndex, deliverystore.InviteSchedule, d.ID, s.CreatedAt, deliverystore.DefaultInviteCheckAfter)
 
 	runReconciler(t)
-	if n := count(); n != 1 {
-		t.Fatalf("%d invitations after the reconciler, want 1", n)
-	}
+	eventually(t, "the reconciled invitation", func() bool { return count() >= 1 })
 	deliverLate(t, delivery.QueueInvite, msgs[0])
 	eventually(t, "the late message acknowledged", func() bool {
 		return strings.Contains(svc.logs.String(), "deliveryinvite: "+d.ID+" already sent; acknowledged")

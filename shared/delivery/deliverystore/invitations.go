@@ -2,8 +2,12 @@ package deliverystore
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/kernel/aggstore"
 )
 
@@ -32,4 +36,43 @@ func (s *Store) DueInviteChecks(ctx context.Context, now time.Time, limit int) (
 // ForgetInviteCheck removes a checked entry (a missing one is no error).
 func (s *Store) ForgetInviteCheck(ctx context.Context, it aggstore.Item) error {
 	return s.invites.Remove(ctx, it.ID, it.At)
+}
+
+// rowInviteClaim is the invitation's claim row in the delivery's partition (aggstore.Once).
+const rowInviteClaim = "sent-invite"
+
+// Errors of the invitation claim.
+var (
+	ErrInviteSent     = &apperr.Error{Kind: apperr.KindConflict, Code: "invitation_already_sent", Detail: "this invitation was already sent"}
+	ErrInviteInFlight = &apperr.Error{Kind: apperr.KindUnavailable, Code: "invitation_in_flight", Detail: "this invitation is being sent by another worker"}
+)
+
+// ClaimInvite records that the delivery's invitation is being sent, so that of two senders (the
+// queue job and the invitation reconciler, or a redelivered message) one sends. Errors:
+// ErrInviteSent; ErrInviteInFlight while another claim younger than lease holds it; the
+// tablestore ones. A claim older than lease is taken over (its holder died).
+func (s *Store) ClaimInvite(ctx context.Context, deliveryID string, now time.Time, lease time.Duration) (aggstore.Claim, error) {
+	c, err := s.tab.Once().Claim(ctx, deliveryID, rowInviteClaim, now, lease)
+	switch {
+	case errors.Is(err, aggstore.ErrOnceDone):
+		return c, ErrInviteSent
+	case errors.Is(err, aggstore.ErrOnceBusy):
+		return c, ErrInviteInFlight
+	}
+	return c, err
+}
+
+// ReleaseInvite gives the claim up after a failed send (a claim gone or taken over is no error).
+func (s *Store) ReleaseInvite(ctx context.Context, c aggstore.Claim) error {
+	return s.tab.Once().Release(ctx, c)
+}
+
+// UpdateInvited is Update whose change records the claimed invitation as sent: the claim row is
+// marked done in the same transaction (a claim taken over meanwhile makes it fail as a lost
+// race, ErrConcurrent).
+func (s *Store) UpdateInvited(ctx context.Context, c aggstore.Claim, now time.Time, step Step) (*delivery.Session, delivery.Change, error) {
+	return s.tab.Update(ctx, c.ID, func(sess *delivery.Session) (delivery.Change, []tablestore.Op, error) {
+		ch, err := step(sess)
+		return ch, []tablestore.Op{c.DoneOp(now)}, err
+	})
 }

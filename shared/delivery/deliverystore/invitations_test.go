@@ -2,6 +2,7 @@ package deliverystore
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -50,5 +51,49 @@ func TestInviteChecksOfEmailedDeliveries(t *testing.T) {
 	}
 	if got := due(at.Add(time.Hour)); len(got) != 0 {
 		t.Fatalf("a forgotten check is still due: %v", got)
+	}
+}
+
+// TestInviteClaim: of two claims one wins; a released claim is claimable again; the claim marked
+// done with the invited change turns later claims into ErrInviteSent; a stale claim is taken
+// over and its holder's record then loses.
+func TestInviteClaim(t *testing.T) {
+	t.Parallel()
+	ctx, st := context.Background(), newStore(t)
+	s := create(t, st, "t1", "claim")
+	at, lease := time.Now().UTC(), time.Minute
+	c, err := st.ClaimInvite(ctx, s.DeliveryID, at, lease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ClaimInvite(ctx, s.DeliveryID, at.Add(time.Second), lease); !errors.Is(err, ErrInviteInFlight) {
+		t.Fatalf("second claim: %v, want ErrInviteInFlight", err)
+	}
+	if err := st.ReleaseInvite(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := st.ClaimInvite(ctx, s.DeliveryID, at, lease)
+	if err != nil {
+		t.Fatalf("claim after release: %v", err)
+	}
+	c, err = st.ClaimInvite(ctx, s.DeliveryID, at.Add(2*lease), lease)
+	if err != nil {
+		t.Fatalf("stale claim not taken over: %v", err)
+	}
+	invited := func(s *delivery.Session) (delivery.Change, error) { return delivery.Invited(s, now, "email") }
+	if _, _, err := st.UpdateInvited(ctx, stale, at, invited); !errors.Is(err, ErrConcurrent) {
+		t.Fatalf("record under a lost claim: %v, want ErrConcurrent", err)
+	}
+	if got, _ := st.Load(ctx, s.DeliveryID); !got.SentAt.IsZero() {
+		t.Fatal("a lost claim recorded the invitation")
+	}
+	if _, _, err := st.UpdateInvited(ctx, c, at, invited); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.Load(ctx, s.DeliveryID); !got.SentAt.Equal(now) {
+		t.Fatalf("sentAt %v", got.SentAt)
+	}
+	if _, err := st.ClaimInvite(ctx, s.DeliveryID, at.Add(time.Hour), lease); !errors.Is(err, ErrInviteSent) {
+		t.Fatalf("claim after sending: %v, want ErrInviteSent", err)
 	}
 }
