@@ -47,22 +47,16 @@ const FunctionName = "ReconcileInvitations"
 // BatchSize bounds the due entries of each schedule one run takes; the rest wait for the next.
 const BatchSize = 100
 
-// Checks is what the job needs of a schedule (both stores have it).
-type Checks interface {
-	DueInviteChecks(ctx context.Context, now time.Time, limit int) ([]aggstore.Item, error)
-	ForgetInviteCheck(ctx context.Context, it aggstore.Item) error
-}
-
 // Sessions is what the job needs of the session store.
 type Sessions interface {
-	Checks
+	InviteChecks() *aggstore.Checks
 	Load(ctx context.Context, groupID string) (*esign.Session, []esign.Slot, error)
 	NotificationSent(ctx context.Context, groupID, id string) (bool, error)
 }
 
 // Deliveries is what the job needs of the delivery store.
 type Deliveries interface {
-	Checks
+	InviteChecks() *aggstore.Checks
 	Load(ctx context.Context, deliveryID string) (*delivery.Session, error)
 }
 
@@ -118,8 +112,8 @@ func (j *Job) Handle(ctx context.Context, _ funcproto.TimerInfo) error {
 func (j *Job) Run(ctx context.Context) (Result, error) {
 	now := j.d.Now().UTC()
 	var r Result
-	errS := j.each(ctx, j.d.Sessions, now, &r, j.session)
-	errD := j.each(ctx, j.d.Deliveries, now, &r, j.delivery)
+	errS := j.each(ctx, j.d.Sessions.InviteChecks(), now, &r, j.session)
+	errD := j.each(ctx, j.d.Deliveries.InviteChecks(), now, &r, j.delivery)
 	return r, errors.Join(errS, errD)
 }
 
@@ -138,8 +132,8 @@ func inFlight(err error) error {
 
 // each groups the due entries by aggregate, checks each aggregate once and forgets its entries
 // when check succeeded.
-func (j *Job) each(ctx context.Context, c Checks, now time.Time, r *Result, check func(ctx context.Context, id string, now time.Time) (int, error)) error {
-	items, err := c.DueInviteChecks(ctx, now, BatchSize)
+func (j *Job) each(ctx context.Context, c *aggstore.Checks, now time.Time, r *Result, check func(ctx context.Context, id string, now time.Time) (int, error)) error {
+	items, err := c.Due(ctx, now, BatchSize)
 	if err != nil {
 		return err
 	}
@@ -165,7 +159,7 @@ func (j *Job) each(ctx context.Context, c Checks, now time.Time, r *Result, chec
 		}
 		r.Checked++
 		for _, it := range byID[id] {
-			if err := c.ForgetInviteCheck(ctx, it); err != nil {
+			if err := c.Forget(ctx, it); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", id, err))
 			}
 		}

@@ -228,7 +228,7 @@ func TestLostSigningInvitationIsSentOnce(t *testing.T) {
 	if got := e.mail(t, notify.KindInvitation); got != 2 {
 		t.Fatalf("%d invitations in the end, want 2", got)
 	}
-	if due, err := e.sessions.DueInviteChecks(ctx, e.start.Add(time.Hour), 10); err != nil || len(due) != 0 {
+	if due, err := e.sessions.InviteChecks().Due(ctx, e.start.Add(time.Hour), 10); err != nil || len(due) != 0 {
 		t.Fatalf("checks left: %v %v", due, err)
 	}
 }
@@ -355,7 +355,7 @@ func TestConcurrentSendersSendOnce(t *testing.T) {
 	if got := e.mail(t, deliveryupload.KindInvitation); got != 1 {
 		t.Fatalf("%d delivery invitations, want 1 (the other's claim is held)", got)
 	}
-	if due, err := e.deliveries.DueInviteChecks(ctx, e.now, 10); err != nil || len(due) != 1 || due[0].ID != held.DeliveryID {
+	if due, err := e.deliveries.InviteChecks().Due(ctx, e.now, 10); err != nil || len(due) != 1 || due[0].ID != held.DeliveryID {
 		t.Fatalf("checks kept %v %v, want the held delivery's", due, err)
 	}
 	// The holder finishes; the next run finds it recorded and sends nothing.
@@ -365,7 +365,7 @@ func TestConcurrentSendersSendOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.run(t, sessionstore.DefaultInviteCheckAfter+5*time.Minute, 0)
-	if due, err := e.deliveries.DueInviteChecks(ctx, e.now, 10); err != nil || len(due) != 0 {
+	if due, err := e.deliveries.InviteChecks().Due(ctx, e.now, 10); err != nil || len(due) != 0 {
 		t.Fatalf("checks left %v %v", due, err)
 	}
 	if got, _ := e.deliveries.Load(ctx, d.DeliveryID); got.SentAt.IsZero() {

@@ -73,28 +73,18 @@ func account(t *testing.T) *azconn.Account {
 	return acct
 }
 
-// checks is one aggregate's invitation-check schedule as the tests see it.
-type checks interface {
-	DueInviteChecks(ctx context.Context, now time.Time, limit int) ([]aggstore.Item, error)
-	ForgetInviteCheck(ctx context.Context, it aggstore.Item) error
-}
-
 // hurry makes the check the dispatcher scheduled for id (due after, the default
 // INVITE_CHECK_AFTER, past created) due now: it finds it (so the create did schedule it), removes it and adds id at now, as ten
 // minutes passing would. The check is read as of its own due time: a schedule never holds an
 // entry older than the time it was last read at.
-func hurry(t *testing.T, c checks, index, schedule, id string, created time.Time, after time.Duration) {
+func hurry(t *testing.T, c *aggstore.Checks, id string, created time.Time, after time.Duration) {
 	t.Helper()
 	ctx := context.Background()
-	x, err := aggstore.NewIndex(account(t), index)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := aggstore.NewSchedule(x, schedule).Add(ctx, id, time.Now()); err != nil {
+	if err := c.Add(ctx, id, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	at := created.Add(after)
-	due, err := c.DueInviteChecks(ctx, at, 100000)
+	due, err := c.Due(ctx, at, 100000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +92,7 @@ func hurry(t *testing.T, c checks, index, schedule, id string, created time.Time
 	for _, it := range due {
 		if it.ID == id && it.At.Equal(at) {
 			found = true
-			if err := c.ForgetInviteCheck(ctx, it); err != nil {
+			if err := c.Forget(ctx, it); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -156,7 +146,7 @@ func TestLostInvitationIsReconciledOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hurry(t, store, "esignindex", sessionstore.InviteSchedule, groupID, sess.CreatedAt, sessionstore.DefaultInviteCheckAfter)
+	hurry(t, store.InviteChecks(), groupID, sess.CreatedAt, sessionstore.DefaultInviteCheckAfter)
 
 	runReconciler(t)
 	// This run sends it, or a run another test fired at the same moment does (this one then
@@ -204,7 +194,7 @@ func TestLostDeliveryInvitationIsReconciledOnce(t *testing.T) {
 	if n := count(); n != 0 {
 		t.Fatalf("%d invitations although the output was lost", n)
 	}
-	hurry(t, store, deliverystore.TableIndex, deliverystore.InviteSchedule, d.ID, s.CreatedAt, deliverystore.DefaultInviteCheckAfter)
+	hurry(t, store.InviteChecks(), d.ID, s.CreatedAt, deliverystore.DefaultInviteCheckAfter)
 
 	runReconciler(t)
 	eventually(t, "the reconciled invitation", func() bool { return count() >= 1 })

@@ -14,12 +14,12 @@ import (
 )
 
 // TestInviteChecksOfEmailedDeliveries: a delivery whose mode e-mails the recipient is put on the
-// invitation-check schedule at create, due InviteCheckAfter later; a library-only delivery is
+// invitation-check schedule at create, due the check delay later; a library-only delivery is
 // not; a checked entry is forgotten.
 func TestInviteChecksOfEmailedDeliveries(t *testing.T) {
 	t.Parallel()
 	ctx, st := context.Background(), newStore(t)
-	st.SetInviteCheckAfter(4 * time.Minute)
+	st.InviteChecks().SetAfter(4 * time.Minute)
 	at := time.Now().UTC()
 	made := map[delivery.Mode]string{}
 	for _, mode := range []delivery.Mode{delivery.ModeSecureEmail, delivery.ModeSharePoint} {
@@ -33,7 +33,7 @@ func TestInviteChecksOfEmailedDeliveries(t *testing.T) {
 	}
 	due := func(now time.Time) []aggstore.Item {
 		t.Helper()
-		items, err := st.DueInviteChecks(ctx, now, 100)
+		items, err := st.InviteChecks().Due(ctx, now, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func TestInviteChecksOfEmailedDeliveries(t *testing.T) {
 	if got := due(at.Add(time.Hour)); !reflect.DeepEqual(got, []aggstore.Item{want}) {
 		t.Fatalf("due %v, want only %v", got, want)
 	}
-	if err := st.ForgetInviteCheck(ctx, want); err != nil {
+	if err := st.InviteChecks().Forget(ctx, want); err != nil {
 		t.Fatal(err)
 	}
 	if got := due(at.Add(time.Hour)); len(got) != 0 {

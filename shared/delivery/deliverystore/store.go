@@ -43,10 +43,9 @@ var kind = aggstore.Kind[*delivery.Session]{
 
 // Store is the table-backed delivery store. Safe for concurrent use.
 type Store struct {
-	tab        *aggstore.Table[*delivery.Session]
-	index      *aggstore.Index
-	invites    *aggstore.Schedule // the invitation checks (invitations.go)
-	checkAfter time.Duration
+	tab     *aggstore.Table[*delivery.Session]
+	index   *aggstore.Index
+	invites *aggstore.Checks // the invitation checks (invitations.go)
 }
 
 // New opens the store on two tables of the account. It does no I/O (call Ensure at start).
@@ -55,7 +54,7 @@ func New(acct *azconn.Account, sessionsTable, indexTable string) (*Store, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Store{tab: tab, index: index, invites: aggstore.NewSchedule(index, InviteSchedule), checkAfter: DefaultInviteCheckAfter}, nil
+	return &Store{tab: tab, index: index, invites: aggstore.NewChecks(index, InviteSchedule, DefaultInviteCheckAfter)}, nil
 }
 
 // Ensure creates the tables when missing and starts the invitation-check schedule.
@@ -72,7 +71,7 @@ func correlationKey(tenant, correlationID string) aggstore.Key {
 
 // Create stores a new session with the events of its Start change: first its member row under
 // the correlationId (a member without a session is skipped by List), then, when its mode
-// e-mails the recipient, its invitation check (due InviteCheckAfter after CreatedAt), then the
+// e-mails the recipient, its invitation check (due the check delay after CreatedAt), then the
 // session row and the events in one transaction. Errors: the tablestore ones (entity_exists if
 // the deliveryId is taken).
 func (s *Store) Create(ctx context.Context, sess *delivery.Session, ch delivery.Change) error {
@@ -80,7 +79,7 @@ func (s *Store) Create(ctx context.Context, sess *delivery.Session, ch delivery.
 		return err
 	}
 	if sess.Mode.Emails() {
-		if err := s.invites.Add(ctx, sess.DeliveryID, sess.CreatedAt.Add(s.checkAfter)); err != nil {
+		if err := s.invites.After(ctx, sess.DeliveryID, sess.CreatedAt); err != nil {
 			return err
 		}
 	}

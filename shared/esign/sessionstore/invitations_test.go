@@ -12,12 +12,12 @@ import (
 )
 
 // TestInviteChecksFollowInvitingChanges: Create, Apply and Update put the session on the
-// invitation-check schedule exactly when their change invites, due InviteCheckAfter after it;
+// invitation-check schedule exactly when their change invites, due the check delay after it;
 // changes that invite nobody add nothing, and a checked entry is forgotten.
 func TestInviteChecksFollowInvitingChanges(t *testing.T) {
 	t.Parallel()
 	ctx, st := context.Background(), newStore(t)
-	st.SetInviteCheckAfter(3 * time.Minute)
+	st.InviteChecks().SetAfter(3 * time.Minute)
 	now := time.Now().UTC()
 	s, slots := newSession("t1", "I1", now, 2)
 	s.SigningMode = esign.ModeSequential
@@ -27,7 +27,7 @@ func TestInviteChecksFollowInvitingChanges(t *testing.T) {
 	create(t, st, s, slots, now)
 	due := func(at time.Time) []aggstore.Item {
 		t.Helper()
-		items, err := st.DueInviteChecks(ctx, at, 100)
+		items, err := st.InviteChecks().Due(ctx, at, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,11 +68,11 @@ func TestInviteChecksFollowInvitingChanges(t *testing.T) {
 		t.Fatalf("due after the resend %v, want %v and %v", got, first, second)
 	}
 	for _, it := range []aggstore.Item{first, second} {
-		if err := st.ForgetInviteCheck(ctx, it); err != nil {
+		if err := st.InviteChecks().Forget(ctx, it); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := st.ForgetInviteCheck(ctx, first); err != nil {
+	if err := st.InviteChecks().Forget(ctx, first); err != nil {
 		t.Fatalf("forgetting twice: %v", err)
 	}
 	if got := due(now.Add(time.Hour)); len(got) != 0 {

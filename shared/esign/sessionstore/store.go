@@ -61,15 +61,12 @@ var kind = aggstore.Kind[aggregate]{
 
 // Store is the table-backed session store. Safe for concurrent use.
 type Store struct {
-	tab    *aggstore.Table[aggregate]
-	index  *aggstore.Index
-	expiry *aggstore.Schedule
-	// invites is the invitation-check schedule (invitations.go), due checkAfter after a change
-	// that invites.
-	invites    *aggstore.Schedule
-	checkAfter time.Duration
-	t          *tablestore.Store // the sessions table, for the store's own rows
-	idx        *tablestore.Store // the index table
+	tab     *aggstore.Table[aggregate]
+	index   *aggstore.Index
+	expiry  *aggstore.Schedule
+	invites *aggstore.Checks  // the invitation checks (invitations.go)
+	t       *tablestore.Store // the sessions table, for the store's own rows
+	idx     *tablestore.Store // the index table
 }
 
 // New opens the store on two tables (sessions, index) of the account. It does no I/O (call
@@ -79,8 +76,8 @@ func New(acct *azconn.Account, sessionsTable, indexTable string) (*Store, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Store{tab: tab, index: index, expiry: aggstore.NewSchedule(index, "exp"), invites: aggstore.NewSchedule(index, InviteSchedule),
-		checkAfter: DefaultInviteCheckAfter, t: tab.Rows(), idx: index.Rows()}, nil
+	return &Store{tab: tab, index: index, expiry: aggstore.NewSchedule(index, "exp"), invites: aggstore.NewChecks(index, InviteSchedule, DefaultInviteCheckAfter),
+		t: tab.Rows(), idx: index.Rows()}, nil
 }
 
 // Ensure creates the tables when missing and starts the expiry and invitation-check schedules.
