@@ -76,6 +76,8 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
+	sessions.InviteChecks().SetAfter(cfg.InviteCheckAfter)
+	deliveries.InviteChecks().SetAfter(cfg.InviteCheckAfter)
 	gc, err := cfg.Graph.Client()
 	if err != nil {
 		return nil, err

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"github.com/esign-svc/esign/shared/appconfig"
 	"net/url"
+	"time"
 
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/callbacksig"
 	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/licence"
 )
 
@@ -24,8 +26,15 @@ type Config struct {
 	LicencePath      string
 	LicenceText      string
 	LicencePublicKey ed25519.PublicKey
+	// InviteCheckAfter is INVITE_CHECK_AFTER (Go duration, default 10m, at least 1m): how long
+	// after a change that invites its invitation check is due (ReconcileInvitations sends an
+	// invitation whose queue output was lost).
+	InviteCheckAfter time.Duration
 	Settings         map[string]string // what was read, secrets masked (for the start-up log)
 }
+
+// SettingInviteCheckAfter names the delay of the invitation check.
+const SettingInviteCheckAfter = "INVITE_CHECK_AFTER"
 
 // Load reads the configuration through lookup; the error names every setting at fault.
 func Load(lookup config.Lookup) (Config, error) {
@@ -58,6 +67,10 @@ func Load(lookup config.Lookup) (Config, error) {
 	if v := r.Required("LICENCE_PUBLIC_KEY"); v != "" {
 		c.LicencePublicKey, err = licence.ParsePublicKey(v)
 		r.Check("LICENCE_PUBLIC_KEY", err)
+	}
+	c.InviteCheckAfter = r.Duration(SettingInviteCheckAfter, sessionstore.DefaultInviteCheckAfter)
+	if c.InviteCheckAfter < time.Minute {
+		r.Check(SettingInviteCheckAfter, fmt.Errorf("must be at least 1m (the queue delivers the invitation first)"))
 	}
 	c.Settings = r.Summary()
 	return c, r.Err()

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/esign-svc/esign/shared/config"
 )
@@ -77,6 +78,17 @@ func TestLoadGraphAndProviderSettings(t *testing.T) {
 	}
 	if _, err := Load(with(map[string]string{"EMAIL_PROVIDER": "pigeon"})); err == nil || !strings.Contains(err.Error(), "setting EMAIL_PROVIDER") {
 		t.Errorf("error does not name EMAIL_PROVIDER: %v", err)
+	}
+	if c.InviteCheckAfter != 10*time.Minute {
+		t.Errorf("default INVITE_CHECK_AFTER %s, want 10m", c.InviteCheckAfter)
+	}
+	if c, err := Load(with(map[string]string{"INVITE_CHECK_AFTER": "3m"})); err != nil || c.InviteCheckAfter != 3*time.Minute {
+		t.Errorf("INVITE_CHECK_AFTER 3m: %s %v", c.InviteCheckAfter, err)
+	}
+	for _, bad := range []string{"30s", "soon"} {
+		if _, err := Load(with(map[string]string{"INVITE_CHECK_AFTER": bad})); err == nil || !strings.Contains(err.Error(), "setting INVITE_CHECK_AFTER") {
+			t.Errorf("INVITE_CHECK_AFTER %s: error %v", bad, err)
+		}
 	}
 	_, err = Load(with(map[string]string{"GRAPH_USE_MANAGED_IDENTITY": "true", "GRAPH_CLIENT_SECRET": secret, "GRAPH_BASE_URL": "http://graph.example"}))
 	for _, name := range []string{"GRAPH_USE_MANAGED_IDENTITY", "GRAPH_BASE_URL"} {

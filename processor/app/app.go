@@ -9,11 +9,13 @@ import (
 
 	"github.com/esign-svc/esign/processor/deliveryupload"
 	"github.com/esign-svc/esign/processor/expiry"
+	"github.com/esign-svc/esign/processor/invitecheck"
 	"github.com/esign-svc/esign/processor/notifyjob"
 	"github.com/esign-svc/esign/processor/portalpurge"
 	"github.com/esign-svc/esign/processor/seal"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/graph"
@@ -31,15 +33,17 @@ const (
 
 // Deps are the built dependencies the jobs share.
 type Deps struct {
-	Config    Config
-	Account   *azconn.Account
-	Logger    zerolog.Logger
-	Sessions  *sessionstore.Store
-	Tokens    *tokens.Codec
-	Providers notify.Providers
-	Outbox    *outbox.Outbox // nil unless a channel uses the outbox
-	Graph     *graph.Client  // the document-library uploads; nil without GRAPH_* settings
-	Now       func() time.Time
+	Config   Config
+	Account  *azconn.Account
+	Logger   zerolog.Logger
+	Sessions *sessionstore.Store
+	// Deliveries is the delivery store the delivery jobs and the invitation reconciler share.
+	Deliveries *deliverystore.Store
+	Tokens     *tokens.Codec
+	Providers  notify.Providers
+	Outbox     *outbox.Outbox // nil unless a channel uses the outbox
+	Graph      *graph.Client  // the document-library uploads; nil without GRAPH_* settings
+	Now        func() time.Time
 }
 
 // Build makes the dependencies from the configuration. It does no I/O (New ensures the
@@ -56,6 +60,10 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
+	deliveries, err := deliverystore.New(acct, deliverystore.TableSessions, deliverystore.TableIndex)
+	if err != nil {
+		return nil, err
+	}
 	p, box, err := providers(cfg, acct)
 	if err != nil {
 		return nil, err
@@ -64,13 +72,16 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Deps{Config: cfg, Account: acct, Logger: logger, Sessions: sessions,
+	return &Deps{Config: cfg, Account: acct, Logger: logger, Sessions: sessions, Deliveries: deliveries,
 		Tokens: tokens.NewCodec(cfg.Tokens), Providers: p, Outbox: box, Graph: gc, Now: time.Now}, nil
 }
 
 // Ensure creates the tables the jobs use when missing. Errors: the storage ones.
 func (d *Deps) Ensure(ctx context.Context) error {
 	if err := d.Sessions.Ensure(ctx); err != nil {
+		return err
+	}
+	if err := d.Deliveries.Ensure(ctx); err != nil {
 		return err
 	}
 	if d.Outbox != nil {
@@ -88,7 +99,8 @@ type Function struct {
 
 // Functions are the processor's jobs: Notify, NotifyPoison, ExpireSessions, Seal, SealPoison,
 // ReconcileSealing, the delivery jobs (DeliveryInvite, DeliveryUpload and their poison
-// handlers), and the portal purge (PortalPurge, PortalPurgePoison).
+// handlers), the portal purge (PortalPurge, PortalPurgePoison) and the invitation reconciler
+// (ReconcileInvitations).
 // Errors: a wiring mistake (a missing dependency).
 func Functions(d *Deps) ([]Function, error) {
 	notifier, err := notifyjob.New(notifyjob.Deps{Store: d.Sessions, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
@@ -97,8 +109,13 @@ func Functions(d *Deps) ([]Function, error) {
 		return nil, err
 	}
 	exp := expiry.New(d.Sessions, d.Now)
-	deliveries, err := deliveryupload.New(deliveryupload.Deps{Account: d.Account, Graph: d.Graph, Tokens: d.Tokens,
-		Cipher: d.Config.PIICipher, Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
+	deliveries, err := deliveryupload.NewWith(d.Deliveries, blobstore.New(d.Account), d.Graph, deliveryupload.Deps{Account: d.Account,
+		Graph: d.Graph, Tokens: d.Tokens, Cipher: d.Config.PIICipher, Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
+	if err != nil {
+		return nil, err
+	}
+	invites, err := invitecheck.New(invitecheck.Deps{Sessions: d.Sessions, Deliveries: d.Deliveries, Notify: notifier.Notify,
+		MessageID: notifyjob.MessageID, Invite: deliveries.Invite, Now: d.Now})
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +138,7 @@ func Functions(d *Deps) ([]Function, error) {
 		{deliveryupload.InvitePoisonFunctionName, funcproto.QueueHandler(deliveries.HandleInvitePoison)},
 		{portalpurge.FunctionName, funcproto.QueueHandler(purger.Handle)},
 		{portalpurge.PoisonFunctionName, funcproto.QueueHandler(purger.HandlePoison)},
+		{invitecheck.FunctionName, funcproto.TimerHandler(invites.Handle)},
 	}, nil
 }
 

@@ -135,9 +135,11 @@ func TestNewRoutesTheJobs(t *testing.T) {
 		return rec
 	}
 	timer := `{"Data":{"timer":{"IsPastDue":false,"Schedule":{"AdjustForDST":true},"ScheduleStatus":null}},"Metadata":{}}`
-	if rec := post("/ExpireSessions", timer); rec.Code != 200 {
-		body, _ := io.ReadAll(rec.Body)
-		t.Fatalf("ExpireSessions: %d %s", rec.Code, body)
+	for _, fn := range []string{"/ExpireSessions", "/ReconcileInvitations"} {
+		if rec := post(fn, timer); rec.Code != 200 {
+			body, _ := io.ReadAll(rec.Body)
+			t.Fatalf("%s: %d %s", fn, rec.Code, body)
+		}
 	}
 	// An unknown session's notification and poison message are acknowledged.
 	msg := `{"Data":{"msg":"{\"kind\":\"invitation\",\"groupId\":\"none\",\"slot\":0}"},"Metadata":{"DequeueCount":1}}`

@@ -3,12 +3,15 @@ package deliveryupload
 import (
 	"bytes"
 	"context"
+	"errors"
 	htmltemplate "html/template"
 	"strings"
 	texttemplate "text/template"
+	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/pii"
@@ -17,6 +20,10 @@ import (
 
 // KindInvitation is the outbox/provider kind of a delivery invitation.
 const KindInvitation notify.Kind = "delivery_invitation"
+
+// InviteClaimLease is how long an invitation's claim keeps a second sender (a redelivered
+// message, the invitation reconciler) from sending it too; an older claim is a dead worker's.
+const InviteClaimLease = 2 * time.Minute
 
 // invitation is what the e-mail says.
 type invitation struct {
@@ -35,15 +42,20 @@ var (
 			`<p><a href="{{.Link}}">Open the document</a> (the link is personal and works until {{.Expires}}).</p></body></html>` + "\n"))
 )
 
-// HandleInvite is the DeliveryInvite queue function (delivery.InviteMessage): it issues the
-// session's link and e-mails it. A session that ended is skipped; an invitation already
-// recorded is acknowledged. Errors: Permanent for a message that can never succeed (a provider
-// refusal is recorded as delivery.invite_failed); others are retried.
+// HandleInvite is the DeliveryInvite queue function (delivery.InviteMessage): it runs Invite.
 func (j *Job) HandleInvite(ctx context.Context, qm funcproto.QueueMessage) error {
 	var m delivery.InviteMessage
 	if err := qm.Decode(&m); err != nil {
 		return funcproto.Permanent(err)
 	}
+	return j.Invite(ctx, m)
+}
+
+// Invite issues the session's link and e-mails it: the queue job's work, and the invitation
+// reconciler's for a message the host lost. A session that ended is skipped; an invitation
+// already recorded is acknowledged. Errors: Permanent for a message that can never succeed (a
+// provider refusal is recorded as delivery.invite_failed); others are worth retrying.
+func (j *Job) Invite(ctx context.Context, m delivery.InviteMessage) error {
 	s, err := j.load(ctx, m.DeliveryID, m.TenantID)
 	if err != nil {
 		return err
@@ -63,7 +75,16 @@ func (j *Job) HandleInvite(ctx context.Context, qm funcproto.QueueMessage) error
 	if err != nil {
 		return err
 	}
+	claim, err := j.store.ClaimInvite(ctx, s.DeliveryID, now, InviteClaimLease)
+	if errors.Is(err, deliverystore.ErrInviteSent) {
+		funcproto.Logf(ctx, "deliveryinvite: %s already sent; acknowledged", s.DeliveryID)
+		return nil
+	}
+	if err != nil {
+		return err // in flight elsewhere (retried later) or storage
+	}
 	if err := j.email.Send(notify.WithDedupeID(ctx, "delivery-invite-"+s.DeliveryID), msg); err != nil {
+		_ = j.store.ReleaseInvite(ctx, claim) // best effort: a left claim expires with its lease
 		if apperr.KindOf(err) == apperr.KindInvalid {
 			code := codeOf(err)
 			if rerr := j.record(ctx, s.DeliveryID, func(s *delivery.Session) delivery.Change {
@@ -75,8 +96,9 @@ func (j *Job) HandleInvite(ctx context.Context, qm funcproto.QueueMessage) error
 		}
 		return err
 	}
-	_, _, err = j.store.Update(ctx, s.DeliveryID, func(s *delivery.Session) (delivery.Change, error) {
-		ch, err := delivery.Invited(s, j.now().UTC(), string(notify.Email))
+	at := j.now().UTC()
+	_, _, err = j.store.UpdateInvited(ctx, claim, at, func(s *delivery.Session) (delivery.Change, error) {
+		ch, err := delivery.Invited(s, at, string(notify.Email))
 		ch.By(system)
 		return ch, err
 	})

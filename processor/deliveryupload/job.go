@@ -9,10 +9,14 @@
 // records the final failure.
 //
 // Idempotency: an upload already recorded (uploadState uploaded) and an invitation already
-// recorded (sentAt set) are acknowledged without work. A worker dying between Graph's answer
-// (or the provider's acceptance) and the record repeats that work on redelivery: the library
-// then holds a renamed second copy (Graph's conflictBehavior rename), or the recipient gets the
-// invitation twice (the provider gets a dedupe id to suppress it where it can).
+// recorded (sentAt set) are acknowledged without work. An invitation is claimed before it is
+// sent (row "sent-invite" of the delivery's partition, marked sent with delivery.invited in one
+// transaction), so of two senders at once (a redelivered message, the invitation reconciler)
+// one sends and the other retries later. A worker dying between Graph's answer (or the
+// provider's acceptance) and the record repeats that work: the library then holds a renamed
+// second copy (Graph's conflictBehavior rename), or, once the claim's lease has passed, the
+// recipient gets the invitation twice (the provider gets a dedupe id to suppress it where it
+// can).
 //
 // Nothing here logs an address, a token or a link.
 package deliveryupload

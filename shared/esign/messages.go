@@ -1,5 +1,7 @@
 package esign
 
+import "time"
+
 // Queue names (DESIGN section 3). Each has a poison queue "<name>-poison" that the processor
 // handles.
 const (
@@ -52,6 +54,30 @@ func (m NotifyMessage) Split() []NotifyMessage {
 		one := m
 		one.Targets, one.Slot, one.LinkJTI = nil, t.Slot, t.LinkJTI
 		out = append(out, one)
+	}
+	return out
+}
+
+// KindInvitation is the NotifyMessage kind of a signer's invitation (notify.KindInvitation).
+const KindInvitation = "invitation"
+
+// OwedInvitations are the invitations the session owes its signers at now, as the messages the
+// change that invited them queued: one per slot that is invited and open, whose current link is
+// unused and whose address is kept, while the session is live. A slot still pending got its link
+// from the invitation of Start or of the sequential order (no reminder); an open slot past pending
+// with an unused link can only hold a link of resend-invite (activation uses the link), which
+// queued it as a reminder. The invitation reconciler sends those not recorded as sent.
+func OwedInvitations(s *Session, slots []Slot, now time.Time) []NotifyMessage {
+	if CheckLive(s, now) != nil {
+		return nil
+	}
+	var out []NotifyMessage
+	for _, sl := range slots {
+		if !sl.Invited || !sl.State.Open() || sl.LinkUsed || sl.LinkJTI == "" || sl.EmailEnc == "" {
+			continue
+		}
+		out = append(out, NotifyMessage{Kind: KindInvitation, GroupID: s.GroupID, TenantID: s.TenantID, Slot: sl.Index,
+			LinkJTI: sl.LinkJTI, Reminder: sl.State != SlotPending})
 	}
 	return out
 }

@@ -82,6 +82,11 @@ func (c *Change) Ask(kind EffectKind, slot int) {
 	c.Effects = append(c.Effects, Effect{Kind: kind, Slot: slot})
 }
 
+// Asks reports whether the change asks for an effect of kind.
+func (c Change) Asks(kind EffectKind) bool {
+	return slices.ContainsFunc(c.Effects, func(e Effect) bool { return e.Kind == kind })
+}
+
 // Merge appends o's children, events and effects to c (a use case that runs two transitions in
 // one transaction).
 func (c *Change) Merge(o Change) {

@@ -53,4 +53,7 @@ func TestMergeAndEmpty(t *testing.T) {
 	if a.Empty() {
 		t.Fatal("merged change is empty")
 	}
+	if !a.Asks("seal") || a.Asks("invite") {
+		t.Fatalf("Asks: seal %t, invite %t", a.Asks("seal"), a.Asks("invite"))
+	}
 }

@@ -99,7 +99,8 @@ func run(m *testing.M) (int, error) {
 		Settings: settings,
 		HostKey:  settings["HOST_KEY"], MasterKey: settings["MASTER_KEY"],
 		Output:           out,
-		DisableSchedules: true, // tests fire timers themselves with RunTimer
+		DisableSchedules: true,       // tests fire timers themselves with RunTimer
+		DropOutput:       dropOutput, // drops only the outputs of tenants a test registered
 	})
 	if err != nil {
 		return 0, fmt.Errorf("%w\n%s", err, logs.String())

@@ -58,6 +58,12 @@ type Options struct {
 	// with Connection: close); default 100 MB, the real host's limit. Forwarded requests are
 	// streamed and have no limit here.
 	MaxInvocationBody int64
+	// DropOutput is a test hook, nil (off) by default and never set by cmd/funchost: when it
+	// returns true for a queue output message (the function's name, the output binding's name
+	// and the message's JSON text) the host does not write that message, as if the host had
+	// lost it after the handler answered. Tests of at-least-once delivery use it to lose one
+	// message; it is called from concurrent invocations.
+	DropOutput func(function, binding string, message []byte) bool
 }
 
 // app is one loaded app folder.

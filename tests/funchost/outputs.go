@@ -13,7 +13,7 @@ import (
 // writeOutputs enqueues the function's queue outputs present in Outputs: one JSON object, a
 // string, or an array of those (one message each). Each message's JSON text is base64-encoded
 // when the app's messageEncoding is base64 (the default). Outputs the function does not declare
-// are ignored, as the real host does.
+// are ignored, as the real host does. A message Options.DropOutput picks is not written.
 // Errors: an output that is not valid JSON, or storage refusing the enqueue (messages before the
 // failing one stay enqueued, as with the real host).
 func (h *Host) writeOutputs(ctx context.Context, f *function, outputs map[string]json.RawMessage) error {
@@ -34,6 +34,10 @@ func (h *Host) writeOutputs(ctx context.Context, f *function, outputs map[string
 			return fmt.Errorf("output %s: %w", o.name, err)
 		}
 		for _, m := range msgs {
+			if h.opts.DropOutput != nil && h.opts.DropOutput(f.name, o.name, m) {
+				h.log.printf("[fn=%s] output %s: one message dropped by the DropOutput test hook", f.name, o.name)
+				continue
+			}
 			text := string(m)
 			if f.app.queues.Base64 {
 				text = queuestore.EncodeRaw(m)

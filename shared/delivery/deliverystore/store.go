@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/azconn"
@@ -42,8 +43,9 @@ var kind = aggstore.Kind[*delivery.Session]{
 
 // Store is the table-backed delivery store. Safe for concurrent use.
 type Store struct {
-	tab   *aggstore.Table[*delivery.Session]
-	index *aggstore.Index
+	tab     *aggstore.Table[*delivery.Session]
+	index   *aggstore.Index
+	invites *aggstore.Checks // the invitation checks (invitations.go)
 }
 
 // New opens the store on two tables of the account. It does no I/O (call Ensure at start).
@@ -52,12 +54,15 @@ func New(acct *azconn.Account, sessionsTable, indexTable string) (*Store, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Store{tab: tab, index: index}, nil
+	return &Store{tab: tab, index: index, invites: aggstore.NewChecks(index, InviteSchedule, DefaultInviteCheckAfter)}, nil
 }
 
-// Ensure creates the tables when missing.
+// Ensure creates the tables when missing and starts the invitation-check schedule.
 func (s *Store) Ensure(ctx context.Context) error {
-	return aggstore.Ensure(ctx, s.tab, s.index)
+	if err := aggstore.Ensure(ctx, s.tab, s.index); err != nil {
+		return err
+	}
+	return s.invites.Start(ctx, time.Now())
 }
 
 func correlationKey(tenant, correlationID string) aggstore.Key {
@@ -65,12 +70,18 @@ func correlationKey(tenant, correlationID string) aggstore.Key {
 }
 
 // Create stores a new session with the events of its Start change: first its member row under
-// the correlationId (a member without a session is skipped by List), then the session row and
-// the events in one transaction. Errors: delivery.ErrExists if the deliveryId is stored (its
-// row is left as it is); the tablestore ones.
+// the correlationId (a member without a session is skipped by List), then, when its mode
+// e-mails the recipient, its invitation check (due the check delay after CreatedAt), then the
+// session row and the events in one transaction. Errors: delivery.ErrExists if the deliveryId
+// is stored (its row is left as it is); the tablestore ones.
 func (s *Store) Create(ctx context.Context, sess *delivery.Session, ch delivery.Change) error {
 	if err := s.index.AddMember(ctx, correlationKey(sess.TenantID, sess.CorrelationID), sess.DeliveryID, nil); err != nil {
 		return err
+	}
+	if sess.Mode.Emails() {
+		if err := s.invites.After(ctx, sess.DeliveryID, sess.CreatedAt); err != nil {
+			return err
+		}
 	}
 	err := s.tab.Create(ctx, sess, ch)
 	if apperr.KindOf(err) == apperr.KindConflict {

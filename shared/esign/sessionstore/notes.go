@@ -2,6 +2,7 @@ package sessionstore
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
@@ -12,12 +13,6 @@ import (
 
 // prefixSent marks the rows that record a notification's sending (one per notification id).
 const prefixSent = "sent-"
-
-// Notification claim states.
-const (
-	sentStateSending = "sending"
-	sentStateSent    = "sent"
-)
 
 // Errors of the notification claim.
 var (
@@ -45,66 +40,37 @@ func (s *Store) RecordEvents(ctx context.Context, groupID string, slots []esign.
 type NotificationClaim struct {
 	GroupID string
 	ID      string
-	etag    string
+	c       aggstore.Claim
 }
 
 // ClaimNotification records that notification id of the session is being sent (row
-// "sent-<id>"). Errors: ErrAlreadySent when it was sent before; ErrInFlight when another claim
-// younger than lease holds it; the tablestore ones. A claim older than lease is taken over (its
-// holder crashed between claiming and completing), so a notification can be sent twice only
-// when a worker dies after the provider accepted it and before Complete: at least once.
+// "sent-<id>", the kernel's aggstore.Once). Errors: ErrAlreadySent when it was sent before;
+// ErrInFlight when another claim younger than lease holds it; the tablestore ones. A claim older
+// than lease is taken over (its holder crashed between claiming and completing), so a
+// notification can be sent twice only when a worker dies after the provider accepted it and
+// before Complete: at least once.
 func (s *Store) ClaimNotification(ctx context.Context, groupID, id string, now time.Time, lease time.Duration) (NotificationClaim, error) {
-	row := tablestore.Entity{PartitionKey: groupID, RowKey: prefixSent + id,
-		Props: map[string]any{"state": sentStateSending, "claimedAtNs": now.UnixNano()}}
-	var prev tablestore.Entity
-	for attempt := 1; ; attempt++ {
-		etag, err := s.t.Insert(ctx, row)
-		if err == nil {
-			return NotificationClaim{GroupID: groupID, ID: id, etag: etag}, nil
-		}
-		if apperr.KindOf(err) != apperr.KindConflict {
-			return NotificationClaim{}, err
-		}
-		prev, err = s.t.Get(ctx, groupID, row.RowKey)
-		if apperr.KindOf(err) == apperr.KindNotFound && attempt < aggstore.MaxAttempts {
-			continue // released meanwhile: claim again
-		}
-		if apperr.KindOf(err) == apperr.KindNotFound {
-			return NotificationClaim{}, ErrInFlight // claimed and released over and over: later
-		}
-		if err != nil {
-			return NotificationClaim{}, err
-		}
-		break
-	}
-	if prev.String("state") == sentStateSent {
+	c, err := s.tab.Once().Claim(ctx, groupID, prefixSent+id, now, lease)
+	switch {
+	case errors.Is(err, aggstore.ErrOnceDone):
 		return NotificationClaim{}, ErrAlreadySent
-	}
-	if now.Sub(time.Unix(0, prev.Int64("claimedAtNs"))) < lease {
+	case errors.Is(err, aggstore.ErrOnceBusy):
 		return NotificationClaim{}, ErrInFlight
-	}
-	row.ETag = prev.ETag
-	etag, err := s.t.Replace(ctx, row)
-	if apperr.KindOf(err) == apperr.KindPrecondition {
-		return NotificationClaim{}, ErrInFlight
-	}
-	if err != nil {
+	case err != nil:
 		return NotificationClaim{}, err
 	}
-	return NotificationClaim{GroupID: groupID, ID: id, etag: etag}, nil
+	return NotificationClaim{GroupID: groupID, ID: id, c: c}, nil
 }
 
 // CompleteNotification marks the claimed notification sent and writes its audit events, in one
 // transaction. Errors: ErrInFlight when the claim was taken over meanwhile (another worker sent
 // it too); the tablestore ones.
 func (s *Store) CompleteNotification(ctx context.Context, c NotificationClaim, slots []esign.Slot, events []esign.Event, now time.Time) error {
-	ops := []tablestore.Op{tablestore.ReplaceOp(tablestore.Entity{PartitionKey: c.GroupID, RowKey: prefixSent + c.ID, ETag: c.etag,
-		Props: map[string]any{"state": sentStateSent, "sentAtNs": now.UnixNano()}})}
 	evOps, err := s.tab.EventOps(aggregate{s: &esign.Session{GroupID: c.GroupID}, slots: slots}, events)
 	if err != nil {
 		return err
 	}
-	err = s.t.Transact(ctx, c.GroupID, append(ops, evOps...))
+	err = s.t.Transact(ctx, c.GroupID, append([]tablestore.Op{c.c.DoneOp(now)}, evOps...))
 	if k := apperr.KindOf(err); k == apperr.KindPrecondition || (k == apperr.KindNotFound && err != nil) {
 		return ErrInFlight
 	}
@@ -114,22 +80,11 @@ func (s *Store) CompleteNotification(ctx context.Context, c NotificationClaim, s
 // ReleaseNotification gives the claim up after a failed send, so a later delivery may try again.
 // A claim already gone or taken over is not an error. Errors: the tablestore ones.
 func (s *Store) ReleaseNotification(ctx context.Context, c NotificationClaim) error {
-	err := s.t.Delete(ctx, c.GroupID, prefixSent+c.ID, c.etag)
-	if k := apperr.KindOf(err); k == apperr.KindNotFound || k == apperr.KindPrecondition {
-		return nil
-	}
-	return err
+	return s.tab.Once().Release(ctx, c.c)
 }
 
 // NotificationSent reports whether notification id of the session was sent (its claim row is
 // marked sent): one point read. Errors: the tablestore ones.
 func (s *Store) NotificationSent(ctx context.Context, groupID, id string) (bool, error) {
-	e, err := s.t.Get(ctx, groupID, prefixSent+id)
-	if apperr.KindOf(err) == apperr.KindNotFound {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return e.String("state") == sentStateSent, nil
+	return s.tab.Once().Done(ctx, groupID, prefixSent+id)
 }

@@ -61,11 +61,12 @@ var kind = aggstore.Kind[aggregate]{
 
 // Store is the table-backed session store. Safe for concurrent use.
 type Store struct {
-	tab    *aggstore.Table[aggregate]
-	index  *aggstore.Index
-	expiry *aggstore.Schedule
-	t      *tablestore.Store // the sessions table, for the store's own rows
-	idx    *tablestore.Store // the index table
+	tab     *aggstore.Table[aggregate]
+	index   *aggstore.Index
+	expiry  *aggstore.Schedule
+	invites *aggstore.Checks  // the invitation checks (invitations.go)
+	t       *tablestore.Store // the sessions table, for the store's own rows
+	idx     *tablestore.Store // the index table
 }
 
 // New opens the store on two tables (sessions, index) of the account. It does no I/O (call
@@ -75,15 +76,19 @@ func New(acct *azconn.Account, sessionsTable, indexTable string) (*Store, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Store{tab: tab, index: index, expiry: aggstore.NewSchedule(index, "exp"), t: tab.Rows(), idx: index.Rows()}, nil
+	return &Store{tab: tab, index: index, expiry: aggstore.NewSchedule(index, "exp"), invites: aggstore.NewChecks(index, InviteSchedule, DefaultInviteCheckAfter),
+		t: tab.Rows(), idx: index.Rows()}, nil
 }
 
-// Ensure creates the tables when missing and starts the expiry schedule.
+// Ensure creates the tables when missing and starts the expiry and invitation-check schedules.
 func (s *Store) Ensure(ctx context.Context) error {
 	if err := aggstore.Ensure(ctx, s.tab, s.index); err != nil {
 		return err
 	}
-	return s.expiry.Start(ctx, time.Now())
+	if err := s.expiry.Start(ctx, time.Now()); err != nil {
+		return err
+	}
+	return s.invites.Start(ctx, time.Now())
 }
 
 // LiveConflict is the 409 for a second session on a correlationId that has a live one; it names
@@ -99,7 +104,8 @@ func correlationKey(tenant, correlationID string) aggstore.Key {
 
 // Create stores a new session, its slots and the events of its Start change: it claims the
 // tenant's correlationId (an insert; a read only when taken), adds the session to the expiry
-// schedule, and writes the session row and its events in one transaction. Errors: LiveConflict
+// schedule and (when the change invites) to the invitation-check schedule, and writes the
+// session row and its events in one transaction. Errors: LiveConflict
 // when the correlationId belongs to a live session (pending, in_progress or sealing and not past
 // expiry) or to a create still under way (ClaimLease); ErrConcurrent; the tablestore ones.
 func (s *Store) Create(ctx context.Context, sess *esign.Session, slots []esign.Slot, ch esign.Change, now time.Time) error {
@@ -112,6 +118,9 @@ func (s *Store) Create(ctx context.Context, sess *esign.Session, slots []esign.S
 		return err
 	}
 	if err := s.expiry.Add(ctx, sess.GroupID, sess.ExpiresAt); err != nil {
+		return err
+	}
+	if err := s.scheduleInviteCheck(ctx, sess.GroupID, ch); err != nil {
 		return err
 	}
 	return s.tab.Create(ctx, aggregate{sess, slots}, ch)
@@ -147,9 +156,13 @@ func (s *Store) Load(ctx context.Context, groupID string) (*esign.Session, []esi
 // Apply writes a transition: the session row with its slots (if its ETag still matches), the
 // change's audit events and any extra operations of the same partition (signature rows,
 // callback ids), all in one transaction. A lost race is ErrConcurrent and nothing is written; a
-// callback id already present is ErrReplayed. A session that ended (cancelled, expired,
+// callback id already present is ErrReplayed. A change that invites first adds the session to
+// the invitation-check schedule (one upsert). A session that ended (cancelled, expired,
 // complete) leaves the expiry schedule.
 func (s *Store) Apply(ctx context.Context, sess *esign.Session, slots []esign.Slot, ch esign.Change, extra ...tablestore.Op) error {
+	if err := s.scheduleInviteCheck(ctx, sess.GroupID, ch); err != nil {
+		return err
+	}
 	if err := s.tab.Apply(ctx, aggregate{sess, slots}, ch, extra...); err != nil {
 		return err
 	}

@@ -13,12 +13,20 @@ type Step func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore
 
 // Update loads the session, runs step and applies its change in one transaction (the kernel's
 // Update: a lost race loads and runs step again, a bounded number of times, then
-// ErrConcurrent). A step error is returned as is and nothing is written.
+// ErrConcurrent). A step error is returned as is and nothing is written. The first change that
+// invites adds the session to the invitation-check schedule before it is written, as Apply does.
 func (s *Store) Update(ctx context.Context, groupID string, step Step) (*esign.Session, []esign.Slot, esign.Change, error) {
 	var ended *esign.Session
+	scheduled := false
 	a, ch, err := s.tab.Update(ctx, groupID, func(a aggregate) (esign.Change, []tablestore.Op, error) {
 		ch, extra, err := step(a.s, a.slots)
 		ended = a.s
+		if err == nil && !scheduled && ch.Asks(esign.EffectInvite) {
+			if err := s.scheduleInviteCheck(ctx, groupID, ch); err != nil {
+				return ch, nil, err
+			}
+			scheduled = true
+		}
 		return ch, extra, err
 	})
 	if err != nil {

@@ -148,3 +148,31 @@ func (s *Schedule) RemoveDue(ctx context.Context, id string, now time.Time) erro
 	}
 	return nil
 }
+
+// Checks is a schedule of follow-up checks, each due a fixed delay after the change that asked
+// for it (the invitation checks: a change that invites schedules one before it is written; a
+// job takes the due ones and removes each once checked).
+type Checks struct {
+	*Schedule
+	after time.Duration
+}
+
+// NewChecks is the check schedule called name in x, due after (> 0) past each change.
+func NewChecks(x *Index, name string, after time.Duration) *Checks {
+	return &Checks{Schedule: NewSchedule(x, name), after: after}
+}
+
+// SetAfter changes the delay (d > 0; call it while wiring, before use).
+func (c *Checks) SetAfter(d time.Duration) {
+	if d > 0 {
+		c.after = d
+	}
+}
+
+// After adds a check of id due the delay after changedAt (one upsert).
+func (c *Checks) After(ctx context.Context, id string, changedAt time.Time) error {
+	return c.Add(ctx, id, changedAt.Add(c.after))
+}
+
+// Forget removes a checked entry; a missing one is no error.
+func (c *Checks) Forget(ctx context.Context, it Item) error { return c.Remove(ctx, it.ID, it.At) }

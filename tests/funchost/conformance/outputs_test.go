@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/esign-svc/esign/shared/azure/queuestore"
@@ -108,5 +109,48 @@ func TestLogs(t *testing.T) {
 		if req.Metadata.Sys.MethodName != "HttpOut" {
 			t.Errorf("sys.MethodName %q", req.Metadata.Sys.MethodName)
 		}
+	}
+}
+
+// TestDropOutputHook: the test hook loses exactly the messages it picks (here the second of an
+// array output) and the host writes the others; without the hook every message is written (the
+// cases above).
+func TestDropOutputHook(t *testing.T) {
+	t.Parallel()
+	q := queueName("drop")
+	var seen []string
+	var mu sync.Mutex
+	h, err := funchost.Start(t.Context(), funchost.Options{Apps: []string{httpApp(t)}, Listen: "127.0.0.1:0",
+		Settings: map[string]string{"AzureWebJobsStorage": connString(), "TH_RECORD_DIR": t.TempDir(), "OUT_QUEUE": q},
+		HostKey:  hostKey, MasterKey: masterKey, Output: &syncBuffer{}, DisableSchedules: true,
+		DropOutput: func(function, binding string, message []byte) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, function+" "+binding+" "+string(message))
+			return string(message) == `{"i":2}`
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	resp, _ := do(t, "POST", h.URL()+"/api/out?code="+hostKey, strings.NewReader(`{}`), map[string]string{"X-Mode": "array"})
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	var got []string
+	for _, m := range peekAll(t, queueClient(t, q)) {
+		b, err := queuestore.DecodeMessage(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(b))
+	}
+	if diff := cmp.Diff([]string{`{"i":1}`, `{"i":3}`}, got); diff != "" {
+		t.Errorf("queue messages (-want +got):\n%s", diff)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 3 || !strings.HasPrefix(seen[0], "HttpOut out ") {
+		t.Errorf("hook saw %q", seen)
 	}
 }
