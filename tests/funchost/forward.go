@@ -40,7 +40,12 @@ func (h *Host) forward(w http.ResponseWriter, r *http.Request, f *function) {
 	sw := &statusWriter{ResponseWriter: w}
 	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
 		body := &watchedBody{ReadCloser: r.Body}
-		r.Body, sw.bodyUnread = body, func() bool { return !body.done.Load() }
+		r.Body, sw.bodyUnread = body, func(code int) bool {
+			if code >= 400 { // the handler refused the request: the rest of the body is nobody's
+				return !body.drain(maxDrain)
+			}
+			return !body.done.Load() // a handler that streams may still be reading it
+		}
 	}
 	rp.ServeHTTP(sw, r)
 	d := time.Since(start).Round(time.Millisecond)
@@ -58,17 +63,18 @@ func (h *Host) forward(w http.ResponseWriter, r *http.Request, f *function) {
 // the answer without saying so, and the client's next request on it would fail. So when the
 // final status is written while the request body has not been read to its end (the handler
 // answered early: a 413 past its limit, a 401 before reading), the answer says Connection:
-// close, and net/http closes the connection after it (draining at most 256 KiB first).
+// close and net/http closes the connection after it; when the answer refuses the request (4xx,
+// 5xx) the host first drains up to maxDrain of the body, and only a longer one closes.
 type statusWriter struct {
 	http.ResponseWriter
 	code       int
-	bodyUnread func() bool // nil: the request had no body
+	bodyUnread func(code int) bool // nil: the request had no body
 }
 
 func (s *statusWriter) WriteHeader(code int) {
 	if code >= 200 && s.code == 0 {
 		s.code = code
-		if s.bodyUnread != nil && s.bodyUnread() {
+		if s.bodyUnread != nil && s.bodyUnread(code) {
 			s.Header().Set("Connection", "close")
 		}
 	}
@@ -91,10 +97,26 @@ func (s *statusWriter) status() int {
 	return s.code
 }
 
+// maxDrain is how much of a body the handler left unread the host reads and discards before
+// answering, so that a client still sending it gets the answer and keeps its connection: a
+// connection closed while the client writes is reset, and the reset can destroy the answer in
+// flight. A longer body is not drained: the answer says Connection: close.
+const maxDrain = 4 << 20
+
 // watchedBody notes when the request body has been read to its end.
 type watchedBody struct {
 	io.ReadCloser
 	done atomic.Bool
+}
+
+// drain reads and discards what is left of the body, at most limit bytes, and reports whether
+// the body was then read to its end.
+func (b *watchedBody) drain(limit int64) bool {
+	if b.done.Load() {
+		return true
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(b, limit))
+	return b.done.Load()
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
