@@ -14,6 +14,7 @@ import (
 
 	"github.com/esign-svc/esign/processor/portalpurge"
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
@@ -43,7 +44,10 @@ func fail(reason string, cause error) error { return &failure{reason: reason, ca
 //   - nil without effect for a session already complete (a duplicate), not sealing, or being
 //     sealed by another attempt right now (the reconciler re-queues it if that attempt dies);
 //   - nil with a seal-failure notice after recording seal.failed for a seal that can never
-//     succeed (source hash mismatch, source missing or unreadable, signature row missing).
+//     succeed (source hash mismatch, source missing or unreadable, signature row missing, and
+//     evidence that does not read back: the session row's manifest or slots, an audit row's
+//     data, a signature row's image, fields or consents; a certificate is never built with a
+//     gap).
 //     The brief asked for Permanent here, but funcproto drops every output of a Permanent
 //     reply, and the spec wants the requester told that sealing failed;
 //   - Permanent for a message that does not decode, lacks ids, names an unknown session or the
@@ -74,6 +78,10 @@ func (j *Job) Handle(ctx context.Context, msg funcproto.QueueMessage) error {
 
 func (j *Job) seal(ctx context.Context, m esign.SealMessage) error {
 	sess, slots, err := j.load(ctx, m)
+	var c *corruptSession
+	if errors.As(err, &c) {
+		return j.recordCorrupt(ctx, c)
+	}
 	if err != nil || sess == nil {
 		return err
 	}
@@ -110,18 +118,34 @@ func (j *Job) seal(ctx context.Context, m esign.SealMessage) error {
 	return nil
 }
 
+// corruptSession is load's error for a sealing session of the message's tenant whose row does
+// not decode (its manifest or a slot): the seal can never succeed and is recorded as failed.
+type corruptSession struct{ *sessionstore.CorruptError }
+
 // load reads the session and decides whether there is anything to do: nil session means ack.
+// Errors: *corruptSession; Permanent for an unknown session or the wrong tenant; the store's.
 func (j *Job) load(ctx context.Context, m esign.SealMessage) (*esign.Session, []esign.Slot, error) {
 	sess, slots, err := j.d.Sessions.Load(ctx, m.GroupID)
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		return nil, nil, funcproto.Permanent(err)
 	}
-	if err != nil {
+	var c *sessionstore.CorruptError
+	if errors.As(err, &c) {
+		sess, err = c.Session, &corruptSession{c}
+	}
+	if sess == nil {
 		return nil, nil, err
 	}
 	if sess.TenantID != m.TenantID {
 		return nil, nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch,
 			"the seal message's tenant is not the session's"))
+	}
+	if err != nil && sess.State == esign.SessionSealing {
+		return nil, nil, err
+	}
+	if err != nil {
+		funcproto.Logf(ctx, "seal: group %s is %s and its row is unreadable (%s); message acknowledged", sess.GroupID, sess.State, c.Prop)
+		return nil, nil, nil
 	}
 	switch sess.State {
 	case esign.SessionSealing:
@@ -144,6 +168,9 @@ type sealed struct {
 // others worth a retry.
 func (j *Job) produce(ctx context.Context, sess *esign.Session, slots []esign.Slot, now time.Time) (sealed, error) {
 	events, err := j.d.Sessions.Events(ctx, sess.GroupID)
+	if errors.Is(err, audit.ErrCorrupt) {
+		return sealed{}, fail("the audit trail is unreadable", err)
+	}
 	if err != nil {
 		return sealed{}, err
 	}
@@ -163,7 +190,10 @@ func (j *Job) produce(ctx context.Context, sess *esign.Session, slots []esign.Sl
 	if err != nil {
 		return sealed{}, fail("the evidence bundle could not be built", err)
 	}
-	cert := buildCertificate(sess, slots, sigs, events, now, j.d.EngineVersion)
+	cert, err := buildCertificate(sess, slots, sigs, events, now, j.d.EngineVersion)
+	if err != nil {
+		return sealed{}, err
+	}
 	cert.EvidenceHeadHash = head
 	out, err := pdf.Seal(ctx, pdf.SealInput{
 		Source: src, Placements: placements, SignaturePage: page, Certificate: cert,
@@ -193,6 +223,9 @@ func (j *Job) signatures(ctx context.Context, sess *esign.Session, slots []esign
 		sig, err := j.d.Sessions.Signature(ctx, sess.GroupID, sl.Index)
 		if apperr.KindOf(err) == apperr.KindNotFound {
 			return nil, fail(fmt.Sprintf("the signature of slot %d is missing", sl.Index), err)
+		}
+		if errors.Is(err, sessionstore.ErrSignatureCorrupt) {
+			return nil, fail(fmt.Sprintf("the signature of slot %d is unreadable", sl.Index), err)
 		}
 		if err != nil {
 			return nil, err
@@ -293,6 +326,23 @@ func (j *Job) recordFailure(ctx context.Context, sess *esign.Session, slots []es
 	ch, err := j.failSeal(ctx, sess, slots, now, f.reason)
 	if err != nil || ch == nil {
 		return err
+	}
+	return queueNotices(ctx, sess, ch.Effects)
+}
+
+// recordCorrupt records seal.failed on a session whose row does not decode, through the
+// store's merge that leaves the unreadable part as found, and queues the seal-failure notice.
+func (j *Job) recordCorrupt(ctx context.Context, c *corruptSession) error {
+	sess := c.Session
+	reason := "the stored session is unreadable (" + c.Prop + ")"
+	funcproto.Logf(ctx, "seal: group %s cannot be sealed: %s", sess.GroupID, reason)
+	ch, err := esign.FailSeal(sess, j.now(), reason)
+	if err != nil {
+		return funcproto.Permanent(err) // load checked the state: cannot happen
+	}
+	ch.By(systemActor)
+	if err := j.d.Sessions.FailCorruptSeal(ctx, sess, ch); err != nil {
+		return err // a lost race or storage: the retry loads again
 	}
 	return queueNotices(ctx, sess, ch.Effects)
 }

@@ -59,6 +59,7 @@ type Sessions interface {
 	ReleaseSealLock(ctx context.Context, groupID, owner string) error
 	Sealing(ctx context.Context, limit int) ([]*esign.Session, error)
 	SealingSince(ctx context.Context, groupID string) (time.Time, error)
+	FailCorruptSeal(ctx context.Context, sess *esign.Session, ch esign.Change) error
 }
 
 // Blobs is what the job needs of the blob store (*blobstore.Store).
