@@ -41,8 +41,8 @@ func fail(reason string, cause error) error { return &failure{reason: reason, ca
 // Handle is the seal queue's function. It decodes an esign.SealMessage and seals the session.
 // Replies (through funcproto.QueueHandler):
 //   - nil with notify outputs once the session is sealed and complete;
-//   - nil without effect for a session already complete (a duplicate), not sealing, or being
-//     sealed by another attempt right now (the reconciler re-queues it if that attempt dies);
+//   - nil without effect for a session already complete (a duplicate) or not sealing;
+//   - sessionstore.ErrSealBusy (retried) while another attempt holds the session's seal lock;
 //   - nil with a seal-failure notice after recording seal.failed for a seal that can never
 //     succeed (source hash mismatch, source missing or unreadable, signature row missing, and
 //     evidence that does not read back: the session row's manifest or slots, an audit row's
@@ -63,17 +63,55 @@ func (j *Job) Handle(ctx context.Context, msg funcproto.QueueMessage) error {
 		return funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage,
 			apperr.Field("groupId", "groupId and tenantId are required")))
 	}
-	owner := newOwner()
-	err := j.d.Sessions.AcquireSealLock(ctx, m.GroupID, owner, j.now(), j.d.LockTTL)
-	if errors.Is(err, sessionstore.ErrSealBusy) {
-		funcproto.Logf(ctx, "seal: group %s is being sealed by another attempt; message acknowledged", m.GroupID)
-		return nil
-	}
+	ctx, release, err := j.lock(ctx, m.GroupID)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = j.d.Sessions.ReleaseSealLock(context.WithoutCancel(ctx), m.GroupID, owner) }()
+	defer release()
 	return j.seal(ctx, m)
+}
+
+// lock takes the session's seal lock and renews it every third of LockTTL until release is
+// called. The returned context ends when the lock is lost (the attempt stalled past LockTTL and
+// another took over): the attempt then stops before it writes. Errors: ErrSealBusy while
+// another attempt holds the lock (the message is retried: the holder may have died, and its
+// lock expires within LockTTL); the store's.
+func (j *Job) lock(ctx context.Context, groupID string) (context.Context, func(), error) {
+	owner := newOwner()
+	err := j.d.Sessions.AcquireSealLock(ctx, groupID, owner, j.now(), j.d.LockTTL)
+	if errors.Is(err, sessionstore.ErrSealBusy) {
+		funcproto.Logf(ctx, "seal: group %s is being sealed by another attempt; retried later", groupID)
+		return nil, nil, err
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		tick := time.NewTicker(j.d.LockTTL / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if err := j.d.Sessions.AcquireSealLock(ctx, groupID, owner, j.now(), j.d.LockTTL); errors.Is(err, sessionstore.ErrSealBusy) {
+					cancel(fmt.Errorf("seal: the lock of group %s was lost: %w", groupID, err))
+					return
+				}
+				// another renewal error (storage) is tried again at the next tick
+			}
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		<-renewed
+		cancel(nil)
+		_ = j.d.Sessions.ReleaseSealLock(context.WithoutCancel(ctx), groupID, owner) // best effort: it expires anyway
+	}, nil
 }
 
 func (j *Job) seal(ctx context.Context, m esign.SealMessage) error {

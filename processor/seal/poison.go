@@ -18,12 +18,21 @@ const PoisonReason = "sealing failed after retries"
 // records seal.failed (the session stays sealing, so an admin re-queue can retry) and queues
 // the seal-failure notice; for a session whose row does not decode, with the reason the seal
 // job gives it. A session already complete, not sealing, or unknown is acknowledged
-// with no effect. Errors: Permanent for a message that does not decode; a plain error (retried)
-// when storage fails.
+// with no effect. Errors: Permanent for a message that does not decode; ErrSealBusy (retried)
+// while an attempt holds the session's seal lock; a plain error (retried) when storage fails.
 func (j *Job) HandlePoison(ctx context.Context, msg funcproto.QueueMessage) error {
 	var m esign.SealMessage
 	if err := msg.Decode(&m); err != nil {
 		return err
+	}
+	if m.GroupID != "" {
+		// Never record a failure while an attempt is sealing: busy is retried.
+		lctx, release, err := j.lock(ctx, m.GroupID)
+		if err != nil {
+			return err
+		}
+		defer release()
+		ctx = lctx
 	}
 	sess, slots, err := j.d.Sessions.Load(ctx, m.GroupID)
 	if apperr.KindOf(err) == apperr.KindNotFound {
