@@ -17,7 +17,7 @@ func (h *Host) forward(w http.ResponseWriter, r *http.Request, f *function) {
 	start := time.Now()
 	// The route template, not the path: paths may carry tokens.
 	h.log.printf("%s Executing (HTTP %s %s, forwarded)", prefix, r.Method, f.route.template)
-	target, _ := url.Parse(f.app.proc.baseURL())
+	target, _ := url.Parse(f.app.proc.Load().baseURL())
 	var proxyErr error
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
