@@ -41,7 +41,7 @@ var svc *env
 // Queue settings of this run's processor: retries come back after a second or two, so that a
 // message retried after a kill or behind a busy seal lock is seen within the test's time.
 var processorQueues = map[string]string{
-	`"visibilityTimeout": "00:00:30"`:  `"visibilityTimeout": "00:00:01"`,
+	`"visibilityTimeout": "00:00:30"`:  `"visibilityTimeout": "00:00:02"`,
 	`"maxPollingInterval": "00:00:02"`: `"maxPollingInterval": "00:00:00.5"`,
 }
 
