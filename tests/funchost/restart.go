@@ -22,7 +22,7 @@ func (h *Host) RestartHandler(ctx context.Context, appName string) error {
 	if a == nil {
 		return fmt.Errorf("funchost: no app %q", appName)
 	}
-	if old := a.proc.Load(); old != nil {
+	if old := a.proc.Swap(nil); old != nil { // invocations meanwhile fail: no handler
 		_ = syscall.Kill(-old.cmd.Process.Pid, syscall.SIGKILL)
 		<-old.done
 		h.log.printf("[host] app %s: handler (pid %d) killed", a.name, old.cmd.Process.Pid)
