@@ -2,9 +2,12 @@
 # Builds the deployable folders dist/<app>/ (host.json rendered from host.json.tmpl, the static
 # linux/amd64 `handler`, one folder with function.json per function) and dist/<app>.zip.
 # Usage: scripts/package.sh [dispatcher] [processor]   (both when none is named)
+# DIST=<absolute folder> writes there instead of dist/ (test packages that run at the same time
+# each package into a folder of their own).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+dist=${DIST:-$root/dist}
 apps=("$@")
 [ ${#apps[@]} -gt 0 ] || apps=(dispatcher processor)
 version="$(cat VERSION)"
@@ -15,8 +18,8 @@ fi
 for app in "${apps[@]}"; do
   conf="scripts/apps/$app.conf"
   [ -f "$conf" ] || { echo "package: unknown app $app (no $conf)" >&2; exit 2; }
-  out="dist/$app"
-  rm -rf "$out" "dist/$app.zip"
+  out="$dist/$app"
+  rm -rf "$out" "$dist/$app.zip"
   mkdir -p "$out"
   # host.json: replace every {{NAME}} with the value from the app's conf; refuse leftovers.
   hostjson=$(cat host.json.tmpl)
@@ -41,7 +44,7 @@ for app in "${apps[@]}"; do
     cp "$fj" "$out/$name/function.json"
     n=$((n + 1))
   done
-  (cd "$out" && python3 - "$root/dist/$app.zip" <<'PY'
+  (cd "$out" && python3 - "$dist/$app.zip" <<'PY'
 import os, sys, zipfile
 with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
     for base, _, files in os.walk("."):
@@ -52,5 +55,5 @@ with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
                 z.writestr(info, fh.read(), zipfile.ZIP_DEFLATED)
 PY
   )
-  echo "packaged $app $version: $n functions -> $out, dist/$app.zip"
+  echo "packaged $app $version: $n functions -> $out, $dist/$app.zip"
 done

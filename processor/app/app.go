@@ -120,7 +120,7 @@ func Functions(d *Deps) ([]Function, error) {
 		return nil, err
 	}
 	sealer := seal.New(seal.Deps{Sessions: d.Sessions, Blobs: blobstore.New(d.Account), Key: d.Config.Seal.Key,
-		TSAURL: d.Config.Seal.TSAURL, StuckAfter: d.Config.Seal.StuckAfter, EngineVersion: version.Engine, Now: d.Now})
+		TSAURL: d.Config.Seal.TSAURL, StuckAfter: d.Config.Seal.StuckAfter, LockTTL: d.Config.Seal.LockTTL, EngineVersion: version.Engine, Now: d.Now})
 	purger, err := portalPurge(d)
 	if err != nil {
 		return nil, err

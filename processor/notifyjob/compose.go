@@ -134,17 +134,13 @@ func (j *Job) requesterNotice(ctx context.Context, kind notify.Kind, m esign.Not
 	return msg, -1, "", err
 }
 
-// lastEvent is the time of the session's latest event of kind, or now when there is none.
+// lastEvent is the time of the session's latest event of kind, or now when there is none. It
+// reads the kind and time columns only, so a notice (the seal failure's above all) goes out for
+// a trail whose event data is unreadable.
 func (j *Job) lastEvent(ctx context.Context, groupID, kind string, now time.Time) (time.Time, error) {
-	evs, err := j.d.Store.Events(ctx, groupID)
-	if err != nil {
-		return time.Time{}, err
-	}
-	at := now
-	for _, ev := range evs {
-		if ev.Kind == kind {
-			at = ev.At
-		}
+	at, err := j.d.Store.LastEvent(ctx, groupID, kind)
+	if err != nil || at.IsZero() {
+		return now, err
 	}
 	return at, nil
 }

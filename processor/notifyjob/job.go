@@ -55,7 +55,7 @@ const ClaimLease = 2 * time.Minute
 // Store is what the job needs of the session store.
 type Store interface {
 	Load(ctx context.Context, groupID string) (*esign.Session, []esign.Slot, error)
-	Events(ctx context.Context, groupID string) ([]sessionstore.AuditEvent, error)
+	LastEvent(ctx context.Context, groupID, kind string) (time.Time, error)
 	RecordEvents(ctx context.Context, groupID string, slots []esign.Slot, ch esign.Change) error
 	ClaimNotification(ctx context.Context, groupID, id string, now time.Time, lease time.Duration) (sessionstore.NotificationClaim, error)
 	CompleteNotification(ctx context.Context, c sessionstore.NotificationClaim, slots []esign.Slot, events []esign.Event, now time.Time) error
@@ -140,6 +140,11 @@ func (j *Job) Notify(ctx context.Context, m esign.NotifyMessage) error {
 	sess, slots, err := j.d.Store.Load(ctx, m.GroupID)
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		return funcproto.Permanent(err)
+	}
+	var c *sessionstore.CorruptError
+	if errors.As(err, &c) && kind == notify.KindSealFailure {
+		// The seal failed because the row is unreadable: the notice needs only its plain columns.
+		sess, slots, err = c.Session, nil, nil
 	}
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
+	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
@@ -32,6 +33,7 @@ const portal = "https://portal.example.test"
 // env is one test's storage, keys, outbox and job.
 type env struct {
 	st     *sessionstore.Store
+	raw    *tablestore.Store // the sessions table, raw (to corrupt rows)
 	box    *outbox.Outbox
 	codec  *tokens.Codec
 	cipher *pii.Cipher
@@ -82,7 +84,11 @@ func newEnv(t *testing.T, sender notify.Sender) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{st: st, box: box, codec: tokens.NewCodec(ring), cipher: cipher, now: time.Now().UTC()}
+	raw, err := tablestore.New(acct, "sess"+suffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{st: st, raw: raw, box: box, codec: tokens.NewCodec(ring), cipher: cipher, now: time.Now().UTC()}
 	if sender == nil {
 		sender = box
 	}

@@ -2,6 +2,7 @@ package seal
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -18,9 +19,10 @@ var timelineOrder = []esign.SlotState{
 
 // buildCertificate assembles the evidence certificate (spec "Evidence certificate"). The OTP
 // record and the transfers come from the audit events slot.otp_* and slot.transfer_*: until
-// the OTP and cross-device features write them, they are empty.
+// the OTP and cross-device features write them, they are empty. Errors: *failure when a
+// signer's recorded consents do not read back (the certificate is never built with a gap).
 func buildCertificate(sess *esign.Session, slots []esign.Slot, sigs map[int]sessionstore.Signature,
-	events []sessionstore.AuditEvent, now time.Time, engine string) certificate.Certificate {
+	events []sessionstore.AuditEvent, now time.Time, engine string) (certificate.Certificate, error) {
 	title := sess.DocumentID
 	if sess.DocType != "" {
 		title += " (" + sess.DocType + ")"
@@ -46,26 +48,40 @@ func buildCertificate(sess *esign.Session, slots []esign.Slot, sigs map[int]sess
 				s.Timeline = append(s.Timeline, certificate.Transition{State: string(st), At: at})
 			}
 		}
-		s.Consents = consents(sl, sigs[sl.Index])
+		var err error
+		if s.Consents, err = consents(sl, sigs[sl.Index]); err != nil {
+			return certificate.Certificate{}, fail(fmt.Sprintf("the consents of slot %d are unreadable", sl.Index), err)
+		}
 		s.OTP = otpRecord(sl, bySlot[sl.Index])
 		s.Transfers = transfers(bySlot[sl.Index])
 		c.Signers = append(c.Signers, s)
 	}
-	return c
+	return c, nil
 }
 
-// consents are the slot's recorded acceptances, or else those stored with its signature.
-func consents(sl esign.Slot, sig sessionstore.Signature) []certificate.Consent {
+// consents are the slot's recorded acceptances, or else those stored with its signature. The
+// copy stored with the signature is read whenever it is there: a copy that does not decode is
+// corrupt evidence, as is an acceptance time that does not parse. Errors: the decoder's.
+func consents(sl esign.Slot, sig sessionstore.Signature) ([]certificate.Consent, error) {
 	list := sl.Consents
-	if len(list) == 0 && sig.Consents != "" {
-		_ = json.Unmarshal([]byte(sig.Consents), &list) // best effort: the slot row is the record
+	if sig.Consents != "" {
+		var stored []esign.ConsentAcceptance
+		if err := json.Unmarshal([]byte(sig.Consents), &stored); err != nil {
+			return nil, fmt.Errorf("the signature row's consents: %w", err)
+		}
+		if len(list) == 0 {
+			list = stored
+		}
 	}
 	var out []certificate.Consent
 	for _, a := range list {
-		at, _ := time.Parse(time.RFC3339Nano, a.AcceptedAt)
+		at, err := time.Parse(time.RFC3339Nano, a.AcceptedAt)
+		if err != nil {
+			return nil, fmt.Errorf("the acceptance time of %s: %w", a.ID, err)
+		}
 		out = append(out, certificate.Consent{Key: a.ID, Version: a.Version, Text: a.Text, AcceptedAt: at})
 	}
-	return out
+	return out, nil
 }
 
 // otpRecord summarises the slot's OTP events: channel and masked destination from the last

@@ -14,6 +14,7 @@ import (
 
 	"github.com/esign-svc/esign/processor/portalpurge"
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
@@ -40,10 +41,13 @@ func fail(reason string, cause error) error { return &failure{reason: reason, ca
 // Handle is the seal queue's function. It decodes an esign.SealMessage and seals the session.
 // Replies (through funcproto.QueueHandler):
 //   - nil with notify outputs once the session is sealed and complete;
-//   - nil without effect for a session already complete (a duplicate), not sealing, or being
-//     sealed by another attempt right now (the reconciler re-queues it if that attempt dies);
+//   - nil without effect for a session already complete (a duplicate) or not sealing;
+//   - sessionstore.ErrSealBusy (retried) while another attempt holds the session's seal lock;
 //   - nil with a seal-failure notice after recording seal.failed for a seal that can never
-//     succeed (source hash mismatch, source missing or unreadable, signature row missing).
+//     succeed (source hash mismatch, source missing or unreadable, signature row missing, and
+//     evidence that does not read back: the session row's manifest or slots, an audit row's
+//     data, a signature row's image, fields or consents; a certificate is never built with a
+//     gap).
 //     The brief asked for Permanent here, but funcproto drops every output of a Permanent
 //     reply, and the spec wants the requester told that sealing failed;
 //   - Permanent for a message that does not decode, lacks ids, names an unknown session or the
@@ -59,21 +63,63 @@ func (j *Job) Handle(ctx context.Context, msg funcproto.QueueMessage) error {
 		return funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage,
 			apperr.Field("groupId", "groupId and tenantId are required")))
 	}
-	owner := newOwner()
-	err := j.d.Sessions.AcquireSealLock(ctx, m.GroupID, owner, j.now(), j.d.LockTTL)
-	if errors.Is(err, sessionstore.ErrSealBusy) {
-		funcproto.Logf(ctx, "seal: group %s is being sealed by another attempt; message acknowledged", m.GroupID)
-		return nil
-	}
+	ctx, release, err := j.lock(ctx, m.GroupID)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = j.d.Sessions.ReleaseSealLock(context.WithoutCancel(ctx), m.GroupID, owner) }()
+	defer release()
 	return j.seal(ctx, m)
+}
+
+// lock takes the session's seal lock and renews it every third of LockTTL until release is
+// called. The returned context ends when the lock is lost (the attempt stalled past LockTTL and
+// another took over): the attempt then stops before it writes. Errors: ErrSealBusy while
+// another attempt holds the lock (the message is retried: the holder may have died, and its
+// lock expires within LockTTL); the store's.
+func (j *Job) lock(ctx context.Context, groupID string) (context.Context, func(), error) {
+	owner := newOwner()
+	err := j.d.Sessions.AcquireSealLock(ctx, groupID, owner, j.now(), j.d.LockTTL)
+	if errors.Is(err, sessionstore.ErrSealBusy) {
+		funcproto.Logf(ctx, "seal: group %s is being sealed by another attempt; retried later", groupID)
+		return nil, nil, err
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		tick := time.NewTicker(j.d.LockTTL / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if err := j.d.Sessions.AcquireSealLock(ctx, groupID, owner, j.now(), j.d.LockTTL); errors.Is(err, sessionstore.ErrSealBusy) {
+					cancel(fmt.Errorf("seal: the lock of group %s was lost: %w", groupID, err))
+					return
+				}
+				// another renewal error (storage) is tried again at the next tick
+			}
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		<-renewed
+		cancel(nil)
+		_ = j.d.Sessions.ReleaseSealLock(context.WithoutCancel(ctx), groupID, owner) // best effort: it expires anyway
+	}, nil
 }
 
 func (j *Job) seal(ctx context.Context, m esign.SealMessage) error {
 	sess, slots, err := j.load(ctx, m)
+	var c *corruptSession
+	if errors.As(err, &c) {
+		return j.recordCorrupt(ctx, c)
+	}
 	if err != nil || sess == nil {
 		return err
 	}
@@ -110,18 +156,34 @@ func (j *Job) seal(ctx context.Context, m esign.SealMessage) error {
 	return nil
 }
 
+// corruptSession is load's error for a sealing session of the message's tenant whose row does
+// not decode (its manifest or a slot): the seal can never succeed and is recorded as failed.
+type corruptSession struct{ *sessionstore.CorruptError }
+
 // load reads the session and decides whether there is anything to do: nil session means ack.
+// Errors: *corruptSession; Permanent for an unknown session or the wrong tenant; the store's.
 func (j *Job) load(ctx context.Context, m esign.SealMessage) (*esign.Session, []esign.Slot, error) {
 	sess, slots, err := j.d.Sessions.Load(ctx, m.GroupID)
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		return nil, nil, funcproto.Permanent(err)
 	}
-	if err != nil {
+	var c *sessionstore.CorruptError
+	if errors.As(err, &c) {
+		sess, err = c.Session, &corruptSession{c}
+	}
+	if sess == nil {
 		return nil, nil, err
 	}
 	if sess.TenantID != m.TenantID {
 		return nil, nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch,
 			"the seal message's tenant is not the session's"))
+	}
+	if err != nil && sess.State == esign.SessionSealing {
+		return nil, nil, err
+	}
+	if err != nil {
+		funcproto.Logf(ctx, "seal: group %s is %s and its row is unreadable (%s); message acknowledged", sess.GroupID, sess.State, c.Prop)
+		return nil, nil, nil
 	}
 	switch sess.State {
 	case esign.SessionSealing:
@@ -144,6 +206,9 @@ type sealed struct {
 // others worth a retry.
 func (j *Job) produce(ctx context.Context, sess *esign.Session, slots []esign.Slot, now time.Time) (sealed, error) {
 	events, err := j.d.Sessions.Events(ctx, sess.GroupID)
+	if errors.Is(err, audit.ErrCorrupt) {
+		return sealed{}, fail("the audit trail is unreadable", err)
+	}
 	if err != nil {
 		return sealed{}, err
 	}
@@ -163,7 +228,10 @@ func (j *Job) produce(ctx context.Context, sess *esign.Session, slots []esign.Sl
 	if err != nil {
 		return sealed{}, fail("the evidence bundle could not be built", err)
 	}
-	cert := buildCertificate(sess, slots, sigs, events, now, j.d.EngineVersion)
+	cert, err := buildCertificate(sess, slots, sigs, events, now, j.d.EngineVersion)
+	if err != nil {
+		return sealed{}, err
+	}
 	cert.EvidenceHeadHash = head
 	out, err := pdf.Seal(ctx, pdf.SealInput{
 		Source: src, Placements: placements, SignaturePage: page, Certificate: cert,
@@ -193,6 +261,9 @@ func (j *Job) signatures(ctx context.Context, sess *esign.Session, slots []esign
 		sig, err := j.d.Sessions.Signature(ctx, sess.GroupID, sl.Index)
 		if apperr.KindOf(err) == apperr.KindNotFound {
 			return nil, fail(fmt.Sprintf("the signature of slot %d is missing", sl.Index), err)
+		}
+		if errors.Is(err, sessionstore.ErrSignatureCorrupt) {
+			return nil, fail(fmt.Sprintf("the signature of slot %d is unreadable", sl.Index), err)
 		}
 		if err != nil {
 			return nil, err
@@ -293,6 +364,23 @@ func (j *Job) recordFailure(ctx context.Context, sess *esign.Session, slots []es
 	ch, err := j.failSeal(ctx, sess, slots, now, f.reason)
 	if err != nil || ch == nil {
 		return err
+	}
+	return queueNotices(ctx, sess, ch.Effects)
+}
+
+// recordCorrupt records seal.failed on a session whose row does not decode, through the
+// store's merge that leaves the unreadable part as found, and queues the seal-failure notice.
+func (j *Job) recordCorrupt(ctx context.Context, c *corruptSession) error {
+	sess := c.Session
+	reason := "the stored session is unreadable (" + c.Prop + ")"
+	funcproto.Logf(ctx, "seal: group %s cannot be sealed: %s", sess.GroupID, reason)
+	ch, err := esign.FailSeal(sess, j.now(), reason)
+	if err != nil {
+		return funcproto.Permanent(err) // load checked the state: cannot happen
+	}
+	ch.By(systemActor)
+	if err := j.d.Sessions.FailCorruptSeal(ctx, sess, ch); err != nil {
+		return err // a lost race or storage: the retry loads again
 	}
 	return queueNotices(ctx, sess, ch.Effects)
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
@@ -79,6 +80,7 @@ func selfSigned(k crypto.Signer, cn string) *x509.Certificate {
 // env is one test's storage: fresh tables, the shared containers, and a job on them.
 type env struct {
 	store *sessionstore.Store
+	rows  *tablestore.Store // the sessions table, raw (to corrupt rows)
 	blobs *blobstore.Store
 	job   *Job
 }
@@ -102,8 +104,12 @@ func newEnv(t testing.TB) *env {
 	if err := bs.EnsureContainer(ctx, "documents"); err != nil {
 		t.Fatal(err)
 	}
+	rows, err := tablestore.New(acct, "sess"+suffix)
+	if err != nil {
+		t.Fatal(err)
+	}
 	job := New(Deps{Sessions: st, Blobs: bs, Key: sealKey(t), EngineVersion: "test-1.2.3"})
-	return &env{store: st, blobs: bs, job: job}
+	return &env{store: st, rows: rows, blobs: bs, job: job}
 }
 
 // sourcePDF is a plain pages-page A4 document.

@@ -10,7 +10,10 @@
 // signature time and any timestamp differ), and the session records their paths only after all
 // three are written, so a crash part way is completed by the retry, which rewrites all three
 // from one attempt. A per-session seal lock (sessionstore.AcquireSealLock) keeps two attempts
-// from interleaving their writes.
+// from interleaving their writes. The lock is short (LockTTL) and renewed while the attempt
+// runs, so the lock of an attempt that died (a killed processor) soon expires; a message that
+// finds the lock held is retried, not acknowledged, so the killed attempt's own message seals
+// the session once the lock has expired.
 package seal
 
 import (
@@ -35,7 +38,7 @@ const (
 // Defaults of Deps.
 const (
 	DefaultStuckAfter = 15 * time.Minute
-	DefaultLockTTL    = 10 * time.Minute
+	DefaultLockTTL    = time.Minute
 	// ReconcileLimit bounds the sessions one reconciler run re-queues.
 	ReconcileLimit = 200
 )
@@ -59,6 +62,7 @@ type Sessions interface {
 	ReleaseSealLock(ctx context.Context, groupID, owner string) error
 	Sealing(ctx context.Context, limit int) ([]*esign.Session, error)
 	SealingSince(ctx context.Context, groupID string) (time.Time, error)
+	FailCorruptSeal(ctx context.Context, sess *esign.Session, ch esign.Change) error
 }
 
 // Blobs is what the job needs of the blob store (*blobstore.Store).
@@ -82,7 +86,7 @@ type Deps struct {
 	EngineVersion string           // shown in the certificate (version.Engine)
 	Now           func() time.Time // default time.Now
 	StuckAfter    time.Duration    // reconciler threshold; default DefaultStuckAfter
-	LockTTL       time.Duration    // seal lock lifetime; default DefaultLockTTL
+	LockTTL       time.Duration    // seal lock lifetime, renewed every third of it; default DefaultLockTTL
 }
 
 // Job runs the seal queue, its poison queue and the reconciler.

@@ -21,7 +21,12 @@ const (
 	SettingPKCS12Password = "SEAL_PKCS12_PASSWORD"
 	SettingTSAURL         = "SEAL_TSA_URL"
 	SettingStuckAfter     = "SEAL_RECONCILE_AFTER"
+	SettingLockTTL        = "SEAL_LOCK_TTL"
 )
+
+// MinLockTTL is the shortest seal lock SEAL_LOCK_TTL accepts (the lock is renewed every third
+// of it, and a storage call must fit in that).
+const MinLockTTL = 3 * time.Second
 
 // SealKey is the seal's signing key and its certificate chain (signer certificate first).
 type SealKey struct {
@@ -35,11 +40,15 @@ type Config struct {
 	TSAURL string // optional RFC 3161 authority
 	// StuckAfter is how long a session may sit in sealing before the reconciler re-queues it.
 	StuckAfter time.Duration
+	// LockTTL is the seal lock's lifetime (renewed while the attempt runs): how long a dead
+	// attempt blocks the retry of its message.
+	LockTTL time.Duration
 }
 
 // LoadConfig reads the seal key (see LoadSealKey), SEAL_TSA_URL (optional absolute http(s)
-// URL) and SEAL_RECONCILE_AFTER (Go duration, default 15m, at least 5m). The error names every
-// setting at fault.
+// URL), SEAL_RECONCILE_AFTER (Go duration, default 15m, at least 5m) and SEAL_LOCK_TTL (Go
+// duration, default 1m, at least MinLockTTL and below SEAL_RECONCILE_AFTER). The error names
+// every setting at fault.
 func LoadConfig(lookup config.Lookup) (Config, error) {
 	r := config.NewReader(lookup)
 	var c Config
@@ -48,8 +57,12 @@ func LoadConfig(lookup config.Lookup) (Config, error) {
 	if c.StuckAfter < 5*time.Minute {
 		r.Check(SettingStuckAfter, errors.New("must be at least 5m (the reconciler runs every five minutes)"))
 	}
+	c.LockTTL = r.Duration(SettingLockTTL, DefaultLockTTL)
+	if c.LockTTL < MinLockTTL || c.LockTTL >= c.StuckAfter {
+		r.Check(SettingLockTTL, fmt.Errorf("must be at least %s and less than %s", MinLockTTL, SettingStuckAfter))
+	}
 	key, err := LoadSealKey(lookup)
-	return Config{Key: key, TSAURL: c.TSAURL, StuckAfter: c.StuckAfter}, errors.Join(r.Err(), err)
+	return Config{Key: key, TSAURL: c.TSAURL, StuckAfter: c.StuckAfter, LockTTL: c.LockTTL}, errors.Join(r.Err(), err)
 }
 
 // LoadSealKey loads the seal key from SEAL_PKCS12_FILE (with SEAL_PKCS12_PASSWORD, which may

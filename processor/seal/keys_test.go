@@ -110,11 +110,15 @@ func TestLoadConfig(t *testing.T) {
 		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: selfSigned(k, "cfg").Raw})...))
 	c, err := LoadConfig(config.MapLookup(map[string]string{SettingCertFile: both, SettingKeyFile: both,
 		SettingTSAURL: "https://tsa.example.test/tsr", SettingStuckAfter: "30m"}))
-	if err != nil || c.TSAURL != "https://tsa.example.test/tsr" || c.StuckAfter != 30*time.Minute || c.Key.Signer == nil {
+	if err != nil || c.TSAURL != "https://tsa.example.test/tsr" || c.StuckAfter != 30*time.Minute || c.LockTTL != DefaultLockTTL || c.Key.Signer == nil {
 		t.Fatalf("config %+v %v", c, err)
 	}
-	_, err = LoadConfig(config.MapLookup(map[string]string{SettingTSAURL: "ftp://x", SettingStuckAfter: "1m"}))
-	for _, name := range []string{SettingTSAURL, SettingStuckAfter, SettingCertFile} {
+	c, err = LoadConfig(config.MapLookup(map[string]string{SettingCertFile: both, SettingKeyFile: both, SettingLockTTL: "5s"}))
+	if err != nil || c.LockTTL != 5*time.Second {
+		t.Fatalf("config %+v %v", c, err)
+	}
+	_, err = LoadConfig(config.MapLookup(map[string]string{SettingTSAURL: "ftp://x", SettingStuckAfter: "1m", SettingLockTTL: "1s"}))
+	for _, name := range []string{SettingTSAURL, SettingStuckAfter, SettingLockTTL, SettingCertFile} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Fatalf("error %v does not name %s", err, name)
 		}

@@ -2,10 +2,12 @@ package seal
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 )
 
@@ -14,18 +16,32 @@ const PoisonReason = "sealing failed after retries"
 
 // HandlePoison is the seal-poison queue's function: a seal message the host gave up on. It
 // records seal.failed (the session stays sealing, so an admin re-queue can retry) and queues
-// the seal-failure notice. A session already complete, not sealing, or unknown is acknowledged
-// with no effect. Errors: Permanent for a message that does not decode; a plain error (retried)
-// when storage fails.
+// the seal-failure notice; for a session whose row does not decode, with the reason the seal
+// job gives it. A session already complete, not sealing, or unknown is acknowledged
+// with no effect. Errors: Permanent for a message that does not decode; ErrSealBusy (retried)
+// while an attempt holds the session's seal lock; a plain error (retried) when storage fails.
 func (j *Job) HandlePoison(ctx context.Context, msg funcproto.QueueMessage) error {
 	var m esign.SealMessage
 	if err := msg.Decode(&m); err != nil {
 		return err
 	}
+	if m.GroupID != "" {
+		// Never record a failure while an attempt is sealing: busy is retried.
+		lctx, release, err := j.lock(ctx, m.GroupID)
+		if err != nil {
+			return err
+		}
+		defer release()
+		ctx = lctx
+	}
 	sess, slots, err := j.d.Sessions.Load(ctx, m.GroupID)
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		funcproto.Logf(ctx, "seal-poison: no session for the message; acknowledged")
 		return nil
+	}
+	var c *sessionstore.CorruptError
+	if errors.As(err, &c) && c.Session.TenantID == m.TenantID && c.Session.State == esign.SessionSealing {
+		return j.recordCorrupt(ctx, &corruptSession{c})
 	}
 	if err != nil {
 		return err

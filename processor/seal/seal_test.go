@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
@@ -301,9 +302,13 @@ func TestSealWhileAnotherAttemptHoldsTheLock(t *testing.T) {
 	if err := e.store.AcquireSealLock(ctx, f.sess.GroupID, "other-attempt", e.job.now(), DefaultLockTTL); err != nil {
 		t.Fatal(err)
 	}
-	r := invoke(t, funcproto.QueueHandler(e.job.Handle), queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID}))
-	if r.status != 200 || len(r.outputs) != 0 {
-		t.Fatalf("status %d outputs %v", r.status, r.outputs)
+	// Busy is retried (the holder may have died; its lock expires), and so is the poison
+	// message: no failure is recorded while an attempt holds the lock.
+	for _, h := range []func(context.Context, funcproto.QueueMessage) error{e.job.Handle, e.job.HandlePoison} {
+		r := invoke(t, funcproto.QueueHandler(h), queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID}))
+		if r.status != 500 || len(r.outputs) != 0 || !strings.Contains(strings.Join(r.logs, "\n"), "seal_in_progress") {
+			t.Fatalf("status %d outputs %v logs %v", r.status, r.outputs, r.logs)
+		}
 	}
 	sess, _, _ := e.store.Load(ctx, f.sess.GroupID)
 	evs, _ := e.store.Events(ctx, f.sess.GroupID)
@@ -317,8 +322,52 @@ func TestSealWhileAnotherAttemptHoldsTheLock(t *testing.T) {
 	if err := e.store.ReleaseSealLock(ctx, f.sess.GroupID, "other-attempt"); err != nil {
 		t.Fatal(err)
 	}
-	r = invoke(t, funcproto.QueueHandler(e.job.Handle), queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID}))
+	r := invoke(t, funcproto.QueueHandler(e.job.Handle), queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID}))
 	if sess, _, _ := e.store.Load(ctx, f.sess.GroupID); r.status != 200 || sess.State != esign.SessionComplete {
 		t.Fatalf("after release: %d %s %v", r.status, sess.State, r.logs)
+	}
+}
+
+// The seal lock is renewed while the attempt runs, past its lifetime: no other attempt can
+// take it over from a live one.
+func TestSealLockIsRenewedWhileSealing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	f := e.sealingSession(t, twoSigners()[:1], "")
+	job := *e.job
+	job.d.LockTTL = 3 * time.Second
+	var tookOver error
+	job.afterWrite = func() error {
+		time.Sleep(2 * job.d.LockTTL)
+		tookOver = e.store.AcquireSealLock(ctx, f.sess.GroupID, "other-attempt", job.now(), job.d.LockTTL)
+		return nil
+	}
+	r := invoke(t, funcproto.QueueHandler(job.Handle), queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID}))
+	if !errors.Is(tookOver, sessionstore.ErrSealBusy) {
+		t.Fatalf("another attempt took the lock of a live one: %v", tookOver)
+	}
+	if sess, _, _ := e.store.Load(ctx, f.sess.GroupID); r.status != 200 || sess.State != esign.SessionComplete {
+		t.Fatalf("status %d, session %s, logs %v", r.status, sess.State, r.logs)
+	}
+	// The attempt released its lock: the next one takes it at once.
+	if err := e.store.AcquireSealLock(ctx, f.sess.GroupID, "next-attempt", job.now(), job.d.LockTTL); err != nil {
+		t.Fatalf("the lock was not released: %v", err)
+	}
+}
+
+// The lock of an attempt that died expires, and the message's retry seals the session.
+func TestSealAfterADeadAttemptsLockExpired(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	f := e.sealingSession(t, twoSigners()[:1], "")
+	past := e.job.now().Add(-2 * DefaultLockTTL)
+	if err := e.store.AcquireSealLock(ctx, f.sess.GroupID, "dead-attempt", past, DefaultLockTTL); err != nil {
+		t.Fatal(err)
+	}
+	r := invoke(t, funcproto.QueueHandler(e.job.Handle), queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID}))
+	if sess, _, _ := e.store.Load(ctx, f.sess.GroupID); r.status != 200 || sess.State != esign.SessionComplete {
+		t.Fatalf("status %d, session %s, logs %v", r.status, sess.State, r.logs)
 	}
 }

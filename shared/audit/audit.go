@@ -11,8 +11,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 )
+
+// ErrCorrupt matches (errors.Is) the error of an audit row that does not read back. The audit
+// trail is evidence: a reader never goes on with a gap in it.
+var ErrCorrupt = &apperr.Error{Kind: apperr.KindInternal, Code: "stored_audit_corrupt", Detail: "a stored audit event could not be read"}
 
 // RowPrefix starts every audit row's RowKey.
 const RowPrefix = "evt-"
@@ -56,17 +61,21 @@ func Entity(partition string, r Record, seq int) (tablestore.Entity, error) {
 	}}, nil
 }
 
-// FromEntity reads an audit row back.
-func FromEntity(e tablestore.Entity) Record {
+// FromEntity reads an audit row back. Errors: ErrCorrupt (naming the row, never its content)
+// when its data does not decode.
+func FromEntity(e tablestore.Entity) (Record, error) {
 	r := Record{
 		Seq: e.RowKey, Kind: e.String("kind"), At: FromNanos(e.Int64("atNs")), Slot: int(e.Int64("slot")),
 		ActorKind: e.String("actorKind"), ActorID: e.String("actorId"), IP: e.String("ip"),
 		UserAgent: e.String("userAgent"), EmailHash: e.String("emailHash"),
 	}
 	if d := e.String("data"); d != "" && d != "{}" {
-		_ = json.Unmarshal([]byte(d), &r.Data) // written by Entity above
+		if err := json.Unmarshal([]byte(d), &r.Data); err != nil {
+			return Record{}, apperr.Wrap(fmt.Errorf("audit row %s/%s data: %w", e.PartitionKey, e.RowKey, err),
+				ErrCorrupt.Kind, ErrCorrupt.Code, "%s", ErrCorrupt.Detail)
+		}
 	}
-	return r
+	return r, nil
 }
 
 // Nanos is t in Unix nanoseconds, 0 for the zero time (how times are stored).

@@ -1,11 +1,15 @@
 package audit
 
 import (
+	"errors"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/esign-svc/esign/shared/apperr"
 )
 
 func TestRoundTripAndOrder(t *testing.T) {
@@ -17,7 +21,10 @@ func TestRoundTripAndOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := FromEntity(e)
+	got, err := FromEntity(e)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r.Seq = e.RowKey
 	if d := cmp.Diff(r, got); d != "" {
 		t.Fatalf("round trip (-want +got):\n%s", d)
@@ -33,5 +40,23 @@ func TestRoundTripAndOrder(t *testing.T) {
 	}
 	if FromNanos(Nanos(time.Time{})) != (time.Time{}) || FromNanos(Nanos(at)) != at {
 		t.Fatal("nanos round trip")
+	}
+}
+
+func TestCorruptDataIsAnError(t *testing.T) {
+	t.Parallel()
+	e, err := Entity("p", Record{Kind: "slot.signed", At: time.Now(), Slot: 0, Data: map[string]any{"a": "b"}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{`{"a":`, `[1]`, `"text"`} {
+		e.Props["data"] = bad
+		_, err := FromEntity(e)
+		if !errors.Is(err, ErrCorrupt) || apperr.KindOf(err) != apperr.KindInternal {
+			t.Fatalf("data %q: err %v, want ErrCorrupt", bad, err)
+		}
+		if strings.Contains(err.Error(), bad) {
+			t.Fatalf("the error repeats the row's content: %v", err)
+		}
 	}
 }

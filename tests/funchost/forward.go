@@ -19,7 +19,13 @@ func (h *Host) forward(w http.ResponseWriter, r *http.Request, f *function) {
 	start := time.Now()
 	// The route template, not the path: paths may carry tokens.
 	h.log.printf("%s Executing (HTTP %s %s, forwarded)", prefix, r.Method, f.route.template)
-	target, _ := url.Parse(f.app.proc.baseURL())
+	proc := f.app.proc.Load()
+	if proc == nil { // being restarted (RestartHandler)
+		h.log.printf("%s Executed (Failed): app %s has no running handler", prefix, f.app.name)
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	target, _ := url.Parse(proc.baseURL())
 	var proxyErr error
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {

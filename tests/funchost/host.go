@@ -75,7 +75,7 @@ type app struct {
 	queues      queueSettings
 	timeout     time.Duration
 	functions   []*function
-	proc        *handlerProcess
+	proc        atomic.Pointer[handlerProcess] // replaced by RestartHandler
 }
 
 // Host is a running local Functions host. Close it when done.
@@ -257,18 +257,25 @@ func (h *Host) startHandlers(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		a.proc = p
-		h.wg.Add(1)
-		go func() {
-			defer h.wg.Done()
-			select {
-			case <-p.done:
-				h.log.printf("[host] app %s: handler exited unexpectedly (%v); its invocations fail until the host restarts", a.name, p.waitErr)
-			case <-h.ctx.Done():
-			}
-		}()
+		a.proc.Store(p)
+		h.watch(a, p)
 	}
 	return nil
+}
+
+// watch reports a handler that exits while it is still the app's handler.
+func (h *Host) watch(a *app, p *handlerProcess) {
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		select {
+		case <-p.done:
+			if a.proc.Load() == p {
+				h.log.printf("[host] app %s: handler exited unexpectedly (%v); its invocations fail until the host restarts", a.name, p.waitErr)
+			}
+		case <-h.ctx.Done():
+		}
+	}()
 }
 
 func (h *Host) printFunctions() {
@@ -315,8 +322,8 @@ func (h *Host) Close() error {
 			h.ln.Close()
 		}
 		for _, a := range h.apps {
-			if a.proc != nil {
-				a.proc.stop()
+			if p := a.proc.Load(); p != nil {
+				p.stop()
 			}
 		}
 		h.wg.Wait()

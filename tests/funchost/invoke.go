@@ -41,10 +41,11 @@ func (h *Host) invoke(ctx context.Context, f *function, id string, data, metadat
 }
 
 func (h *Host) call(ctx context.Context, f *function, id string, data, metadata map[string]any, prefix string) (*reply, error) {
-	if f.app.proc == nil {
+	proc := f.app.proc.Load()
+	if proc == nil {
 		return nil, fmt.Errorf("app %s has no running handler", f.app.name)
 	}
-	if exited, how := f.app.proc.exited(); exited {
+	if exited, how := proc.exited(); exited {
 		return nil, fmt.Errorf("app %s: handler has exited (%v)", f.app.name, how)
 	}
 	now := time.Now().UTC()
@@ -59,7 +60,7 @@ func (h *Host) call(ctx context.Context, f *function, id string, data, metadata 
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.app.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.app.proc.baseURL()+"/"+f.name, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, proc.baseURL()+"/"+f.name, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

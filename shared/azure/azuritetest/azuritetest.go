@@ -1,5 +1,6 @@
 // Package azuritetest starts a real Azurite (the pinned one from the repository's package.json)
-// for tests: in memory, on free loopback ports, stopped when the test or package ends.
+// for tests: in memory (or with its data in a folder, so that it can be restarted), on free
+// loopback ports, stopped when the test or package ends.
 //
 // Use Start for one test, or Main in TestMain to share one instance across a package's tests
 // (tests then use random table, container and queue names so they can run in parallel).
@@ -32,10 +33,18 @@ type Instance struct {
 	BlobEndpoint  string
 	QueueEndpoint string
 	TableEndpoint string
+	opts          Options
 	cmd           *exec.Cmd
 	done          chan struct{}
 	logs          *strings.Builder
 	mu            sync.Mutex
+}
+
+// Options of LaunchWith.
+type Options struct {
+	// Location is the folder Azurite keeps its data in, so that Restart finds it again; empty:
+	// in memory (gone when the process ends).
+	Location string
 }
 
 // ConnectionString is the explicit devstoreaccount1 connection string the Go SDKs accept.
@@ -49,24 +58,66 @@ func ConnectionString(blob, queue, table string) string {
 		AccountName, AccountKey, blob, queue, table)
 }
 
-// Stop ends the Azurite process and waits for it.
+// Stop ends the Azurite process (SIGTERM: it saves its data to Location first) and waits for
+// it.
 func (in *Instance) Stop() {
-	if in.cmd == nil || in.cmd.Process == nil {
+	in.mu.Lock()
+	cmd, done := in.cmd, in.done
+	in.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
 		return
 	}
-	_ = syscall.Kill(-in.cmd.Process.Pid, syscall.SIGTERM)
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 	select {
-	case <-in.done:
-	case <-time.After(5 * time.Second):
-		_ = syscall.Kill(-in.cmd.Process.Pid, syscall.SIGKILL)
-		<-in.done
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
 	}
 }
 
 var listening = regexp.MustCompile(`Azurite (Blob|Queue|Table) service is successfully listening at (http://\S+)`)
 
 // Launch installs Azurite if needed and starts it in memory on free ports.
-func Launch(ctx context.Context) (*Instance, error) {
+func Launch(ctx context.Context) (*Instance, error) { return LaunchWith(ctx, Options{}) }
+
+// LaunchWith installs Azurite if needed and starts it on free ports, with its data where opts
+// say.
+func LaunchWith(ctx context.Context, opts Options) (*Instance, error) {
+	return launch(ctx, opts, [3]string{"0", "0", "0"})
+}
+
+// Restart stops Azurite and starts it again on the same ports with the same data (Location);
+// clients keep working once it is back. Between the two, every call fails as against an
+// account that is down. Errors: an instance without a Location, or Azurite failing to start
+// again (a port taken meanwhile).
+func (in *Instance) Restart(ctx context.Context) error {
+	if in.opts.Location == "" {
+		return fmt.Errorf("azuritetest: Restart needs an instance with a Location (in-memory data would be lost)")
+	}
+	ports := [3]string{}
+	for i, ep := range []string{in.BlobEndpoint, in.QueueEndpoint, in.TableEndpoint} {
+		m := portOf.FindStringSubmatch(ep)
+		if m == nil {
+			return fmt.Errorf("azuritetest: no port in endpoint %q", ep)
+		}
+		ports[i] = m[1]
+	}
+	in.Stop()
+	next, err := launch(ctx, in.opts, ports)
+	if err != nil {
+		return err
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.cmd, in.done, in.logs = next.cmd, next.done, next.logs
+	return nil
+}
+
+var portOf = regexp.MustCompile(`^http://[^/:]+:(\d+)/`)
+
+// launch starts Azurite on ports (blob, queue, table; "0" picks a free one).
+func launch(ctx context.Context, opts Options, ports [3]string) (*Instance, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
@@ -82,10 +133,15 @@ func Launch(ctx context.Context) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--blobPort", "0", "--queuePort", "0", "--tablePort", "0",
+	args := []string{"--blobPort", ports[0], "--queuePort", ports[1], "--tablePort", ports[2],
 		"--blobHost", "127.0.0.1", "--queueHost", "127.0.0.1", "--tableHost", "127.0.0.1",
-		"--inMemoryPersistence", "--extentMemoryLimit", "1024",
-		"--skipApiVersionCheck", "--disableTelemetry", "--silent")
+		"--skipApiVersionCheck", "--disableTelemetry", "--silent"}
+	if opts.Location == "" {
+		args = append(args, "--inMemoryPersistence", "--extentMemoryLimit", "1024")
+	} else {
+		args = append(args, "--location", opts.Location)
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = workdir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stdout, err := cmd.StdoutPipe()
@@ -96,7 +152,7 @@ func Launch(ctx context.Context) (*Instance, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("azuritetest: start %s: %w", bin, err)
 	}
-	in := &Instance{cmd: cmd, done: make(chan struct{}), logs: &strings.Builder{}}
+	in := &Instance{opts: opts, cmd: cmd, done: make(chan struct{}), logs: &strings.Builder{}}
 	found := make(chan map[string]string, 1)
 	go func() {
 		eps := map[string]string{}

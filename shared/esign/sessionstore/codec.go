@@ -67,7 +67,7 @@ func sessionFrom(e tablestore.Entity) (aggregate, error) {
 	}
 	if m := e.String("manifest"); m != "" && m != "null" {
 		if err := json.Unmarshal([]byte(m), &s.Manifest); err != nil {
-			return aggregate{}, corrupt(e, "manifest", err)
+			return aggregate{}, corrupt(e, s, "manifest", err)
 		}
 	}
 	n := int(e.Int64("slotCount"))
@@ -75,25 +75,45 @@ func sessionFrom(e tablestore.Entity) (aggregate, error) {
 	for i := range slots {
 		raw := e.String(slotKey(i))
 		if raw == "" {
-			return aggregate{}, corrupt(e, slotKey(i), fmt.Errorf("missing"))
+			return aggregate{}, corrupt(e, s, slotKey(i), fmt.Errorf("missing"))
 		}
 		var r slotRecord
 		if err := json.Unmarshal([]byte(raw), &r); err != nil {
-			return aggregate{}, corrupt(e, slotKey(i), err)
+			return aggregate{}, corrupt(e, s, slotKey(i), err)
 		}
 		slots[i] = r.slot(e.ETag)
 		if slots[i].Index != i {
-			return aggregate{}, corrupt(e, slotKey(i), fmt.Errorf("holds slot %d", slots[i].Index))
+			return aggregate{}, corrupt(e, s, slotKey(i), fmt.Errorf("holds slot %d", slots[i].Index))
 		}
 	}
 	return aggregate{s: s, slots: slots}, nil
 }
 
-// corrupt is the error of a session row that does not decode: evidence must never be read with
-// a gap, so the request fails (500) and the cause is logged once at the edge.
-func corrupt(e tablestore.Entity, prop string, err error) error {
-	return apperr.Wrap(fmt.Errorf("session %s %s: %w", e.PartitionKey, prop, err), apperr.KindInternal,
-		"stored_session_corrupt", "a stored signing session could not be read")
+// ErrCorrupt matches (errors.Is) the error of a session row whose manifest or slots do not
+// decode: evidence must never be read with a gap, so a request fails (500) and the cause is
+// logged once at the edge.
+var ErrCorrupt = &apperr.Error{Kind: apperr.KindInternal, Code: "stored_session_corrupt", Detail: "a stored signing session could not be read"}
+
+// CorruptError is the error of a session row that does not decode (it matches ErrCorrupt). Its
+// Session holds the row's plain columns, which always read (ids, state, the requester's
+// encrypted address, the seal error, the ETag) and nothing of the part that failed: enough for
+// the seal job to record the failure (FailCorruptSeal) and for the seal-failure notice, never
+// enough to build evidence from.
+type CorruptError struct {
+	Session *esign.Session
+	Prop    string // the property that does not decode: "manifest", "slot03"
+	err     error
+}
+
+func (e *CorruptError) Error() string { return e.err.Error() }
+func (e *CorruptError) Unwrap() error { return e.err }
+
+// corrupt is the CorruptError of row e's property prop.
+func corrupt(e tablestore.Entity, s *esign.Session, prop string, err error) error {
+	bare := *s
+	bare.Manifest = nil
+	return &CorruptError{Session: &bare, Prop: prop, err: apperr.Wrap(fmt.Errorf("session %s %s: %w", e.PartitionKey, prop, err),
+		ErrCorrupt.Kind, ErrCorrupt.Code, "%s", ErrCorrupt.Detail)}
 }
 
 // slotRecord is a slot as stored inside the session row. PII only as stored in esign.Slot

@@ -2,6 +2,7 @@ package sessionstore
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +37,11 @@ func (s *Store) Sealing(ctx context.Context, limit int) ([]*esign.Session, error
 	out := make([]*esign.Session, 0, len(rows))
 	for _, r := range rows {
 		a, err := sessionFrom(r)
+		var c *CorruptError
+		if errors.As(err, &c) {
+			out = append(out, c.Session) // its seal fails for good and records why (seal job)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -47,18 +53,47 @@ func (s *Store) Sealing(ctx context.Context, limit int) ([]*esign.Session, error
 // SealingSince is when the session last entered sealing (its latest session.sealing event), or
 // the zero time when it has no such event. Errors: the table's.
 func (s *Store) SealingSince(ctx context.Context, groupID string) (time.Time, error) {
-	rows, err := s.t.Query(ctx, groupID, &tablestore.QueryOptions{
-		RowKeyPrefix: prefixEvent, Filter: "kind eq " + tablestore.Quote(esign.EvSessionSealing)})
+	return s.LastEvent(ctx, groupID, esign.EvSessionSealing)
+}
+
+// LastEvent is the time of the session's latest audit event of kind, or the zero time when it
+// has none. It reads only the kind and time columns (aggstore.Table.EventTimes), so it answers
+// for a trail whose event data is unreadable. Errors: the table's.
+func (s *Store) LastEvent(ctx context.Context, groupID, kind string) (time.Time, error) {
+	times, err := s.tab.EventTimes(ctx, groupID, kind)
 	if err != nil {
 		return time.Time{}, err
 	}
 	var last time.Time
-	for _, r := range rows {
-		if at := fromNs(r.Int64("atNs")); at.After(last) {
+	for _, at := range times {
+		if at.After(last) {
 			last = at
 		}
 	}
 	return last, nil
+}
+
+// FailCorruptSeal records a seal failure (ch, from esign.FailSeal on CorruptError.Session) on a
+// session whose row does not decode: the change's audit events and the row's sealError in one
+// transaction, the row merged on the ETag it was read with, so that its unreadable properties
+// stay exactly as they were found. Errors: ErrConcurrent when the row changed meanwhile;
+// ErrNotFound; the table's.
+func (s *Store) FailCorruptSeal(ctx context.Context, sess *esign.Session, ch esign.Change) error {
+	if len(ch.Slots) > 0 {
+		return apperr.New(apperr.KindInternal, "not_event_only", "FailCorruptSeal takes a change without slots")
+	}
+	row := tablestore.MergeOp(tablestore.Entity{PartitionKey: sess.GroupID, RowKey: rowSession, ETag: sess.ETag,
+		Props: map[string]any{"sealError": sess.SealError}})
+	err := s.tab.Record(ctx, aggregate{s: sess}, ch.Events, row)
+	switch k := apperr.KindOf(err); {
+	case err == nil:
+		return nil
+	case k == apperr.KindPrecondition:
+		return ErrConcurrent
+	case k == apperr.KindNotFound:
+		return ErrNotFound
+	}
+	return err
 }
 
 // SignatureSlots lists the slot indexes whose signature row is still present (not yet purged),

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
 )
 
@@ -158,5 +159,55 @@ func TestSealLock(t *testing.T) {
 	}
 	if err := st.AcquireSealLock(ctx, g, "c", now.Add(13*time.Minute), 10*time.Minute); err != nil {
 		t.Fatalf("after release: %v", err)
+	}
+}
+
+// A sealing session whose manifest does not decode: Load answers CorruptError with the row's
+// plain columns, the reconciler's scan still lists it, FailCorruptSeal records the failure on
+// the row's ETag without touching the unreadable part, and a stale ETag is a lost race.
+func TestCorruptSessionRow(t *testing.T) {
+	t.Parallel()
+	ctx, st := context.Background(), newStore(t)
+	now := time.Now().UTC()
+	s, slots := newSession("t1", "S9", now, 1)
+	s.RequestedByEmailEnc = "ciphertext"
+	create(t, st, s, slots, now)
+	toSealing(t, st, s.GroupID, now.Add(time.Second))
+	const bad = `[{"name":`
+	if _, err := st.t.Merge(ctx, tablestore.Entity{PartitionKey: s.GroupID, RowKey: rowSession, ETag: "*", Props: map[string]any{"manifest": bad}}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := st.Load(ctx, s.GroupID)
+	var c *CorruptError
+	if !errors.As(err, &c) || !errors.Is(err, ErrCorrupt) || c.Prop != "manifest" || c.Session.State != esign.SessionSealing ||
+		c.Session.RequestedByEmailEnc != "ciphertext" || c.Session.Manifest != nil {
+		t.Fatalf("load: %v %+v", err, c)
+	}
+	if list, err := st.Sealing(ctx, 0); err != nil || len(list) != 1 || list[0].GroupID != s.GroupID {
+		t.Fatalf("sealing scan: %v %v", list, err)
+	}
+
+	stale := *c.Session
+	stale.ETag = `W/"datetime'2000-01-01T00%3A00%3A00.0000000Z'"`
+	ch, err := esign.FailSeal(&stale, now, "unreadable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FailCorruptSeal(ctx, &stale, ch); !errors.Is(err, ErrConcurrent) {
+		t.Fatalf("stale ETag: %v", err)
+	}
+	ch, err = esign.FailSeal(c.Session, now, "unreadable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FailCorruptSeal(ctx, c.Session, ch); err != nil {
+		t.Fatal(err)
+	}
+	row, err := st.t.Get(ctx, s.GroupID, rowSession)
+	if err != nil || row.String("manifest") != bad || row.String("sealError") != "unreadable" || row.String("state") != string(esign.SessionSealing) {
+		t.Fatalf("row after the failure: %v %v", row.Props, err)
+	}
+	if at, err := st.LastEvent(ctx, s.GroupID, esign.EvSealFailed); err != nil || !at.Equal(now) {
+		t.Fatalf("seal.failed at %v %v, want %v", at, err, now)
 	}
 }

@@ -16,6 +16,10 @@ const (
 	MaxSignaturePNG = 600 * 1024
 )
 
+// ErrSignatureCorrupt matches (errors.Is) the error of a signature row that does not read back
+// whole. Its JSON columns (fields, consents) are decoded, and checked, by their reader.
+var ErrSignatureCorrupt = &apperr.Error{Kind: apperr.KindInternal, Code: "stored_signature_corrupt", Detail: "a stored signature could not be read"}
+
 // Signature is what a signer submitted with the callback, kept for the seal and purged after it.
 type Signature struct {
 	PNG      []byte
@@ -40,7 +44,8 @@ func SignatureOp(groupID string, slot int, sig Signature) (tablestore.Op, error)
 }
 
 // Signature reads slot's stored signature. Missing -> KindNotFound (code signature_not_found):
-// the slot was not signed, or its signature was purged after the seal.
+// the slot was not signed, or its signature was purged after the seal. An image of the wrong
+// size: ErrSignatureCorrupt.
 func (s *Store) Signature(ctx context.Context, groupID string, slot int) (Signature, error) {
 	e, err := s.t.Get(ctx, groupID, sigKey(slot))
 	if apperr.KindOf(err) == apperr.KindNotFound {
@@ -55,7 +60,8 @@ func (s *Store) Signature(ctx context.Context, groupID string, slot int) (Signat
 		png = append(png, e.Bytes(fmt.Sprintf("png%02d", i))...)
 	}
 	if int64(len(png)) != e.Int64("pngSize") {
-		return Signature{}, fmt.Errorf("sessionstore: signature of slot %d is %d bytes, want %d", slot, len(png), e.Int64("pngSize"))
+		return Signature{}, apperr.Wrap(fmt.Errorf("sessionstore: signature of slot %d is %d bytes, want %d", slot, len(png), e.Int64("pngSize")),
+			ErrSignatureCorrupt.Kind, ErrSignatureCorrupt.Code, "%s", ErrSignatureCorrupt.Detail)
 	}
 	return Signature{PNG: png, Fields: e.String("fields"), Consents: e.String("consents")}, nil
 }
