@@ -2,6 +2,7 @@
 # Builds the deployable folders dist/<app>/ (host.json rendered from host.json.tmpl, the static
 # linux/amd64 `handler`, one folder with function.json per function) and dist/<app>.zip.
 # Usage: scripts/package.sh [dispatcher] [processor]   (both when none is named)
+# STRIP="" keeps the symbols in the handlers (profiling with perf); default -s -w.
 # DIST=<absolute folder> writes there instead of dist/ (test packages that run at the same time
 # each package into a folder of their own).
 set -euo pipefail
@@ -34,7 +35,7 @@ for app in "${apps[@]}"; do
   fi
   printf '%s\n' "$hostjson" > "$out/host.json"
   CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath \
-    -ldflags "-s -w -X github.com/esign-svc/esign/shared/version.Engine=$version" \
+    -ldflags "${STRIP--s -w} -X github.com/esign-svc/esign/shared/version.Engine=$version" \
     -o "$out/handler" "./$app"
   n=0
   for fj in "$app"/functions/*/function.json; do

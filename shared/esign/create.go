@@ -45,6 +45,8 @@ type Creator struct {
 	Cipher    *pii.Cipher
 	PortalURL string // links are {PortalURL}/sign?token=...
 	Now       func() time.Time
+
+	fields manifestCache // the PDFs' own manifests by hash
 }
 
 // Created is a stored session, the change it started with (its effects are the app's to carry

@@ -63,9 +63,12 @@ func (c *Creator) manifest(ctx context.Context, src blobpath.Path, templatePath,
 		}
 		return doc.Fields, ManifestFromRendered, nil
 	}
-	m, err := pdfManifest(pdf, "pdfBlobPath")
-	if err != nil {
-		return nil, "", err
+	m, known := c.fields.get(pdfHash) // pdfHash is the verified SHA-256 of these bytes
+	if !known {
+		if m, err = pdfManifest(pdf, "pdfBlobPath"); err != nil {
+			return nil, "", err
+		}
+		c.fields.put(pdfHash, m)
 	}
 	if len(m) == 0 {
 		return nil, ManifestNone, nil
