@@ -13,7 +13,7 @@ import (
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/callbacksig"
 	"github.com/esign-svc/esign/shared/config"
-	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/kernel/aggstore"
 	"github.com/esign-svc/esign/shared/licence"
 )
 
@@ -68,7 +68,7 @@ func Load(lookup config.Lookup) (Config, error) {
 		c.LicencePublicKey, err = licence.ParsePublicKey(v)
 		r.Check("LICENCE_PUBLIC_KEY", err)
 	}
-	c.InviteCheckAfter = r.Duration(SettingInviteCheckAfter, sessionstore.DefaultInviteCheckAfter)
+	c.InviteCheckAfter = r.Duration(SettingInviteCheckAfter, aggstore.DefaultCheckAfter)
 	if c.InviteCheckAfter < time.Minute {
 		r.Check(SettingInviteCheckAfter, fmt.Errorf("must be at least 1m (the queue delivers the invitation first)"))
 	}

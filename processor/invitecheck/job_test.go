@@ -24,6 +24,7 @@ import (
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/kernel/aggstore"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/outbox"
 	"github.com/esign-svc/esign/shared/pii"
@@ -209,11 +210,11 @@ func TestLostSigningInvitationIsSentOnce(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	e.run(t, sessionstore.DefaultInviteCheckAfter-time.Second, 0) // not due yet
+	e.run(t, aggstore.DefaultCheckAfter-time.Second, 0) // not due yet
 	if got := e.mail(t, notify.KindInvitation); got != 1 {
 		t.Fatalf("%d invitations before the check", got)
 	}
-	e.run(t, sessionstore.DefaultInviteCheckAfter, 1)
+	e.run(t, aggstore.DefaultCheckAfter, 1)
 	if got := e.mail(t, notify.KindInvitation); got != 2 {
 		t.Fatalf("%d invitations after the check, want one per signer", got)
 	}
@@ -224,7 +225,7 @@ func TestLostSigningInvitationIsSentOnce(t *testing.T) {
 	if err := e.notifier.Notify(ctx, queued[1]); err != nil { // the lost message shows up after all
 		t.Fatal(err)
 	}
-	e.run(t, 2*sessionstore.DefaultInviteCheckAfter, 0)
+	e.run(t, 2*aggstore.DefaultCheckAfter, 0)
 	if got := e.mail(t, notify.KindInvitation); got != 2 {
 		t.Fatalf("%d invitations in the end, want 2", got)
 	}
@@ -242,7 +243,7 @@ func TestResentInvitationIsReconciledAsAReminder(t *testing.T) {
 	if err := e.notifier.Notify(ctx, queued[0]); err != nil {
 		t.Fatal(err)
 	}
-	e.run(t, sessionstore.DefaultInviteCheckAfter, 0) // delivered: nothing to send, the check is gone
+	e.run(t, aggstore.DefaultCheckAfter, 0) // delivered: nothing to send, the check is gone
 	e.now = e.start.Add(20 * time.Minute)
 	var resent esign.NotifyMessage
 	if _, _, _, err := e.sessions.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
@@ -257,7 +258,7 @@ func TestResentInvitationIsReconciledAsAReminder(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	e.run(t, 20*time.Minute+sessionstore.DefaultInviteCheckAfter, 1)
+	e.run(t, 20*time.Minute+aggstore.DefaultCheckAfter, 1)
 	if got := e.mail(t, notify.KindInvitation); got != 2 {
 		t.Fatalf("%d invitations, want the first and the resent one", got)
 	}
@@ -280,14 +281,14 @@ func TestLostDeliveryInvitationIsSentOnce(t *testing.T) {
 	t.Parallel()
 	ctx, e := context.Background(), newEnv(t)
 	d := e.delivery(t)
-	e.run(t, deliverystore.DefaultInviteCheckAfter, 1)
+	e.run(t, aggstore.DefaultCheckAfter, 1)
 	if got := e.mail(t, deliveryupload.KindInvitation); got != 1 {
 		t.Fatalf("%d delivery invitations, want 1", got)
 	}
 	if err := e.inviter.Invite(ctx, delivery.InviteMessage{DeliveryID: d.DeliveryID, TenantID: d.TenantID}); err != nil {
 		t.Fatal(err)
 	}
-	e.run(t, 2*deliverystore.DefaultInviteCheckAfter, 0)
+	e.run(t, 2*aggstore.DefaultCheckAfter, 0)
 	if got := e.mail(t, deliveryupload.KindInvitation); got != 1 {
 		t.Fatalf("%d delivery invitations in the end, want 1", got)
 	}
@@ -305,7 +306,7 @@ func TestFailedSendKeepsTheCheck(t *testing.T) {
 	e.session(t, 1)
 	e.delivery(t)
 	e.failing.Store(true)
-	e.now = e.start.Add(sessionstore.DefaultInviteCheckAfter)
+	e.now = e.start.Add(aggstore.DefaultCheckAfter)
 	r, err := e.job.Run(context.Background())
 	if err == nil || r.Checked != 0 || r.Sent != 2 {
 		t.Fatalf("run while the provider is down: %+v %v", r, err)
@@ -315,11 +316,11 @@ func TestFailedSendKeepsTheCheck(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 	e.failing.Store(false)
-	e.run(t, sessionstore.DefaultInviteCheckAfter+5*time.Minute, 2)
+	e.run(t, aggstore.DefaultCheckAfter+5*time.Minute, 2)
 	if got := e.mail(t, notify.KindInvitation) + e.mail(t, deliveryupload.KindInvitation); got != 2 {
 		t.Fatalf("%d invitations after the provider came back, want 2", got)
 	}
-	e.run(t, sessionstore.DefaultInviteCheckAfter+10*time.Minute, 0)
+	e.run(t, aggstore.DefaultCheckAfter+10*time.Minute, 0)
 }
 
 // TestConcurrentSendersSendOnce: two reconciler runs at once (and a sender holding a claim)
@@ -331,7 +332,7 @@ func TestConcurrentSendersSendOnce(t *testing.T) {
 	e.session(t, 2)
 	d := e.delivery(t)
 	held := e.delivery(t)
-	e.now = e.start.Add(sessionstore.DefaultInviteCheckAfter)
+	e.now = e.start.Add(aggstore.DefaultCheckAfter)
 	claim, err := e.deliveries.ClaimInvite(ctx, held.DeliveryID, e.now, deliveryupload.InviteClaimLease)
 	if err != nil {
 		t.Fatal(err)
@@ -364,7 +365,7 @@ func TestConcurrentSendersSendOnce(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	e.run(t, sessionstore.DefaultInviteCheckAfter+5*time.Minute, 0)
+	e.run(t, aggstore.DefaultCheckAfter+5*time.Minute, 0)
 	if due, err := e.deliveries.InviteChecks().Due(ctx, e.now, 10); err != nil || len(due) != 0 {
 		t.Fatalf("checks left %v %v", due, err)
 	}

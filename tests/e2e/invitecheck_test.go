@@ -146,7 +146,7 @@ func TestLostInvitationIsReconciledOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hurry(t, store.InviteChecks(), groupID, sess.CreatedAt, sessionstore.DefaultInviteCheckAfter)
+	hurry(t, store.InviteChecks(), groupID, sess.CreatedAt, aggstore.DefaultCheckAfter)
 
 	runReconciler(t)
 	// This run sends it, or a run another test fired at the same moment does (this one then
@@ -194,7 +194,7 @@ func TestLostDeliveryInvitationIsReconciledOnce(t *testing.T) {
 	if n := count(); n != 0 {
 		t.Fatalf("%d invitations although the output was lost", n)
 	}
-	hurry(t, store.InviteChecks(), d.ID, s.CreatedAt, deliverystore.DefaultInviteCheckAfter)
+	hurry(t, store.InviteChecks(), d.ID, s.CreatedAt, aggstore.DefaultCheckAfter)
 
 	runReconciler(t)
 	eventually(t, "the reconciled invitation", func() bool { return count() >= 1 })

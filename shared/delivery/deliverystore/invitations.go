@@ -12,16 +12,13 @@ import (
 )
 
 // InviteSchedule is the name of the invitation-check schedule in the index table: Create puts a
-// delivery whose mode e-mails the recipient on it, due the check delay (INVITE_CHECK_AFTER) after the create, before
-// the session is written, so the ReconcileInvitations job can send an invitation whose queue
-// output the host lost (issue 10; as sessionstore does for signing sessions).
+// delivery whose mode e-mails the recipient on it, due the check delay (INVITE_CHECK_AFTER)
+// after the create, before the session is written, so the ReconcileInvitations job can send an
+// invitation whose queue output the host lost (issue 10; as sessionstore does for signing
+// sessions).
 const InviteSchedule = "dinv"
 
-// DefaultInviteCheckAfter is the delay of a check when the app sets none.
-const DefaultInviteCheckAfter = 10 * time.Minute
-
-// InviteChecks is the invitation-check schedule (SetAfter while wiring; Due and Forget for the
-// reconciler).
+// InviteChecks is the delivery invitation-check schedule.
 func (s *Store) InviteChecks() *aggstore.Checks { return s.invites }
 
 // rowInviteClaim is the invitation's claim row in the delivery's partition (aggstore.Once).

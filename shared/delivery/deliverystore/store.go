@@ -54,7 +54,7 @@ func New(acct *azconn.Account, sessionsTable, indexTable string) (*Store, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Store{tab: tab, index: index, invites: aggstore.NewChecks(index, InviteSchedule, DefaultInviteCheckAfter)}, nil
+	return &Store{tab: tab, index: index, invites: aggstore.NewChecks(index, InviteSchedule, aggstore.DefaultCheckAfter)}, nil
 }
 
 // Ensure creates the tables when missing and starts the invitation-check schedule.

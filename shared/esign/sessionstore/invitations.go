@@ -11,17 +11,14 @@ import (
 // The invitation check (issue 10): an invitation leaves as a queue output only after the
 // dispatcher answered, so a host that loses the output would leave a signer uninvited. Every
 // change that invites (Start, the sequential order's next signer, resend-invite) therefore puts
-// its session on the invitation-check schedule, due the check delay (INVITE_CHECK_AFTER, default DefaultInviteCheckAfter) after the change, before
-// the change itself is written (a stale entry is harmless; a missing one is not). The
-// ReconcileInvitations job takes the due entries, sends what the session still owes
-// (esign.OwedInvitations) and is not recorded as sent, and removes them.
+// its session on the invitation-check schedule, due the check delay (INVITE_CHECK_AFTER, default
+// aggstore.DefaultCheckAfter) after the change, before the change itself is written (a stale
+// entry is harmless; a missing one is not). The ReconcileInvitations job takes the due entries,
+// sends what the session still owes (esign.OwedInvitations) and is not recorded as sent, and
+// removes them.
 
 // InviteSchedule is the name of the invitation-check schedule in the index table.
 const InviteSchedule = "inv"
-
-// DefaultInviteCheckAfter is how long after an invitation the check is due when the app sets
-// none (InviteChecks().SetAfter).
-const DefaultInviteCheckAfter = 10 * time.Minute
 
 // InviteChecks is the invitation-check schedule (SetAfter while wiring; Due and Forget for the
 // reconciler).

@@ -76,7 +76,7 @@ func New(acct *azconn.Account, sessionsTable, indexTable string) (*Store, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Store{tab: tab, index: index, expiry: aggstore.NewSchedule(index, "exp"), invites: aggstore.NewChecks(index, InviteSchedule, DefaultInviteCheckAfter),
+	return &Store{tab: tab, index: index, expiry: aggstore.NewSchedule(index, "exp"), invites: aggstore.NewChecks(index, InviteSchedule, aggstore.DefaultCheckAfter),
 		t: tab.Rows(), idx: index.Rows()}, nil
 }
 

@@ -149,6 +149,10 @@ func (s *Schedule) RemoveDue(ctx context.Context, id string, now time.Time) erro
 	return nil
 }
 
+// DefaultCheckAfter is the delay of a follow-up check (the invitation checks) when the app sets
+// none.
+const DefaultCheckAfter = 10 * time.Minute
+
 // Checks is a schedule of follow-up checks, each due a fixed delay after the change that asked
 // for it (the invitation checks: a change that invites schedules one before it is written; a
 // job takes the due ones and removes each once checked).
