@@ -21,7 +21,10 @@
 //   - GET metadata changes nothing and writes no audit event; opened/downloaded are recorded
 //     only through POST .../access. POST .../download hands out the same short-lived URL as
 //     GET .../sas (both audited as delivery.sas_issued with "via").
-//   - The SAS URL lives 15 minutes, never beyond the session's expiry.
+//   - The SAS URL lives 15 minutes, never beyond the session's expiry. It points at the
+//     session's own copy of the document (deliveries/<deliveryId>.pdf, made by the first
+//     issue); revoke deletes the copy, so URLs issued before it fail at once (404) while the
+//     other deliveries of the document keep working.
 package deliveryapi
 
 import (

@@ -2,12 +2,12 @@ package deliveryapi
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
@@ -130,6 +130,8 @@ func (a *API) download(w http.ResponseWriter, r *http.Request) error {
 
 // issueSAS checks the document gate, makes a read-only URL for SASTTL (never beyond the
 // session's expiry) and records delivery.sas_issued; the URL is returned only once recorded.
+// The URL points at the session's own copy of the document (delivery.CopyPath, made by the
+// first issue), never at the source: revoke deletes the copy, which ends every URL issued.
 func (a *API) issueSAS(w http.ResponseWriter, r *http.Request, via string) error {
 	if err := web.NoBody(r); err != nil {
 		return err
@@ -146,23 +148,57 @@ func (a *API) issueSAS(w http.ResponseWriter, r *http.Request, via string) error
 	if ttl < time.Second {
 		return delivery.ErrExpired
 	}
-	src, err := blobstore.ParsePath(s.PDFBlobPath)
-	if err != nil {
-		return apperr.Wrap(err, apperr.KindInternal, "bad_stored_path", "the delivery's document path is invalid")
-	}
-	link, until, err := a.Blobs.ReadURL(r.Context(), src.Container, src.Name, ttl)
-	if apperr.KindOf(err) == apperr.KindNotFound {
-		return &apperr.Error{Kind: apperr.KindGone, Code: "document_gone", Detail: "the document is no longer stored", Err: err}
-	}
+	link, until, err := a.copyURL(r.Context(), s, ttl)
 	if err != nil {
 		return err
 	}
 	if _, err := a.act(r, func(s *delivery.Session) (delivery.Change, error) {
 		return delivery.IssueSAS(s, a.now(), until, via)
 	}); err != nil {
+		if errors.Is(err, delivery.ErrRevoked) { // revoked meanwhile: its delete may have run before the copy
+			a.dropCopy(r.Context(), s.DeliveryID)
+		}
 		return err
 	}
 	return web.JSON(w, http.StatusOK, sasView{SASURL: link, ExpiresAt: stamp(until)})
+}
+
+// copyURL is a read URL of the session's copy of its document, copying the source first when
+// the copy is not there yet. Errors: 410 document_gone when the source is no longer stored.
+func (a *API) copyURL(ctx context.Context, s *delivery.Session, ttl time.Duration) (string, time.Time, error) {
+	dst := delivery.CopyPath(s.DeliveryID)
+	link, until, err := a.Blobs.ReadURL(ctx, dst.Container, dst.Name, ttl)
+	if apperr.KindOf(err) != apperr.KindNotFound {
+		return link, until, err
+	}
+	src, err := delivery.SourceOf(s)
+	if err != nil {
+		return "", time.Time{}, apperr.Wrap(err, apperr.KindInternal, "bad_stored_path", "the delivery's document path is invalid")
+	}
+	err = a.Blobs.Copy(ctx, src, dst)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		return "", time.Time{}, &apperr.Error{Kind: apperr.KindGone, Code: "document_gone", Detail: "the document is no longer stored", Err: err}
+	}
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	return a.Blobs.ReadURL(ctx, dst.Container, dst.Name, ttl)
+}
+
+// dropCopy deletes the session's copy of its document, on a context that outlives the
+// caller's; a failure is left to the copies' lifecycle rule (infra) and to a repeated revoke.
+func (a *API) dropCopy(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropTimeout)
+	defer cancel()
+	_ = a.deleteCopy(ctx, id)
+}
+
+// dropTimeout bounds dropCopy.
+const dropTimeout = 10 * time.Second
+
+func (a *API) deleteCopy(ctx context.Context, id string) error {
+	c := delivery.CopyPath(id)
+	return a.Blobs.DeleteIfExists(ctx, c.Container, c.Name)
 }
 
 type accessRequest struct {

@@ -77,7 +77,8 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 }
 
 // revoke is POST /api/delivery/{deliveryId}/revoke: the session ends for good; every recipient
-// route answers 410 from now on. Revoking again answers the same (idempotent). Errors: 401; 403;
+// route answers 410 from now on, and the download URLs already issued fail (their copy of the
+// document is deleted). Revoking again answers the same (idempotent). Errors: 401; 403;
 // 404 delivery_not_found also for another tenant's session.
 func (a *API) revoke(w http.ResponseWriter, r *http.Request) error {
 	p, err := a.caller(r, auth.RoleInitiator, auth.RoleAdmin)
@@ -98,6 +99,11 @@ func (a *API) revoke(w http.ResponseWriter, r *http.Request) error {
 		return ch, nil
 	})
 	if err != nil {
+		return err
+	}
+	// The download URLs already issued point at the session's copy: deleting it ends them now.
+	// A failure answers the error, and revoking again (idempotent) deletes it then.
+	if err := a.deleteCopy(r.Context(), s.DeliveryID); err != nil {
 		return err
 	}
 	return web.JSON(w, http.StatusOK, map[string]string{"deliveryId": s.DeliveryID, "state": string(s.State)})

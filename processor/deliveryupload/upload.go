@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/graph"
@@ -44,7 +43,7 @@ func (j *Job) HandleUpload(ctx context.Context, qm funcproto.QueueMessage) error
 		return j.fail(ctx, s, qm.DequeueCount, funcproto.Permanent(apperr.New(apperr.KindUnavailable, CodeNotConfigured,
 			"the service has no document-library connection (GRAPH_* settings)")))
 	}
-	src, err := blobstore.ParsePath(s.PDFBlobPath)
+	src, err := delivery.SourceOf(s) // documents/..., or signed/<the session's tenant>/...
 	if err != nil {
 		return j.fail(ctx, s, qm.DequeueCount, funcproto.Permanent(apperr.New(apperr.KindInvalid, CodeDocumentMissing, "the stored document path is invalid")))
 	}

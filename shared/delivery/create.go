@@ -16,9 +16,6 @@ import (
 	"github.com/esign-svc/esign/shared/tokens"
 )
 
-// ContainerDocuments is the one container pdfBlobPath may name.
-const ContainerDocuments = "documents"
-
 // ErrNoLibraryUpload is the 400 of modes sharepoint and both on a deployment without a
 // document-library connection (the GRAPH_* settings).
 var ErrNoLibraryUpload = apperr.Invalid("sharepoint_not_configured",
@@ -83,11 +80,15 @@ type Created struct {
 // request) so that a retry after a failure part-way stores only the missing sessions and
 // answers the same deliveryIds and links, and a repeat after success answers them again
 // (Replayed). Errors: 400 naming the field at fault (validation, Idempotency-Key,
-// pdf_not_found, invalid_sharepoint_target, sharepoint_not_configured); 409
-// idempotency_key_reused, request_in_progress; the store's.
+// invalid_blob_path also for another tenant's signed document, pdf_not_found,
+// invalid_sharepoint_target, sharepoint_not_configured); 409 idempotency_key_reused,
+// request_in_progress; the store's.
 func (c *Creator) Create(ctx context.Context, by Requester, key string, req CreateRequest) (Created, error) {
-	src, err := blobpath.Accept(&req, ContainerDocuments)
+	src, err := blobpath.Accept(&req, ContainerDocuments, ContainerSigned)
 	if err != nil {
+		return Created{}, err
+	}
+	if src, err = Source(src, by.TenantID); err != nil {
 		return Created{}, err
 	}
 	if err := checkKey(key); err != nil {

@@ -116,6 +116,27 @@ func (s *Store) put(ctx context.Context, container, name string, r io.Reader, co
 	return etagString(resp.ETag), nil
 }
 
+// Copy streams the blob src into dst (replacing any blob there) with src's content type. The
+// bytes pass through this process (memory bounded as Put's), so the copy needs no copy-source
+// authorisation and works the same under a shared key and a managed identity. A missing dst
+// container is created. Errors: blob_not_found when src is missing.
+func (s *Store) Copy(ctx context.Context, src, dst Path) error {
+	for try := 0; ; try++ {
+		body, p, err := s.Open(ctx, src.Container, src.Name)
+		if err != nil {
+			return err
+		}
+		_, err = s.Put(ctx, dst.Container, dst.Name, body, p.ContentType, nil)
+		body.Close()
+		if try > 0 || apperr.KindOf(err) != apperr.KindNotFound {
+			return err
+		}
+		if err := s.EnsureContainer(ctx, dst.Container); err != nil { // the first copy into it
+			return err
+		}
+	}
+}
+
 // Open streams the blob: the caller reads and closes the body; nothing is buffered beyond the
 // transport's. A broken connection is resumed from where it stopped, pinned to the ETag the
 // download began with (a blob replaced mid-read fails rather than mixing two versions).

@@ -342,3 +342,39 @@ func TestReadAll(t *testing.T) {
 	_, _, err = s.ReadAll(ctx, c, "missing.pdf", 10)
 	wantErr(t, err, apperr.KindNotFound, CodeBlobNotFound)
 }
+
+func TestCopy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, c := newStore(t)
+	big := bytes.Repeat([]byte("0123456789abcdef"), (uploadBlockSize+1000)/16) // more than one block
+	if _, err := s.Put(ctx, c, "src/a.pdf", bytes.NewReader(big), "application/pdf", nil); err != nil {
+		t.Fatal(err)
+	}
+	// Into a container that does not exist yet: it is created, the bytes and type are the source's.
+	dst := Path{Container: randomName("cp-"), Name: "copy.pdf"}
+	if err := s.Copy(ctx, Path{Container: c, Name: "src/a.pdf"}, dst); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := s.ReadAll(ctx, dst.Container, dst.Name, int64(len(big))+1)
+	if err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("copy holds %d bytes (%v), want the source's %d", len(got), err, len(big))
+	}
+	if p, err := s.Properties(ctx, dst.Container, dst.Name); err != nil || p.ContentType != "application/pdf" {
+		t.Fatalf("copy properties %+v, %v", p, err)
+	}
+	// Again over the copy: replaced; the source is untouched.
+	if _, err := s.Put(ctx, c, "src/a.pdf", strings.NewReader("v2"), "text/plain", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Copy(ctx, Path{Container: c, Name: "src/a.pdf"}, dst); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, s, dst.Container, dst.Name); got != "v2" {
+		t.Fatalf("second copy %q", got)
+	}
+	if got := read(t, s, c, "src/a.pdf"); got != "v2" {
+		t.Fatalf("source %q", got)
+	}
+	wantErr(t, s.Copy(ctx, Path{Container: c, Name: "missing.pdf"}, dst), apperr.KindNotFound, CodeBlobNotFound)
+}

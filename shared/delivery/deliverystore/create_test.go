@@ -373,3 +373,35 @@ func TestCreateRefusesABadKey(t *testing.T) {
 		}
 	}
 }
+
+// A delivery may send a signed document of the caller's own tenant (the seal job writes
+// signed/<tenant>/<groupId>/signed.pdf); another tenant's is 400 invalid_blob_path, whatever
+// is stored there, and nothing is stored.
+func TestCreateSignedDocumentOfTheOwnTenantOnly(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	cr := f.creator(t, f.st)
+	ctx := context.Background()
+	own := request("corr-"+uuid.NewString(), 1)
+	own.PDFBlobPath = "signed/" + initiator.TenantID + "/" + uuid.NewString() + "/signed.pdf"
+	got, err := cr.Create(ctx, initiator, "", own)
+	if err != nil {
+		t.Fatalf("own tenant's signed document: %v", err)
+	}
+	s, err := f.st.Load(ctx, got.DeliveryIDs[0])
+	if err != nil || s.PDFBlobPath != own.PDFBlobPath {
+		t.Fatalf("stored %+v, %v", s, err)
+	}
+	for _, path := range []string{"signed/t2/" + uuid.NewString() + "/signed.pdf", "signed/" + uuid.NewString() + ".pdf"} {
+		req := request("corr-"+uuid.NewString(), 1)
+		req.PDFBlobPath = path
+		_, err := cr.Create(ctx, initiator, "", req)
+		e, ok := apperr.As(err)
+		if !ok || e.Kind != apperr.KindInvalid || e.Code != "invalid_blob_path" || len(e.Fields) != 1 || e.Fields[0].Field != "pdfBlobPath" {
+			t.Fatalf("%s: %v, want 400 invalid_blob_path on pdfBlobPath", path, err)
+		}
+		if ids := storedIDs(t, f.st, req.CorrelationID); len(ids) != 0 {
+			t.Fatalf("%s: stored %v", path, ids)
+		}
+	}
+}
