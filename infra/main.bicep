@@ -75,11 +75,34 @@ resource blobService 'Microsoft.Storage/storageAccounts/blobServices@2023-05-01'
   properties: { deleteRetentionPolicy: { enabled: true, days: 30 } }
 }
 
-resource containers 'Microsoft.Storage/storageAccounts/blobServices/containers@2023-05-01' = [for name in ['documents', 'templates', 'signed', 'evidence']: {
+resource containers 'Microsoft.Storage/storageAccounts/blobServices/containers@2023-05-01' = [for name in ['documents', 'templates', 'signed', 'evidence', 'deliveries']: {
   parent: blobService
   name: name
   properties: { publicAccess: 'None' }
 }]
+
+// Each delivery's download copy (deliveries/<deliveryId>.pdf) is deleted by revoke; the rest go
+// 31 days after they were written (a delivery session lives at most 30 days, and its copy is
+// written while it lives).
+resource lifecycle 'Microsoft.Storage/storageAccounts/managementPolicies@2023-05-01' = {
+  parent: storage
+  name: 'default'
+  properties: {
+    policy: {
+      rules: [
+        {
+          name: 'delivery-copies'
+          enabled: true
+          type: 'Lifecycle'
+          definition: {
+            filters: { blobTypes: [ 'blockBlob' ], prefixMatch: [ 'deliveries/' ] }
+            actions: { baseBlob: { delete: { daysAfterModificationGreaterThan: 31 } } }
+          }
+        }
+      ]
+    }
+  }
+}
 
 resource queueService 'Microsoft.Storage/storageAccounts/queueServices@2023-05-01' = {
   parent: storage
