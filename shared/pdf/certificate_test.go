@@ -14,6 +14,7 @@ import (
 
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
+	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/types"
 
 	"github.com/esign-svc/esign/shared/pdf/certificate"
 	"github.com/esign-svc/esign/shared/pdf/internal/fixture"
@@ -161,6 +162,31 @@ func TestCertificateTakesTheSourcePageSize(t *testing.T) {
 			if d.Width != 612 || d.Height != 792 {
 				t.Errorf("%s page %d is %vx%v, want Letter 612x792", name, i+1, d.Width, d.Height)
 			}
+		}
+	}
+}
+
+// TestCertificatePageSizeOfASmallSource: a source page too small to hold the certificate (a
+// label) gets A4 certificate pages; a landscape Letter page keeps its size.
+func TestCertificatePageSizeOfASmallSource(t *testing.T) {
+	for _, tt := range []struct {
+		w, h float64
+		want certificate.PageSize
+	}{{200, 200, certificate.A4}, {792, 612, certificate.PageSize{W: 792, H: 612}}} {
+		d := pdfdoc.New()
+		if _, err := d.AppendPage(tt.w, tt.h, nil, types.Dict{}); err != nil {
+			t.Fatal(err)
+		}
+		b, err := d.Bytes(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := pdfdoc.Open(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := certificate.PageSizeOf(src); got != tt.want {
+			t.Errorf("a %vx%v source: certificate pages %v, want %v", tt.w, tt.h, got, tt.want)
 		}
 	}
 }

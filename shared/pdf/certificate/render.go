@@ -155,11 +155,11 @@ func layout(d *pdfdoc.Doc, font *pdfdoc.Font, c Certificate, size PageSize) ([]p
 			}
 			continue
 		}
-		// a heading keeps with the table it introduces (the whole table when it fits a page)
-		// or with two lines of text
-		keep := 2 * sizes[styleBody] * 1.35
-		if i+1 < len(bs) && bs[i+1].rows != nil {
-			keep = p.tableHeight(bs[i+1].rows)
+		// a heading keeps with what it introduces: the next paragraph (which moves whole), or
+		// the table (whole when it fits a page, else its first row)
+		keep := 0.0
+		if i+1 < len(bs) {
+			keep = p.height(bs[i+1])
 			if keep > p.top()-p.bottom()-30 {
 				keep = imageH + 2*pad
 			}
@@ -172,10 +172,14 @@ func layout(d *pdfdoc.Doc, font *pdfdoc.Font, c Certificate, size PageSize) ([]p
 	return p.pages, nil
 }
 
-// tableHeight is the height of rows set on one page.
-func (p *pager) tableHeight(rows []row) float64 {
+// height is the height of a block set on one page (a paragraph without the space before it).
+func (p *pager) height(b block) float64 {
+	if b.rows == nil {
+		size := sizes[b.style]
+		return size * 1.35 * float64(len(pdfdoc.Wrap(p.font, b.text, size, p.width()-indentOf(b.style))))
+	}
 	h := 0.0
-	for _, r := range rows {
+	for _, r := range b.rows {
 		if r.image != nil {
 			h += imageH + 2*pad
 			continue
@@ -196,14 +200,19 @@ func (p *pager) wrapRow(r row) (labels, values []string) {
 	return labels, values
 }
 
+// indentOf is the left indent of a paragraph style: verbatim text is indented.
+func indentOf(s style) float64 {
+	if s == styleVerbatim {
+		return 14
+	}
+	return 0
+}
+
 // text sets one paragraph, wrapped; a heading is kept with the next keep points of what
 // follows it.
 func (p *pager) text(b block, keep float64) {
 	size := sizes[b.style]
-	indent := 0.0
-	if b.style == styleVerbatim {
-		indent = 14
-	}
+	indent := indentOf(b.style)
 	lead := size * 1.35
 	before := 0.0
 	switch b.style {
