@@ -123,8 +123,8 @@ type declineRequest struct {
 }
 
 // decline is POST /api/esign/portal/decline {"reason": "..."} (body optional): the signer
-// declines. The reason text is not stored anywhere; the audit trail records only whether one
-// was given. A declined required slot ends the session (cancelled, reason declined); the
+// declines. The reason is evidence: the slot.declined audit event records it (and whether one
+// was given), and the evidence certificate prints it. A declined required slot ends the session (cancelled, reason declined); the
 // requester's decline notice is queued on the notify output. Errors: 400 reason longer than
 // 500 characters or not text (shared/text: lines broken by \n or \r\n, no other control,
 // separator or bidi control); 409 device_secondary or a closed slot; 401; 410.

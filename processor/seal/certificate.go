@@ -3,6 +3,7 @@ package seal
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -11,7 +12,7 @@ import (
 	"github.com/esign-svc/esign/shared/pdf/certificate"
 )
 
-// timelineOrder is the order of a slot's transitions in the certificate.
+// timelineOrder is the order of a slot's transitions recorded at the same instant.
 var timelineOrder = []esign.SlotState{
 	esign.SlotPending, esign.SlotActivated, esign.SlotViewed, esign.SlotOTPVerified,
 	esign.SlotSigned, esign.SlotDeclined, esign.SlotExpired,
@@ -38,25 +39,84 @@ func buildCertificate(sess *esign.Session, slots []esign.Slot, sigs map[int]sess
 		bySlot[ev.Slot] = append(bySlot[ev.Slot], ev)
 	}
 	for _, sl := range slots {
+		evs := bySlot[sl.Index]
 		s := certificate.Signer{
 			SlotIndex: sl.Index, Role: sl.Role, Name: signerName(sl), EmailHash: sl.EmailHash,
 			CompletionCondition: string(sl.Condition), State: string(sl.State),
-			IPAddress: sl.IP, UserAgent: sl.UserAgent,
+			Timeline: timeline(sl, evs), DeclineReason: declineReason(evs), SignatureImage: sigs[sl.Index].PNG,
 		}
-		for _, st := range timelineOrder {
-			if at, ok := sl.Timeline[st]; ok {
-				s.Timeline = append(s.Timeline, certificate.Transition{State: string(st), At: at})
-			}
-		}
+		s.IPAddress, s.UserAgent = lastSeen(sl, evs)
 		var err error
 		if s.Consents, err = consents(sl, sigs[sl.Index]); err != nil {
 			return certificate.Certificate{}, fail(fmt.Sprintf("the consents of slot %d are unreadable", sl.Index), err)
 		}
-		s.OTP = otpRecord(sl, bySlot[sl.Index])
-		s.Transfers = transfers(bySlot[sl.Index])
+		s.OTP = otpRecord(sl, evs)
+		s.Transfers = transfers(evs)
 		c.Signers = append(c.Signers, s)
 	}
 	return c, nil
+}
+
+// timeline is the slot's state transitions in time order (transitions of the same instant in
+// timelineOrder). Pending is when the signer was invited: the slot's first slot.invited event
+// (for a later signer of a sequential session, when the one before finished), not the
+// session's creation; a slot never invited shows no pending time.
+func timeline(sl esign.Slot, events []sessionstore.AuditEvent) []certificate.Transition {
+	var out []certificate.Transition
+	for _, st := range timelineOrder {
+		at, ok := sl.Timeline[st]
+		if st == esign.SlotPending {
+			at, ok = invitedAt(sl, events)
+		}
+		if ok {
+			out = append(out, certificate.Transition{State: string(st), At: at})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	return out
+}
+
+// invitedAt is the time of the slot's first invitation; a slot marked invited without an
+// invitation event falls back to its recorded pending time.
+func invitedAt(sl esign.Slot, events []sessionstore.AuditEvent) (time.Time, bool) {
+	for _, ev := range events {
+		if ev.Kind == esign.EvSlotInvited {
+			return ev.At, true
+		}
+	}
+	if !sl.Invited {
+		return time.Time{}, false
+	}
+	at, ok := sl.Timeline[esign.SlotPending]
+	return at, ok
+}
+
+// lastSeen is the IP address and user agent of the signer's last recorded action: those of
+// the signature when the slot is signed, else those of the slot's last event the signer made
+// (declining, viewing, ...), so that a signer who declined or let the session expire keeps them.
+func lastSeen(sl esign.Slot, events []sessionstore.AuditEvent) (string, string) {
+	if sl.IP != "" || sl.UserAgent != "" {
+		return sl.IP, sl.UserAgent
+	}
+	for i := len(events) - 1; i >= 0; i-- {
+		if ev := events[i]; ev.ActorKind == "signer" && (ev.IP != "" || ev.UserAgent != "") {
+			return ev.IP, ev.UserAgent
+		}
+	}
+	return "", ""
+}
+
+// declineReason is the reason recorded with the slot's slot.declined event, cleaned as the
+// evidence bundle cleans it (a reason that looks like an e-mail address or a phone number is
+// in neither).
+func declineReason(events []sessionstore.AuditEvent) string {
+	for _, ev := range events {
+		if ev.Kind == esign.EvSlotDeclined {
+			r, _ := clean(ev.Data["reason"]).(string)
+			return r
+		}
+	}
+	return ""
 }
 
 // consents are the slot's recorded acceptances, or else those stored with its signature. The

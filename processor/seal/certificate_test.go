@@ -1,6 +1,10 @@
 package seal
 
 import (
+	"bytes"
+	"context"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -8,6 +12,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/pdf/certificate"
 )
 
@@ -46,5 +51,140 @@ func TestOTPRecordAndTransfers(t *testing.T) {
 				t.Errorf("transfers (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestCertificateIsExact seals a sequential session whose first signer passes OTP before
+// viewing, whose second (optional) signer declines with a reason, and whose third signs, and
+// reads the certificate's text: each timeline is in time order, each pending time is the
+// signer's invitation (for the later signers when the one before finished, not the session's
+// creation), the declined signer keeps the IP address, user agent, time and reason recorded,
+// and the two drawings are in it.
+func TestCertificateIsExact(t *testing.T) {
+	t.Parallel()
+	requireTools(t)
+	ctx := context.Background()
+	e := newEnv(t)
+	two := twoSigners()
+	signers := []signer{two[0], {role: "witness", name: "Carol Witness"}, two[1]}
+	gid, _, created := e.createSession(t, signers, "", esign.ModeSequential, func(sl *esign.Slot) {
+		switch sl.Index {
+		case 0:
+			sl.OTPChannel = esign.OTPEmail
+		case 1:
+			sl.Condition = esign.Optional
+		}
+	})
+	as := func(ip, ua string) esign.Actor { return esign.Actor{Kind: "signer", ID: "s", IP: ip, UserAgent: ua} }
+	desk, declinerIP, declinerUA := as("203.0.113.7", "Mozilla/5.0 (test)"), "198.51.100.23", "DeclinerUA/1.0 (test)"
+	step := func(actor esign.Actor, f func(*esign.Session, []esign.Slot) (esign.Change, error)) {
+		e.applyAs(t, gid, actor, f)
+	}
+	consentAll := []string{"document_reviewed", "electronic_signature", "legally_binding"}
+
+	at0 := created.Add(time.Second)
+	otpVerified, viewed0, signed0 := at0.Add(80*time.Millisecond), at0.Add(100*time.Millisecond), at0.Add(300*time.Millisecond)
+	step(desk, func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
+		return esign.Activate(s, sl, 0, at0, nil)
+	})
+	step(desk, func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
+		return esign.SendOTP(s, sl, 0, at0.Add(50*time.Millisecond), esign.OTPEmail, false, "code-hash", "a***@example.com")
+	})
+	step(desk, func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
+		c, _, err := esign.VerifyOTP(s, sl, 0, otpVerified, func(string) bool { return true })
+		return c, err
+	})
+	step(desk, func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
+		return esign.MarkViewed(s, sl, 0, viewed0, nil)
+	})
+	step(desk, func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
+		return esign.Consent(s, sl, 0, at0.Add(200*time.Millisecond), consentAll)
+	})
+	e.signSlot(t, gid, 0, signers[0], signed0, "203.0.113.7", "Mozilla/5.0 (test)")
+
+	at1 := created.Add(2 * time.Second)
+	declinedAt, reason := at1.Add(200*time.Millisecond), "The delivery date in clause 4 is not the one we agreed."
+	step(desk, func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
+		return esign.Activate(s, sl, 1, at1, nil)
+	})
+	step(desk, func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
+		return esign.MarkViewed(s, sl, 1, at1.Add(100*time.Millisecond), nil)
+	})
+	step(as(declinerIP, declinerUA), func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
+		return esign.Decline(s, sl, 1, declinedAt, reason, nil)
+	})
+
+	at2 := created.Add(3 * time.Second)
+	step(desk, func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
+		return esign.Activate(s, sl, 2, at2, nil)
+	})
+	step(desk, func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
+		return esign.MarkViewed(s, sl, 2, at2.Add(100*time.Millisecond), nil)
+	})
+	step(desk, func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
+		return esign.Consent(s, sl, 2, at2.Add(200*time.Millisecond), consentAll)
+	})
+	e.signSlot(t, gid, 2, signers[2], at2.Add(300*time.Millisecond), "203.0.113.7", "Mozilla/5.0 (test)")
+
+	sess, _, err := e.store.Load(ctx, gid)
+	if err != nil || sess.State != esign.SessionSealing {
+		t.Fatalf("session before the seal: %v, %v", sess, err)
+	}
+	r := invoke(t, funcproto.QueueHandler(e.job.Handle), queueData(t, esign.SealMessage{GroupID: gid, TenantID: sess.TenantID}))
+	if r.status != 200 {
+		t.Fatalf("status %d, logs %v", r.status, r.logs)
+	}
+	base := sess.TenantID + "/" + gid + "/"
+	cert, ok := e.readBlob(t, "signed", base+"certificate.pdf")
+	if !ok {
+		t.Fatal("certificate.pdf missing")
+	}
+	text := pdftotext(t, cert)
+	flat := spaces.ReplaceAllString(text, "")
+	at := func(state string, tm time.Time) string { return state + ":" + certificate.FormatTime(tm) }
+	find := func(s string) int {
+		t.Helper()
+		i := strings.Index(flat, spaces.ReplaceAllString(s, ""))
+		if i < 0 {
+			t.Errorf("certificate text lacks %q", s)
+		}
+		return i
+	}
+
+	// time order: the first signer passed OTP before viewing the document
+	if v, o := find(at("viewed", viewed0)), find(at("otp_verified", otpVerified)); o > v {
+		t.Errorf("otp_verified (%s) is printed after viewed (%s)", otpVerified, viewed0)
+	}
+	// pending is each signer's invitation: the creation for the first, the end of the turn
+	// before for the others
+	find(at("pending", created))
+	find(at("pending", signed0))
+	find(at("pending", declinedAt))
+	if n := strings.Count(flat, at("pending", created)); n != 1 {
+		t.Errorf("%d signers are shown pending since the session's creation, want only the first", n)
+	}
+	// the declined signer's facts
+	for _, s := range []string{at("declined", declinedAt), "Decline reason" + reason, declinerIP, declinerUA, "Signaturenone(declined)"} {
+		find(s)
+	}
+	if t.Failed() {
+		t.Logf("certificate text:\n%s", text)
+	}
+	bundle, _ := e.readBlob(t, "evidence", base+"evidence.jsonl")
+	if !bytes.Contains(bundle, []byte(reason)) {
+		t.Error("the evidence bundle lacks the decline reason")
+	}
+	out, err := exec.Command("pdfimages", "-list", writeTemp(t, "certificate.pdf", cert)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pdfimages: %v\n%s", err, out)
+	}
+	images := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) > 2 && f[2] == "image" {
+			images++
+		}
+	}
+	if images != 2 {
+		t.Errorf("the certificate shows %d drawings, want the two signers':\n%s", images, out)
 	}
 }

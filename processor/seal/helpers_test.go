@@ -176,32 +176,7 @@ var buyerManifest = []esign.ManifestField{
 func (e *env) sealingSession(t testing.TB, signers []signer, hashOverride string) fixture {
 	t.Helper()
 	ctx := context.Background()
-	src := sourcePDF(t, 2)
-	sum := sha256.Sum256(src)
-	gid := uuid.NewString()
-	name := "t-" + gid[:8] + "/" + gid + ".pdf"
-	if _, err := e.blobs.Put(ctx, "documents", name, bytes.NewReader(src), "application/pdf", nil); err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now().UTC()
-	sess := &esign.Session{GroupID: gid, TenantID: "tenant-" + gid[:6], CorrelationID: "corr-" + gid[:8],
-		DocumentID: "DOC-4711", DocType: "purchase_agreement", PDFBlobPath: "documents/" + name,
-		PDFHash: "sha256:" + hex.EncodeToString(sum[:]), SigningMode: esign.ModeParallel,
-		State: esign.SessionPending, CreatedAt: now, ExpiresAt: now.Add(time.Hour),
-		ConsentVersion: esign.ConsentVersion, Manifest: buyerManifest, ManifestSource: esign.ManifestFromRendered}
-	if hashOverride != "" {
-		sess.PDFHash = hashOverride
-	}
-	slots := make([]esign.Slot, len(signers))
-	for i, s := range signers {
-		slots[i] = esign.Slot{Index: i, SessionID: uuid.NewString(), Role: s.role, EmailHash: fmt.Sprintf("%064x", i+1),
-			NamePrefill: s.name, Condition: esign.Required, OTPChannel: esign.OTPNone}
-	}
-	ch := esign.Start(sess, slots, now)
-	ch.By(esign.Actor{Kind: "initiator", ID: "oid-1"})
-	if err := e.store.Create(ctx, sess, slots, ch, now); err != nil {
-		t.Fatal(err)
-	}
+	gid, src, now := e.createSession(t, signers, hashOverride, esign.ModeParallel, nil)
 	ip, ua := "203.0.113.7", "Mozilla/5.0 (test)"
 	for i, s := range signers {
 		at := now.Add(time.Duration(i+1) * time.Second)
@@ -219,24 +194,7 @@ func (e *env) sealingSession(t testing.TB, signers []signer, hashOverride string
 		for _, step := range steps {
 			e.applyStep(t, gid, step)
 		}
-		fields, _ := json.Marshal(s.fields)
-		sess, slots, err := e.store.Load(ctx, gid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		consents, _ := json.Marshal(slots[i].Consents)
-		op, err := sessionstore.SignatureOp(gid, i, sessionstore.Signature{PNG: drawing(t, 300, 100), Fields: string(fields), Consents: string(consents)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := esign.Sign(sess, slots, i, at.Add(300*time.Millisecond), esign.SignInput{SignerName: s.name, IP: ip, UserAgent: ua})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.By(esign.Actor{Kind: "signer", ID: slots[i].SessionID, IP: ip, UserAgent: ua})
-		if err := e.store.Apply(ctx, sess, slots, c, op); err != nil {
-			t.Fatal(err)
-		}
+		e.signSlot(t, gid, i, s, at.Add(300*time.Millisecond), ip, ua)
 	}
 	sess, slots, err := e.store.Load(ctx, gid)
 	if err != nil {
@@ -248,7 +206,76 @@ func (e *env) sealingSession(t testing.TB, signers []signer, hashOverride string
 	return fixture{sess: sess, slots: slots, pdf: src}
 }
 
+// createSession stores a pending session of the given mode with one slot per signer (required,
+// without OTP; adjust, when set, changes each slot before the start), with its source PDF
+// uploaded to documents/. hashOverride, when set, replaces the recorded pdfHash.
+func (e *env) createSession(t testing.TB, signers []signer, hashOverride string, mode esign.SigningMode, adjust func(*esign.Slot)) (string, []byte, time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	src := sourcePDF(t, 2)
+	sum := sha256.Sum256(src)
+	gid := uuid.NewString()
+	name := "t-" + gid[:8] + "/" + gid + ".pdf"
+	if _, err := e.blobs.Put(ctx, "documents", name, bytes.NewReader(src), "application/pdf", nil); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	sess := &esign.Session{GroupID: gid, TenantID: "tenant-" + gid[:6], CorrelationID: "corr-" + gid[:8],
+		DocumentID: "DOC-4711", DocType: "purchase_agreement", PDFBlobPath: "documents/" + name,
+		PDFHash: "sha256:" + hex.EncodeToString(sum[:]), SigningMode: mode,
+		State: esign.SessionPending, CreatedAt: now, ExpiresAt: now.Add(time.Hour),
+		ConsentVersion: esign.ConsentVersion, Manifest: buyerManifest, ManifestSource: esign.ManifestFromRendered}
+	if hashOverride != "" {
+		sess.PDFHash = hashOverride
+	}
+	slots := make([]esign.Slot, len(signers))
+	for i, s := range signers {
+		slots[i] = esign.Slot{Index: i, SessionID: uuid.NewString(), Role: s.role, EmailHash: fmt.Sprintf("%064x", i+1),
+			NamePrefill: s.name, Condition: esign.Required, OTPChannel: esign.OTPNone}
+		if adjust != nil {
+			adjust(&slots[i])
+		}
+	}
+	ch := esign.Start(sess, slots, now)
+	ch.By(esign.Actor{Kind: "initiator", ID: "oid-1"})
+	if err := e.store.Create(ctx, sess, slots, ch, now); err != nil {
+		t.Fatal(err)
+	}
+	return gid, src, now
+}
+
+// signSlot stores slot i's drawing, fields and consents and signs it at at, as the signer
+// from ip with ua (the callback's transaction).
+func (e *env) signSlot(t testing.TB, gid string, i int, s signer, at time.Time, ip, ua string) {
+	t.Helper()
+	ctx := context.Background()
+	fields, _ := json.Marshal(s.fields)
+	sess, slots, err := e.store.Load(ctx, gid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	consents, _ := json.Marshal(slots[i].Consents)
+	op, err := sessionstore.SignatureOp(gid, i, sessionstore.Signature{PNG: drawing(t, 300, 100), Fields: string(fields), Consents: string(consents)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := esign.Sign(sess, slots, i, at, esign.SignInput{SignerName: s.name, IP: ip, UserAgent: ua})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.By(esign.Actor{Kind: "signer", ID: slots[i].SessionID, IP: ip, UserAgent: ua})
+	if err := e.store.Apply(ctx, sess, slots, c, op); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (e *env) applyStep(t testing.TB, gid string, step func(*esign.Session, []esign.Slot) (esign.Change, error)) {
+	t.Helper()
+	e.applyAs(t, gid, esign.Actor{Kind: "portal", ID: "p", IP: "203.0.113.7", UserAgent: "Mozilla/5.0 (test)"}, step)
+}
+
+// applyAs loads the session, runs step and stores its change, stamped with actor.
+func (e *env) applyAs(t testing.TB, gid string, actor esign.Actor, step func(*esign.Session, []esign.Slot) (esign.Change, error)) {
 	t.Helper()
 	ctx := context.Background()
 	sess, slots, err := e.store.Load(ctx, gid)
@@ -259,7 +286,7 @@ func (e *env) applyStep(t testing.TB, gid string, step func(*esign.Session, []es
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.By(esign.Actor{Kind: "portal", ID: "p", IP: "203.0.113.7", UserAgent: "Mozilla/5.0 (test)"})
+	c.By(actor)
 	if err := e.store.Apply(ctx, sess, slots, c); err != nil {
 		t.Fatal(err)
 	}

@@ -235,9 +235,10 @@ func Sign(s *Session, slots []Slot, i int, now time.Time, in SignInput) (Change,
 	return c, nil
 }
 
-// Decline records that slot i's signer declined. A declined required slot ends the session as
-// cancelled (reason declined, no seal); a declined optional slot is only recorded (and in
-// sequential mode the next signer is invited).
+// Decline records that slot i's signer declined, with the reason when one was given (clean text:
+// the caller validates it), as evidence for the certificate. A declined required slot ends the
+// session as cancelled (reason declined, no seal); a declined optional slot is only recorded (and
+// in sequential mode the next signer is invited).
 func Decline(s *Session, slots []Slot, i int, now time.Time, reason string, meta map[string]any) (Change, error) {
 	var c Change
 	sl, err := openSlot(s, slots, i, now)
@@ -253,6 +254,9 @@ func Decline(s *Session, slots []Slot, i int, now time.Time, reason string, meta
 	sl.enter(SlotDeclined, now)
 	c.Touch(i)
 	data := map[string]any{"reasonGiven": reason != ""}
+	if reason != "" {
+		data["reason"] = reason
+	}
 	for k, v := range meta {
 		data[k] = v
 	}

@@ -389,7 +389,7 @@ var gridEvents = []gridEvent{
 			// DESIGN 5: a declined required slot cancels the session (reason declined, no seal).
 			return want{session: SessionCancelled, reason: ReasonDeclined, slots: map[int]SlotState{0: SlotDeclined},
 				events:  []ev{e(EvSlotDeclined, 0), e(EvSessionCancelled, -1)},
-				effects: []Effect{eff(EffectDeclined, 0)}, touched: []int{0}, data: map[string]any{"reasonGiven": true}}
+				effects: []Effect{eff(EffectDeclined, 0)}, touched: []int{0}, data: map[string]any{"reasonGiven": true, "reason": "why"}}
 		}},
 	{name: "Reinvite", call: only(func(s *Session, sl []Slot, now time.Time) (Change, error) { return Reinvite(s, sl, 0, now) }),
 		want: func(c cell) want {
@@ -739,7 +739,7 @@ var scenarios = []scenario{
 		build: fx(ModeSequential, SessionInProgress, R(SlotSigned), O(SlotActivated), R(SlotPending, notInvited)), call: declineAt(1),
 		want: want{slots: map[int]SlotState{1: SlotDeclined}, events: []ev{e(EvSlotDeclined, 1), e(EvSlotInvited, 2)},
 			effects: []Effect{eff(EffectDeclined, 1), eff(EffectInvite, 2)}, touched: []int{1, 2},
-			data: map[string]any{"reasonGiven": false}}},
+			data: map[string]any{"reasonGiven": false, "reason": nil}}},
 	{name: "parallel: an optional decline is only recorded",
 		build: fx(ModeParallel, SessionInProgress, R(SlotPending), O(SlotViewed)), call: declineAt(1),
 		want: want{slots: map[int]SlotState{1: SlotDeclined}, events: []ev{e(EvSlotDeclined, 1)},

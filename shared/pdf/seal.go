@@ -82,6 +82,7 @@ func Seal(ctx context.Context, in SealInput) (SealOutput, error) {
 			return SealOutput{}, err
 		}
 	}
+	size := certificate.PageSizeOf(d)
 	info, err := certificate.Append(d, font, in.Certificate)
 	if err != nil {
 		return SealOutput{}, err
@@ -93,7 +94,7 @@ func Seal(ctx context.Context, in SealInput) (SealOutput, error) {
 	if err != nil {
 		return SealOutput{}, err
 	}
-	cert, err := certificate.Standalone(in.Certificate)
+	cert, err := certificate.Standalone(in.Certificate, size)
 	if err != nil {
 		return SealOutput{}, err
 	}

@@ -45,15 +45,20 @@ type Signer struct {
 	EmailHash           string // HMAC-SHA256 of the e-mail, hex, as stored in audit
 	CompletionCondition string // required or optional
 	State               string // final slot state
-	IPAddress           string
+	IPAddress           string // of the signer's last recorded action (signing, declining, ...)
 	UserAgent           string
-	Timeline            []Transition
-	OTP                 *OTPRecord
-	Consents            []Consent
-	Transfers           []Transfer
+	DeclineReason       string // the reason the signer gave when declining, as recorded
+	// SignatureImage is the signer's drawing (PNG), shown in the signer's table; empty for a
+	// signer who did not sign.
+	SignatureImage []byte
+	// Timeline is printed in the order given (the caller sorts it by time).
+	Timeline  []Transition
+	OTP       *OTPRecord
+	Consents  []Consent
+	Transfers []Transfer
 }
 
-// Transition is one slot state change.
+// Transition is one slot state change. Pending is the time the signer was invited.
 type Transition struct {
 	State string // pending, activated, viewed, otp_verified, signed, declined, expired
 	At    time.Time

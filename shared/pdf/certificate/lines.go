@@ -13,25 +13,33 @@ const (
 	styleHeading
 	styleSubheading
 	styleBody
-	styleVerbatim // consent texts: indented
+	styleVerbatim // consent texts and the verifier command: indented
 )
 
-type line struct {
+// block is one paragraph (text in a style) or, when rows is non-nil, one table.
+type block struct {
 	style style
 	text  string
+	rows  []row
 }
 
-// Lines returns the certificate's text in reading order, before wrapping. It is what the
-// rendered pages show, one entry per logical line.
-func (c Certificate) lines() []line {
-	var ls []line
-	add := func(s style, format string, a ...any) { ls = append(ls, line{s, fmt.Sprintf(format, a...)}) }
-	kv := func(k, v string) {
-		if v == "" {
-			v = "-"
-		}
-		add(styleBody, "%s: %s", k, v)
+// row is one table row: a label and its value lines, or a signature image.
+type row struct {
+	label  string
+	values []string
+	image  []byte // PNG shown in the value cell; values are then unused
+}
+
+// VerifyCommand is the offline verifier's command line the certificate prints.
+const VerifyCommand = "esign-verify --pdf signed.pdf --bundle evidence.jsonl"
+
+// blocks returns the certificate's content in reading order, before wrapping.
+func (c Certificate) blocks() []block {
+	var bs []block
+	add := func(s style, format string, a ...any) {
+		bs = append(bs, block{style: s, text: fmt.Sprintf(format, a...)})
 	}
+	kv := func(k, v string) { add(styleBody, "%s: %s", k, orDash(v)) }
 	add(styleTitle, "Evidence certificate")
 	add(styleHeading, "Document")
 	kv("Title", c.DocumentTitle)
@@ -48,26 +56,7 @@ func (c Certificate) lines() []line {
 	kv("Evidence bundle head hash", c.EvidenceHeadHash)
 	for _, s := range c.Signers {
 		add(styleHeading, "Signer %d: %s", s.SlotIndex+1, orDash(s.Name))
-		kv("Slot index", strconv.Itoa(s.SlotIndex))
-		kv("Role", s.Role)
-		kv("Name", s.Name)
-		kv("E-mail (HMAC-SHA256)", s.EmailHash)
-		kv("Completion condition", s.CompletionCondition)
-		kv("Final state", s.State)
-		kv("IP address", s.IPAddress)
-		kv("User agent", s.UserAgent)
-		add(styleSubheading, "State timeline")
-		for _, t := range s.Timeline {
-			add(styleBody, "%s: %s", t.State, FormatTime(t.At))
-		}
-		if s.OTP != nil {
-			add(styleSubheading, "One-time passcode verification")
-			kv("Channel", s.OTP.Channel)
-			kv("Sent to", s.OTP.MaskedDestination)
-			kv("Sent", FormatTime(s.OTP.SentAt))
-			kv("Verified", FormatTime(s.OTP.VerifiedAt))
-			kv("Attempts", strconv.Itoa(s.OTP.Attempts))
-		}
+		bs = append(bs, block{rows: s.rows()})
 		if len(s.Consents) > 0 {
 			add(styleSubheading, "Consent")
 			for i, cs := range s.Consents {
@@ -75,14 +64,64 @@ func (c Certificate) lines() []line {
 				add(styleVerbatim, "%s", cs.Text)
 			}
 		}
-		if len(s.Transfers) > 0 {
-			add(styleSubheading, "Cross-device transfers")
-			for _, t := range s.Transfers {
-				add(styleBody, "%s: %s, IP address %s, user agent %s", t.Event, FormatTime(t.At), orDash(t.IPAddress), orDash(t.UserAgent))
-			}
-		}
 	}
-	return ls
+	add(styleHeading, "How to verify")
+	add(styleBody, "The document is sealed with a PAdES signature that covers every page, these certificate pages included. "+
+		"The evidence bundle (evidence.jsonl) holds the session's audit events as a hash chain; its head hash is printed above "+
+		"and stored in the document information dictionary under %s. To check the seal, the bundle's chain and that the two "+
+		"belong together, run:", InfoKeyEvidenceHead)
+	add(styleVerbatim, "%s", VerifyCommand)
+	add(styleBody, "The verifier must report the evidence bundle head %s.", orDash(c.EvidenceHeadHash))
+	return bs
+}
+
+// rows is the signer's table.
+func (s Signer) rows() []row {
+	rs := []row{{label: "Signature", image: s.SignatureImage}}
+	if len(s.SignatureImage) == 0 {
+		rs[0] = row{label: "Signature", values: []string{"none (" + orDash(s.State) + ")"}}
+	}
+	kv := func(k, v string) { rs = append(rs, row{label: k, values: []string{orDash(v)}}) }
+	kv("Slot index", strconv.Itoa(s.SlotIndex))
+	kv("Role", s.Role)
+	kv("Name", s.Name)
+	kv("E-mail (HMAC-SHA256)", s.EmailHash)
+	kv("Completion condition", s.CompletionCondition)
+	kv("Final state", s.State)
+	kv("IP address", s.IPAddress)
+	kv("User agent", s.UserAgent)
+	if s.State == "declined" || s.DeclineReason != "" {
+		reason := s.DeclineReason
+		if reason == "" {
+			reason = "none given"
+		}
+		kv("Decline reason", reason)
+	}
+	var tl []string
+	for _, t := range s.Timeline {
+		tl = append(tl, t.State+": "+FormatTime(t.At))
+	}
+	rs = append(rs, row{label: "State timeline", values: orNone(tl)})
+	if o := s.OTP; o != nil {
+		rs = append(rs, row{label: "One-time passcode verification", values: []string{
+			"Channel: " + orDash(o.Channel), "Sent to: " + orDash(o.MaskedDestination), "Sent: " + FormatTime(o.SentAt),
+			"Verified: " + FormatTime(o.VerifiedAt), "Attempts: " + strconv.Itoa(o.Attempts)}})
+	}
+	if len(s.Transfers) > 0 {
+		var ts []string
+		for _, t := range s.Transfers {
+			ts = append(ts, fmt.Sprintf("%s: %s, IP address %s, user agent %s", t.Event, FormatTime(t.At), orDash(t.IPAddress), orDash(t.UserAgent)))
+		}
+		rs = append(rs, row{label: "Cross-device transfers", values: ts})
+	}
+	return rs
+}
+
+func orNone(vs []string) []string {
+	if len(vs) == 0 {
+		return []string{"-"}
+	}
+	return vs
 }
 
 func orDash(s string) string {

@@ -22,10 +22,11 @@ type pngXObject struct {
 	w, h int
 }
 
-// addPNG decodes a PNG and adds it as an RGB image XObject with an alpha soft mask. It returns
+// AddPNG decodes a PNG and adds it as an RGB image XObject with an alpha soft mask. It returns
 // the reference and the pixel size. The same PNG bytes added twice to one document (initials
-// on every page) share one XObject. Errors: apperr invalid "image_invalid".
-func addPNG(d *pdfdoc.Doc, data []byte) (types.IndirectRef, int, int, error) {
+// on every page, the drawing in the evidence certificate) share one XObject. Errors: apperr
+// invalid "image_invalid".
+func AddPNG(d *pdfdoc.Doc, data []byte) (types.IndirectRef, int, int, error) {
 	sum := sha256.Sum256(data)
 	v, err := d.Memo("stamp.png:"+hex.EncodeToString(sum[:]), func() (any, error) {
 		ref, w, h, err := addPNGOnce(d, data)

@@ -51,13 +51,13 @@ func AppendSignaturePages(d *pdfdoc.Doc, font *pdfdoc.Font, boxes []SignatureBox
 			_, r := SignatureRect(i)
 			fmt.Fprintf(&c, "q 0.6 G 0.5 w %s %s m %s %s l S Q\n", pdfdoc.Num(r.X1), pdfdoc.Num(r.Y1-2), pdfdoc.Num(r.X2), pdfdoc.Num(r.Y1-2))
 			if len(b.Image) > 0 {
-				ref, w, h, err := addPNG(d, b.Image)
+				ref, w, h, err := AddPNG(d, b.Image)
 				if err != nil {
 					return err
 				}
 				name := fmt.Sprintf("ESI%d", i+1)
 				xobjs[name] = ref
-				drawImage(&c, name, r, float64(w), float64(h))
+				DrawImage(&c, name, r, float64(w), float64(h))
 			}
 			label := b.Name
 			if b.Role != "" {

@@ -43,13 +43,13 @@ func Apply(d *pdfdoc.Doc, font *pdfdoc.Font, placements []Placement) error {
 			r := p.Rect.norm()
 			switch p.Kind {
 			case KindSignature, KindInitials:
-				ref, w, h, err := addPNG(d, p.Image)
+				ref, w, h, err := AddPNG(d, p.Image)
 				if err != nil {
 					return err
 				}
 				name := unusedName(xobjs, "ESI")
 				xobjs[name] = ref
-				drawImage(&c, name, r, float64(w), float64(h))
+				DrawImage(&c, name, r, float64(w), float64(h))
 			case KindDate, KindText:
 				drawText(&c, font, fontName, r, p.Text)
 			case KindCheckbox:
@@ -80,8 +80,8 @@ func unusedName(d types.Dict, prefix string) string {
 	}
 }
 
-// drawImage fits a w x h image into r keeping its aspect ratio, centred.
-func drawImage(c *pdfdoc.Content, name string, r Rect, w, h float64) {
+// DrawImage fits a w x h image into r keeping its aspect ratio, centred.
+func DrawImage(c *pdfdoc.Content, name string, r Rect, w, h float64) {
 	scale := math.Min(r.Width()/w, r.Height()/h)
 	dw, dh := w*scale, h*scale
 	x := r.X1 + (r.Width()-dw)/2
