@@ -236,7 +236,8 @@ func Sign(s *Session, slots []Slot, i int, now time.Time, in SignInput) (Change,
 }
 
 // Decline records that slot i's signer declined, with the reason when one was given (clean text:
-// the caller validates it), as evidence for the certificate. A declined required slot ends the
+// the caller validates it; e-mail addresses and phone numbers in it are removed), as evidence for
+// the certificate. A declined required slot ends the
 // session as cancelled (reason declined, no seal); a declined optional slot is only recorded (and
 // in sequential mode the next signer is invited).
 func Decline(s *Session, slots []Slot, i int, now time.Time, reason string, meta map[string]any) (Change, error) {
@@ -255,7 +256,7 @@ func Decline(s *Session, slots []Slot, i int, now time.Time, reason string, meta
 	c.Touch(i)
 	data := map[string]any{"reasonGiven": reason != ""}
 	if reason != "" {
-		data["reason"] = reason
+		data["reason"] = RedactContacts(reason) // evidence keeps the reason, never contact details
 	}
 	for k, v := range meta {
 		data[k] = v
