@@ -212,9 +212,6 @@ func TestResendInvite(t *testing.T) {
 	if a.Status != http.StatusOK {
 		t.Fatalf("activate %d %s", a.Status, a.Raw)
 	}
-	if v := portal(t, "POST", "viewed", a.str("accessToken"), nil); v.Status != http.StatusOK {
-		t.Fatalf("viewed %d %s", v.Status, v.Raw)
-	}
 
 	rs := call(t, "POST", svc.url("esign/session/"+corr+"/resend-invite"), nil, bearer(svc.jwt(t, tenantA, "Esign.Initiator")))
 	if rs.Status != http.StatusOK {
