@@ -43,6 +43,11 @@ param smsProvider string = 'customer-acs'
 @description('Object id of the principal allowed to set the Key Vault secrets after deployment.')
 param secretsAdminObjectId string
 
+@description('Proxies in front of the dispatcher that append to X-Forwarded-For: 1 is the Functions front end; add one for each gateway (Front Door, Application Gateway) placed in front of it.')
+@minValue(0)
+@maxValue(10)
+param trustedProxyHops int = 1
+
 @description('Elastic Premium keeps the handlers warm; Y1 (consumption) is cheaper and colder.')
 @allowed(['EP1', 'EP2', 'Y1'])
 param planSku string = 'EP1'
@@ -239,6 +244,7 @@ resource dispatcher 'Microsoft.Web/sites@2023-12-01' = {
         { name: 'AUTH_JWKS_URL', value: authJwksUrl }
         { name: 'LICENCE', value: kvRef.licence }
         { name: 'LICENCE_PUBLIC_KEY', value: licencePublicKey }
+        { name: 'TRUSTED_PROXY_HOPS', value: string(trustedProxyHops) }
       ])
     }
   }

@@ -21,6 +21,7 @@ import (
 	"github.com/esign-svc/esign/shared/notify/outbox"
 	"github.com/esign-svc/esign/shared/notify/senders"
 	"github.com/esign-svc/esign/shared/tokens"
+	"github.com/esign-svc/esign/shared/web"
 )
 
 // Deps are the built dependencies the handlers share.
@@ -91,7 +92,7 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 }
 
 // New ensures the tables and builds the dispatcher's handler: the /api routes (see routes)
-// behind the logging middleware, served both forwarded (plain HTTP) and invoked (by function
+// behind the logging middleware and the client address's resolution (web.TrustProxies), served both forwarded (plain HTTP) and invoked (by function
 // name through funcproto, the functions of InvokedFunctions).
 func New(ctx context.Context, d *Deps) (http.Handler, error) {
 	ensureCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -109,7 +110,7 @@ func New(ctx context.Context, d *Deps) (http.Handler, error) {
 	}
 	mux := http.NewServeMux()
 	routes(mux, d)
-	api := logging.Middleware(d.Logger, mux)
+	api := logging.Middleware(d.Logger, web.TrustProxies(d.Config.TrustedProxyHops, mux))
 	router := funcproto.NewRouter(api)
 	for _, name := range InvokedFunctions() {
 		router.Handle(name, funcproto.HTTPInvocation(api))

@@ -15,6 +15,7 @@ import (
 	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/kernel/aggstore"
 	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/web"
 )
 
 // Config is everything the dispatcher needs, validated.
@@ -30,11 +31,22 @@ type Config struct {
 	// after a change that invites its invitation check is due (ReconcileInvitations sends an
 	// invitation whose queue output was lost).
 	InviteCheckAfter time.Duration
+	// TrustedProxyHops is TRUSTED_PROXY_HOPS (0 to 10, default 1: the Functions front end): how
+	// many proxies in front of the dispatcher append the address they were called from to
+	// X-Forwarded-For. The client address recorded as evidence is the entry the outermost of
+	// them appended (web.ClientIPBehind); 0 takes the connection's remote address.
+	TrustedProxyHops int
 	Settings         map[string]string // what was read, secrets masked (for the start-up log)
 }
 
-// SettingInviteCheckAfter names the delay of the invitation check.
-const SettingInviteCheckAfter = "INVITE_CHECK_AFTER"
+// Settings of the dispatcher named in more than one place.
+const (
+	SettingInviteCheckAfter = "INVITE_CHECK_AFTER" // the delay of the invitation check
+	SettingTrustedProxyHops = "TRUSTED_PROXY_HOPS" // the proxies that append to X-Forwarded-For
+)
+
+// MaxTrustedProxyHops bounds TRUSTED_PROXY_HOPS.
+const MaxTrustedProxyHops = 10
 
 // Load reads the configuration through lookup; the error names every setting at fault.
 func Load(lookup config.Lookup) (Config, error) {
@@ -72,6 +84,7 @@ func Load(lookup config.Lookup) (Config, error) {
 	if c.InviteCheckAfter < time.Minute {
 		r.Check(SettingInviteCheckAfter, fmt.Errorf("must be at least 1m (the queue delivers the invitation first)"))
 	}
+	c.TrustedProxyHops = r.Int(SettingTrustedProxyHops, web.DefaultTrustedProxyHops, 0, MaxTrustedProxyHops)
 	c.Settings = r.Summary()
 	return c, r.Err()
 }

@@ -90,6 +90,19 @@ func TestLoadGraphAndProviderSettings(t *testing.T) {
 			t.Errorf("INVITE_CHECK_AFTER %s: error %v", bad, err)
 		}
 	}
+	if c.TrustedProxyHops != 1 || c.Settings["TRUSTED_PROXY_HOPS"] != "" {
+		t.Errorf("default TRUSTED_PROXY_HOPS %d (summary %q), want 1", c.TrustedProxyHops, c.Settings["TRUSTED_PROXY_HOPS"])
+	}
+	for v, want := range map[string]int{"0": 0, "2": 2} {
+		if c, err := Load(with(map[string]string{"TRUSTED_PROXY_HOPS": v})); err != nil || c.TrustedProxyHops != want {
+			t.Errorf("TRUSTED_PROXY_HOPS %s: %d %v", v, c.TrustedProxyHops, err)
+		}
+	}
+	for _, bad := range []string{"-1", "11", "one"} {
+		if _, err := Load(with(map[string]string{"TRUSTED_PROXY_HOPS": bad})); err == nil || !strings.Contains(err.Error(), "setting TRUSTED_PROXY_HOPS") {
+			t.Errorf("TRUSTED_PROXY_HOPS %s: error %v", bad, err)
+		}
+	}
 	_, err = Load(with(map[string]string{"GRAPH_USE_MANAGED_IDENTITY": "true", "GRAPH_CLIENT_SECRET": secret, "GRAPH_BASE_URL": "http://graph.example"}))
 	for _, name := range []string{"GRAPH_USE_MANAGED_IDENTITY", "GRAPH_BASE_URL"} {
 		if err == nil || !strings.Contains(err.Error(), "setting "+name) {

@@ -18,8 +18,9 @@ type eraseResponse struct {
 }
 
 // eraseEmail is DELETE /api/esign/session/{groupId}/slots/{slotIndex}/email (Service.Admin):
-// deletes the signer's e-mail hash and encrypted e-mail (and phone) from the slot, scrubs the
-// hash from the session's audit rows, and records pii.erased. The sealed PDF and evidence
+// deletes the signer's e-mail hash and encrypted e-mail (and phone) from the slot, cuts the
+// hash out of the session's audit rows (wherever a row holds it, its data JSON included), and
+// records pii.erased. The sealed PDF and evidence
 // bundle are signed legal records and are not rewritten (see the README).
 func (a *API) eraseEmail(w http.ResponseWriter, r *http.Request) error {
 	p, err := a.caller(r, auth.RoleAdmin)

@@ -64,7 +64,8 @@ type resendResponse struct {
 
 // resend is POST /api/esign/session/{correlationId}/resend-invite: a fresh single-use link for
 // every slot (or the one named by slotIndex) that is activated, viewed or otp_verified in a live
-// session; the earlier link of those slots stops working. An expired session is 410 and nothing
+// session; the earlier link of those slots stops working and the access tokens it gave become
+// view-only (esign.Reinvite begins the slot's next device generation). An expired session is 410 and nothing
 // is sent; a live session with no such slot is 409.
 func (a *API) resend(w http.ResponseWriter, r *http.Request) error {
 	p, err := a.caller(r, auth.RoleInitiator)

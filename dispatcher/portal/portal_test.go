@@ -489,3 +489,37 @@ func TestDeclineReasonIsText(t *testing.T) {
 	res, _ := e.invokeDecline(t, tok, `{"reason":"Clause 7:\r\nnot agreed.\nSorry."}`)
 	res.want(t, http.StatusOK, "")
 }
+
+// TestResendMakesEarlierTokensViewOnly: after a resend-invite the access token of the earlier
+// activation is view-only, as after a cross-device redeem; the new link's token acts.
+func TestResendMakesEarlierTokensViewOnly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	f := e.newSession(t, sessionOpts{})
+	old := e.activate(t, f, 0)
+	e.do(t, http.MethodPost, PathViewed, old, "").want(t, http.StatusOK, "")
+	e.update(t, f.s.GroupID, func(s *esign.Session, slots []esign.Slot) esign.Change {
+		ch, err := esign.Reinvite(s, slots, 0, e.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots[0].LinkJTI, slots[0].LinkUsed = "resent-link", false // as the resend route does
+		return ch
+	})
+	consent := `{"statements":["document_reviewed"],"version":"` + esign.ConsentVersion + `"}`
+	e.do(t, http.MethodPost, PathConsent, old, consent).want(t, http.StatusConflict, "device_secondary")
+	if r := e.do(t, http.MethodGet, PathSession, old, ""); r.status != http.StatusOK || r.json(t)["viewOnly"] != true {
+		t.Fatalf("the earlier token after a resend: %d %s", r.status, r.body)
+	}
+	res, outs := e.invokeDecline(t, old, "")
+	res.want(t, http.StatusConflict, "device_secondary")
+	if len(outs) != 0 {
+		t.Fatalf("a refused decline queued %v", outs)
+	}
+
+	s, slots := e.load(t, f.s.GroupID)
+	f.links[0] = e.link(t, s, &slots[0])
+	tok := e.activate(t, f, 0)
+	e.do(t, http.MethodPost, PathViewed, tok, "").want(t, http.StatusOK, "") // no OTP asked of a slot without one
+	e.do(t, http.MethodPost, PathConsent, tok, consent).want(t, http.StatusOK, "")
+}

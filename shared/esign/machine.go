@@ -249,7 +249,7 @@ func Decline(s *Session, slots []Slot, i int, now time.Time, reason string, meta
 	if sl.State == SlotPending {
 		return c, ErrSlotWrongState
 	}
-	if sl.Generation > 0 && sl.NeedsOTP() { // a device that took the slot over acts only after its OTP
+	if sl.Transferred() && sl.NeedsOTP() { // a device that took the slot over acts only after its OTP
 		return c, ErrOTPRequired
 	}
 	sl.enter(SlotDeclined, now)
@@ -339,7 +339,11 @@ func Cancel(s *Session, now time.Time, reason CancelReason, actor string) (Chang
 }
 
 // Reinvite checks that slot i may get a fresh invitation (resend-invite): the session is live
-// and the slot is activated, viewed or otp_verified. The caller issues the new link.
+// and the slot is activated, viewed or otp_verified. The new link begins the slot's next device
+// generation, as a cross-device redeem does: the access tokens issued so far become view-only,
+// a cross-device token made before stops working, and a slot with OTP passes it again on the
+// new device (a slot without OTP is not asked for one: the link came by the invitation's
+// e-mail). The caller issues the new link.
 func Reinvite(s *Session, slots []Slot, i int, now time.Time) (Change, error) {
 	var c Change
 	if err := CheckLive(s, now); err != nil {
@@ -355,8 +359,10 @@ func Reinvite(s *Session, slots []Slot, i int, now time.Time) (Change, error) {
 		return c, ErrSlotWrongState
 	}
 	resetOTPBlock(sl)
+	sl.Generation++
+	sl.LinkGeneration = sl.Generation
 	c.Touch(i)
-	c.Record(EvSlotReinvited, i, now, map[string]any{"emailHash": sl.EmailHash})
+	c.Record(EvSlotReinvited, i, now, map[string]any{"emailHash": sl.EmailHash, "generation": sl.Generation})
 	c.Effects = append(c.Effects, Effect{Kind: EffectInvite, Slot: i})
 	return c, nil
 }

@@ -27,11 +27,15 @@ func (sl *Slot) EffectiveOTPChannel() OTPChannel {
 	if sl.RequiresOTPConfigured() {
 		return sl.OTPChannel
 	}
-	if sl.Generation > 0 {
+	if sl.Transferred() {
 		return OTPEmail
 	}
 	return OTPNone
 }
+
+// Transferred reports whether the slot's current device took the session over by a
+// cross-device redeem (rather than through the invitation's link: the first, or a resend's).
+func (sl *Slot) Transferred() bool { return sl.Generation > sl.LinkGeneration }
 
 // RequiresOTPConfigured reports whether the create request asked for OTP on this slot.
 func (sl *Slot) RequiresOTPConfigured() bool { return sl.OTPChannel != "" && sl.OTPChannel != OTPNone }

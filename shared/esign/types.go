@@ -125,14 +125,17 @@ type Slot struct {
 	Invited     bool
 	LinkJTI     string // the live single-use portal link's id
 	LinkUsed    bool
-	Generation  int // cross-device generation; access tokens of older generations are view-only
-	Timeline    map[SlotState]time.Time
-	OTP         OTPState
-	Consents    []ConsentAcceptance
-	SignerName  string
-	IP          string
-	UserAgent   string
-	ETag        string
+	Generation  int // device generation (a cross-device redeem or a resend-invite starts the next); access tokens of older generations are view-only
+	// LinkGeneration is the generation the latest resend-invite began (0: none): a generation
+	// above it was begun by a cross-device redeem (Transferred).
+	LinkGeneration int
+	Timeline       map[SlotState]time.Time
+	OTP            OTPState
+	Consents       []ConsentAcceptance
+	SignerName     string
+	IP             string
+	UserAgent      string
+	ETag           string
 }
 
 // Expired reports whether the session is past its expiry at now.

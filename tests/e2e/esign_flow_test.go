@@ -199,7 +199,8 @@ func TestDeclineEndsSession(t *testing.T) {
 }
 
 // TestResendInvite: resending to an activated slot gives a fresh link that works, refuses the
-// old link with 401 and puts the new invitation in the outbox.
+// old link with 401, makes the earlier access token view-only and puts the new invitation in
+// the outbox.
 func TestResendInvite(t *testing.T) {
 	t.Parallel()
 	body := createBody(t, "parallel", 2)
@@ -207,7 +208,8 @@ func TestResendInvite(t *testing.T) {
 	created := slotsOf(t, createSession(t, tenantA, body), "slots")
 	addr := signerEmail(body, 0)
 	waitInvitations(t, addr, 1)
-	if a := activate(t, created[0].Link); a.Status != http.StatusOK {
+	a := activate(t, created[0].Link)
+	if a.Status != http.StatusOK {
 		t.Fatalf("activate %d %s", a.Status, a.Raw)
 	}
 
@@ -234,6 +236,14 @@ func TestResendInvite(t *testing.T) {
 
 	if old := activate(t, created[0].Link); old.Status != http.StatusUnauthorized || old.code() != "link_replaced" {
 		t.Errorf("old link after resend %d %s", old.Status, old.Raw)
+	}
+	// The access token of the earlier activation is view-only now, as after a cross-device
+	// redeem: it reads the session, it no longer acts.
+	if c := portal(t, "POST", "consent", a.str("accessToken"), consentAll()); c.Status != http.StatusConflict || c.code() != "device_secondary" {
+		t.Errorf("consent with the access token of before the resend %d %s", c.Status, c.Raw)
+	}
+	if v := portal(t, "GET", "session", a.str("accessToken"), nil); v.Status != http.StatusOK || v.JSON["viewOnly"] != true {
+		t.Errorf("session with the access token of before the resend %d %s", v.Status, v.Raw)
 	}
 	if cb := sign(t, inv[1].Link); cb.str("slotState") != "signed" {
 		t.Errorf("signing through the new link %s", cb.Raw)

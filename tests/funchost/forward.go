@@ -31,7 +31,8 @@ func (h *Host) forward(w http.ResponseWriter, r *http.Request, f *function) {
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Host = pr.In.Host
-			pr.SetXForwarded()
+			pr.SetXForwarded() // Host and Proto; X-Forwarded-For is the front end's (appendForwardedFor)
+			pr.Out.Header["X-Forwarded-For"] = pr.In.Header["X-Forwarded-For"]
 			pr.Out.Header.Set("X-Azure-Functions-InvocationId", id)
 		},
 		FlushInterval: -1,

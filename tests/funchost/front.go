@@ -30,11 +30,24 @@ func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
+	appendForwardedFor(r)
 	if f.forward {
 		h.forward(w, r, f)
 		return
 	}
 	h.invokeHTTP(w, r, f, vals)
+}
+
+// appendForwardedFor does what the platform's front end does to a request for an HTTP function
+// (forwarded or invoked): it appends the address and port the client connected from to the
+// X-Forwarded-For the client sent (its header lines joined into one), so the rightmost entry is
+// the one the client cannot choose.
+func appendForwardedFor(r *http.Request) {
+	xff := r.RemoteAddr
+	if sent := r.Header.Values("X-Forwarded-For"); len(sent) > 0 {
+		xff = strings.Join(sent, ", ") + ", " + xff
+	}
+	r.Header.Set("X-Forwarded-For", xff)
 }
 
 // route picks the HTTP function for the request. When routes match the path but none allows

@@ -133,6 +133,7 @@ type slotRecord struct {
 	LinkJTI     string                    `json:"linkJti,omitempty"`
 	LinkUsed    bool                      `json:"linkUsed,omitempty"`
 	Generation  int                       `json:"generation,omitempty"`
+	LinkGen     int                       `json:"linkGeneration,omitempty"`
 	Timeline    map[string]int64          `json:"timeline,omitempty"`
 	Consents    []esign.ConsentAcceptance `json:"consents,omitempty"`
 	OTP         otp.Record                `json:"otp"`
@@ -149,7 +150,7 @@ func slotRecordOf(sl *esign.Slot) slotRecord {
 	return slotRecord{Index: sl.Index, SessionID: sl.SessionID, Role: sl.Role, EmailHash: sl.EmailHash, EmailEnc: sl.EmailEnc,
 		PhoneEnc: sl.PhoneEnc, NamePrefill: sl.NamePrefill, Condition: string(sl.Condition), OTPChannel: string(sl.OTPChannel),
 		State: string(sl.State), Invited: sl.Invited, LinkJTI: sl.LinkJTI, LinkUsed: sl.LinkUsed, Generation: sl.Generation,
-		Timeline: tl, Consents: sl.Consents, SignerName: sl.SignerName, IP: sl.IP, UserAgent: sl.UserAgent,
+		LinkGen: sl.LinkGeneration, Timeline: tl, Consents: sl.Consents, SignerName: sl.SignerName, IP: sl.IP, UserAgent: sl.UserAgent,
 		OTP: sl.OTP.Stored()}
 }
 
@@ -157,7 +158,7 @@ func (r slotRecord) slot(etag string) esign.Slot {
 	sl := esign.Slot{Index: r.Index, SessionID: r.SessionID, Role: r.Role, EmailHash: r.EmailHash, EmailEnc: r.EmailEnc,
 		PhoneEnc: r.PhoneEnc, NamePrefill: r.NamePrefill, Condition: esign.Condition(r.Condition),
 		OTPChannel: esign.OTPChannel(r.OTPChannel), State: esign.SlotState(r.State), Invited: r.Invited, LinkJTI: r.LinkJTI,
-		LinkUsed: r.LinkUsed, Generation: r.Generation, Consents: r.Consents, SignerName: r.SignerName, IP: r.IP,
+		LinkUsed: r.LinkUsed, Generation: r.Generation, LinkGeneration: r.LinkGen, Consents: r.Consents, SignerName: r.SignerName, IP: r.IP,
 		UserAgent: r.UserAgent, ETag: etag, Timeline: make(map[esign.SlotState]time.Time, len(r.Timeline)),
 		OTP: r.OTP.State()}
 	for st, ns := range r.Timeline {

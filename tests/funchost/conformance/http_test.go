@@ -114,6 +114,9 @@ func TestRoutesAndMethods(t *testing.T) {
 			if tc.seenPath != "" && !strings.EqualFold(resp.Header.Get("X-Seen-Method"), tc.method) {
 				t.Errorf("handler saw method %q", resp.Header.Get("X-Seen-Method"))
 			}
+			if xff := resp.Header.Get("X-Seen-Forwarded-For"); tc.seenPath != "" && !regexp.MustCompile(`^127\.0\.0\.1:\d+$`).MatchString(xff) {
+				t.Errorf("forwarded with X-Forwarded-For %q, want the client's address and port", xff)
+			}
 			if got := resp.Header.Get("Allow"); got != tc.allow {
 				t.Errorf("Allow %q, want %q", got, tc.allow)
 			}
@@ -123,6 +126,11 @@ func TestRoutesAndMethods(t *testing.T) {
 				}
 			}
 		})
+	}
+	// A forwarded request's X-Forwarded-For keeps what the client sent, the client's address last.
+	resp, _ := do(t, "GET", e.h.URL()+"/api/items/42", nil, map[string]string{"X-Forwarded-For": "198.51.100.66"})
+	if xff := resp.Header.Get("X-Seen-Forwarded-For"); !regexp.MustCompile(`^198\.51\.100\.66, 127\.0\.0\.1:\d+$`).MatchString(xff) {
+		t.Errorf("forwarded a forged X-Forwarded-For as %q", xff)
 	}
 	recs := e.records(t, "HttpParam")
 	if len(recs) == 0 {
@@ -243,7 +251,7 @@ func TestInvocationRequestShape(t *testing.T) {
 			t.Parallel()
 			e := startHost(t, shape.shape, map[string]string{"OUT_QUEUE": queueName("shape")}, httpApp(t))
 			resp, _ := do(t, "POST", e.h.URL()+"/api/p/abc?x=1&y=two", strings.NewReader(`{"a":1}`),
-				map[string]string{"Content-Type": "application/json", "X-Mode": "nores", "X-Multi": "v1"})
+				map[string]string{"Content-Type": "application/json", "X-Mode": "nores", "X-Multi": "v1", "X-Forwarded-For": "198.51.100.66"})
 			if resp.StatusCode != 200 {
 				t.Fatalf("status %d", resp.StatusCode)
 			}
@@ -287,6 +295,11 @@ func TestInvocationRequestShape(t *testing.T) {
 			}
 			if got.Metadata.Headers["X-Multi"] != "v1" {
 				t.Errorf("Metadata.Headers %v", got.Metadata.Headers)
+			}
+			// The front end appends the client's address and port to what the client sent.
+			if xff := r.Headers["X-Forwarded-For"]; len(xff) != 1 || !regexp.MustCompile(`^198\.51\.100\.66, 127\.0\.0\.1:\d+$`).MatchString(xff[0]) ||
+				got.Metadata.Headers["X-Forwarded-For"] != xff[0] {
+				t.Errorf("X-Forwarded-For %q, metadata %q", xff, got.Metadata.Headers["X-Forwarded-For"])
 			}
 			if diff := cmp.Diff(map[string]string{"id": "abc"}, r.Params); diff != "" {
 				t.Errorf("Params (-want +got):\n%s", diff)

@@ -73,6 +73,7 @@ func echo(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Seen-Query", r.URL.RawQuery)
 	h.Set("X-Seen-Content-Length", strconv.FormatInt(r.ContentLength, 10))
 	h.Set("X-Seen-Transfer-Encoding", strings.Join(r.TransferEncoding, ","))
+	h.Set("X-Seen-Forwarded-For", strings.Join(r.Header.Values("X-Forwarded-For"), " | "))
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		h.Set("Content-Type", ct)
 	}
