@@ -17,8 +17,8 @@ test: ## install what tests need, package both apps, run every test (counted)
 package: ## dist/dispatcher and dist/processor (host.json, static handler, function.json) + zips
 	@bash scripts/package.sh
 
-token: ## print a dev JWT: make token TENANT=<tid> ROLES=Esign.Initiator,Service.Admin
-	@go run ./tests/cmd/devtoken --dir $(DEVDIR) $(if $(TENANT),--tenant $(TENANT)) $(if $(ROLES),--roles $(ROLES))
+token: ## print a dev JWT: make token TENANT=<tid> ROLES=Esign.Initiator,Service.Admin [SUB=alice] [OID=<id>]
+	@go run ./tests/cmd/devtoken --dir $(DEVDIR) $(if $(TENANT),--tenant $(TENANT)) $(if $(ROLES),--roles $(ROLES)) $(if $(SUB),--sub $(SUB)) $(if $(OID),--oid $(OID))
 
 bench: ## benchmarks (speed and memory); see README for what each measures
 	@bash scripts/bench.sh

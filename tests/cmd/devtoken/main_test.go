@@ -82,3 +82,50 @@ func TestRunErrors(t *testing.T) {
 		})
 	}
 }
+
+// Two subs of one tenant are two people (Principal.CallerID differs), the same sub is the same person
+// on every mint, and --oid sets the identity outright.
+func TestSubAndOIDPlayTwoPeople(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if _, err := devkeys.Setup(dir, devkeys.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	env, err := devkeys.ReadEnv(filepath.Join(dir, "dev.env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := auth.NewVerifier(auth.Config{Issuer: env["AUTH_ISSUER"], Audience: env["AUTH_AUDIENCE"], JWKSFile: env["AUTH_JWKS_FILE"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	principal := func(args ...string) auth.Principal {
+		t.Helper()
+		var out bytes.Buffer
+		if err := run(append([]string{"--dir", dir, "--tenant", "t-1"}, args...), &out); err != nil {
+			t.Fatal(err)
+		}
+		p, err := v.Verify(context.Background(), strings.TrimSpace(out.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	alice, alice2, bob := principal("--sub", "alice"), principal("--sub", "alice"), principal("--sub", "bob")
+	dev := principal()
+	if alice.Subject != "alice" || bob.Subject != "bob" {
+		t.Fatalf("subjects %q %q", alice.Subject, bob.Subject)
+	}
+	if alice.CallerID() == bob.CallerID() || alice.CallerID() == dev.CallerID() || bob.CallerID() == dev.CallerID() {
+		t.Errorf("not distinct people: alice %q bob %q dev %q", alice.CallerID(), bob.CallerID(), dev.CallerID())
+	}
+	if alice.CallerID() != alice2.CallerID() {
+		t.Errorf("alice is two people: %q, %q", alice.CallerID(), alice2.CallerID())
+	}
+	if p := principal("--sub", "alice", "--oid", "11111111-0000-4000-8000-000000000001"); p.ObjectID != "11111111-0000-4000-8000-000000000001" || p.CallerID() != p.ObjectID {
+		t.Errorf("--oid: %+v", p)
+	}
+	if p := principal("--oid", "oid-carol"); p.ObjectID != "oid-carol" {
+		t.Errorf("--oid alone: %+v", p)
+	}
+}
