@@ -32,7 +32,7 @@ if [ ! -x node_modules/.bin/azurite ]; then
   step "installing Azurite (npm ci, first run only; about a minute)"
 fi
 azurite=$(bash scripts/ensure-azurite.sh)
-step "dev keys and settings under .local/ (only what is missing)"
+step "dev keys and settings under .local/ (only what is missing; the first run compiles the tool)"
 go run ./tests/cmd/devsetup --dir .local --base-url "http://$listen"
 step "building dispatcher and processor into dist/ (the first build compiles every dependency: minutes)"
 NOZIP=1 bash scripts/package.sh
@@ -77,5 +77,5 @@ set +e
 wait -n "${pids[@]}"
 rc=$?
 set -e
-echo "a process of the service exited (status $rc)" >&2
+if [ "$rc" -eq 0 ]; then echo "the service stopped"; else echo "a process of the service exited (status $rc)" >&2; fi
 exit "$rc"
