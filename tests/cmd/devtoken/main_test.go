@@ -12,8 +12,10 @@ import (
 	"github.com/esign-svc/esign/tests/devkeys"
 )
 
-func TestTokenPassesAuthFromDevEnv(t *testing.T) {
-	t.Parallel()
+// devSetup makes a dev setup in a temporary folder and the verifier the dispatcher would build
+// from its dev.env.
+func devSetup(t *testing.T) (string, *auth.Verifier) {
+	t.Helper()
 	dir := t.TempDir()
 	if _, err := devkeys.Setup(dir, devkeys.Options{}); err != nil {
 		t.Fatal(err)
@@ -26,6 +28,12 @@ func TestTokenPassesAuthFromDevEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir, v
+}
+
+func TestTokenPassesAuthFromDevEnv(t *testing.T) {
+	t.Parallel()
+	dir, v := devSetup(t)
 	tests := []struct {
 		name      string
 		args      []string
@@ -83,22 +91,11 @@ func TestRunErrors(t *testing.T) {
 	}
 }
 
-// Two subs of one tenant are two people (Principal.CallerID differs), the same sub is the same person
-// on every mint, and --oid sets the identity outright.
+// Two subs of one tenant are two people (Principal.CallerID differs), the same sub is the same
+// person on every mint, and --oid sets the identity outright.
 func TestSubAndOIDPlayTwoPeople(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	if _, err := devkeys.Setup(dir, devkeys.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	env, err := devkeys.ReadEnv(filepath.Join(dir, "dev.env"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := auth.NewVerifier(auth.Config{Issuer: env["AUTH_ISSUER"], Audience: env["AUTH_AUDIENCE"], JWKSFile: env["AUTH_JWKS_FILE"]})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, v := devSetup(t)
 	principal := func(args ...string) auth.Principal {
 		t.Helper()
 		var out bytes.Buffer
