@@ -157,6 +157,9 @@ func DecodeJSONBytes(body []byte, v any) error {
 		return apperr.Invalid(CodeInvalidJSON, apperr.Field(BodyField, "the body is empty; a JSON object is required"))
 	case errors.As(err, &typ):
 		field := typ.Field
+		if p, ok := typeErrorPath(body, v); ok {
+			field = p // with the array indices the decoder's name leaves out
+		}
 		if field == "" {
 			field = BodyField
 		}

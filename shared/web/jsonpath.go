@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strconv"
 	"strings"
@@ -15,12 +16,26 @@ import (
 // embedded structs' fields promoted). ok is false when no such field is found (a type with its
 // own UnmarshalJSON, an interface), and the caller then names the bare key.
 func unknownFieldPath(body []byte, v any) (path string, ok bool) {
-	return walkUnknown(body, reflect.TypeOf(v), "")
+	return walk(body, reflect.TypeOf(v), "", findUnknown)
 }
+
+// typeErrorPath finds the first value of body (in document order) that the type of v cannot
+// take, named by its full JSON path (`signers[1].slotIndex`; encoding/json's own error says
+// `signers.slotIndex`). ok is false when none is found (the caller keeps the decoder's name).
+func typeErrorPath(body []byte, v any) (path string, ok bool) {
+	return walk(body, reflect.TypeOf(v), "", findTypeError)
+}
+
+type target int
+
+const (
+	findUnknown   target = iota // a member the struct has no field for
+	findTypeError               // a value the Go type cannot take
+)
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
-func walkUnknown(raw []byte, t reflect.Type, path string) (string, bool) {
+func walk(raw []byte, t reflect.Type, path string, find target) (string, bool) {
 	for t != nil && t.Kind() == reflect.Pointer {
 		if t.Implements(unmarshalerType) {
 			return "", false
@@ -42,9 +57,9 @@ func walkUnknown(raw []byte, t reflect.Type, path string) (string, bool) {
 			ft, known := fields.lookup(key)
 			if !known {
 				found = joinPath(path, key)
-				return true
+				return find == findUnknown
 			}
-			if p, hit := walkUnknown(val, ft, joinPath(path, key)); hit {
+			if p, hit := walk(val, ft, joinPath(path, key), find); hit {
 				found = p
 				return true
 			}
@@ -54,7 +69,7 @@ func walkUnknown(raw []byte, t reflect.Type, path string) (string, bool) {
 	case t.Kind() == reflect.Map && raw[0] == '{':
 		found := ""
 		ok := eachMember(raw, func(key string, val []byte) bool {
-			p, hit := walkUnknown(val, t.Elem(), joinPath(path, key))
+			p, hit := walk(val, t.Elem(), joinPath(path, key), find)
 			found = p
 			return hit
 		})
@@ -65,9 +80,18 @@ func walkUnknown(raw []byte, t reflect.Type, path string) (string, bool) {
 			return "", false
 		}
 		for i, item := range items {
-			if p, hit := walkUnknown(item, t.Elem(), path+"["+strconv.Itoa(i)+"]"); hit {
+			if p, hit := walk(item, t.Elem(), path+"["+strconv.Itoa(i)+"]", find); hit {
 				return p, true
 			}
+		}
+		return "", false
+	}
+	if find == findTypeError && path != "" {
+		// A value the walk does not descend into: let the decoder itself say whether the type
+		// takes it (numbers out of range, strings into numbers, objects into strings, ...).
+		var typ *json.UnmarshalTypeError
+		if errors.As(json.Unmarshal(raw, reflect.New(t).Interface()), &typ) {
+			return path, true
 		}
 	}
 	return "", false

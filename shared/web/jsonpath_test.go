@@ -81,3 +81,53 @@ func TestKnownFieldsStillDecode(t *testing.T) {
 		t.Fatal("a RawMessage has no unknown fields")
 	}
 }
+
+type typedItem struct {
+	Index int    `json:"index"`
+	Small uint8  `json:"small"`
+	Name  string `json:"name"`
+	Tags  []string
+}
+
+type typedRequest struct {
+	Items []typedItem            `json:"items"`
+	ByKey map[string][]typedItem `json:"byKey"`
+	One   *typedItem             `json:"one"`
+}
+
+// A value of the wrong type is named by its full path, indices included.
+func TestTypeErrorNamedByItsFullPath(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct{ body, field string }{
+		"string for a number":  {`{"items":[{"index":1},{"index":"2"}]}`, "items[1].index"},
+		"out of range":         {`{"items":[{"small":300}]}`, "items[0].small"},
+		"object for a string":  {`{"one":{"name":{}}}`, "one.name"},
+		"string for an array":  {`{"items":[{"Tags":"a"}]}`, "items[0].Tags"},
+		"number in a list":     {`{"items":[{"Tags":["a",2]}]}`, "items[0].Tags[1]"},
+		"in a map of slices":   {`{"byKey":{"k":[{},{"index":true}]}}`, "byKey.k[1].index"},
+		"array for an object":  {`{"one":[]}`, "one"},
+		"first in document":    {`{"items":[{"index":"x","name":1}]}`, "items[0].index"},
+		"after an unknown key": {`{"items":[{"zz":1,"index":"x"}]}`, "items[0].index"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var v typedRequest
+			err := DecodeJSONBytes([]byte(tc.body), &v)
+			e, ok := apperr.As(err)
+			if name == "after an unknown key" {
+				// The decoder reports the first fault in the document: the unknown key.
+				if !ok || e.Code != CodeUnknownField || e.Fields[0].Field != "items[0].zz" {
+					t.Fatalf("got %v", err)
+				}
+				if p, ok := typeErrorPath([]byte(tc.body), &v); !ok || p != tc.field {
+					t.Fatalf("typeErrorPath = %q %v, want %s", p, ok, tc.field)
+				}
+				return
+			}
+			if !ok || e.Code != CodeInvalidRequest || len(e.Fields) != 1 || e.Fields[0].Field != tc.field {
+				t.Fatalf("got %v (%+v), want invalid_request at %s", err, e, tc.field)
+			}
+		})
+	}
+}
