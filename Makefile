@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 DEVDIR ?= .local
 
-.PHONY: help run test package token bench fuzz fmt vet clean
+.PHONY: help run test package token outbox bench fuzz fmt vet clean
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -17,8 +17,11 @@ test: ## install what tests need, package both apps, run every test (counted)
 package: ## dist/dispatcher and dist/processor (host.json, static handler, function.json) + zips
 	@bash scripts/package.sh
 
-token: ## print a dev JWT: make token TENANT=<tid> ROLES=Esign.Initiator,Service.Admin
-	@go run ./tests/cmd/devtoken --dir $(DEVDIR) $(if $(TENANT),--tenant $(TENANT)) $(if $(ROLES),--roles $(ROLES))
+token: ## print a dev JWT: make token TENANT=<tid> ROLES=Esign.Initiator,Service.Admin [SUB=alice] [OID=<id>]
+	@go run ./tests/cmd/devtoken --dir $(DEVDIR) $(if $(TENANT),--tenant $(TENANT)) $(if $(ROLES),--roles $(ROLES)) $(if $(SUB),--sub $(SUB)) $(if $(OID),--oid $(OID))
+
+outbox: ## the messages make run's outbox provider "sent", one JSON line each: make outbox [TO=addr]
+	@go run ./tests/cmd/devstore --dir $(DEVDIR) outbox $(if $(TO),--to $(TO))
 
 bench: ## benchmarks (speed and memory); see README for what each measures
 	@bash scripts/bench.sh

@@ -1,5 +1,7 @@
-// Deploys the e-signature service into the customer's subscription: one storage account (blobs,
-// tables, queues), a Key Vault holding the secrets, a user-assigned managed identity with data
+// Deploys the e-signature service into the customer's subscription: the data storage account
+// (blobs, tables, queues; managed identity only, shared keys off), a second small account for the
+// Functions runtime's content share (Azure Files, which the runtime reaches only with an account
+// key; it holds the apps' code and nothing of the service's data), a Key Vault holding the secrets, a user-assigned managed identity with data
 // roles on the storage account and secret read access, Application Insights, and two Linux
 // Function Apps running the Go custom handlers (dispatcher: HTTP; processor: queues and timers).
 // Deploy the code with `make package` and a zip deployment of dist/dispatcher.zip and
@@ -40,6 +42,24 @@ param emailProvider string = 'operator'
 @allowed(['customer-acs'])
 param smsProvider string = 'customer-acs'
 
+@description('emailProvider operator: the operator\'s notification service URL (https). Its HMAC key goes into the vault as notification-service-key.')
+param notificationServiceUrl string = ''
+
+@description('customer-acs (SMS always, e-mail when chosen): the Communication Services endpoint, e.g. https://<name>.communication.azure.com. The identity signs in; grant it access to the resource.')
+param acsEndpoint string = ''
+
+@description('customer-acs e-mail: the verified sender address.')
+param acsEmailSender string = ''
+
+@description('customer-acs SMS: the sending phone number (E.164).')
+param acsSmsFrom string = ''
+
+@description('emailProvider smtp: the relay (STARTTLS required). The password goes into the vault as smtp-password.')
+param smtpHost string = ''
+param smtpPort string = '587'
+param smtpUsername string = ''
+param smtpFrom string = ''
+
 @description('Object id of the principal allowed to set the Key Vault secrets after deployment.')
 param secretsAdminObjectId string
 
@@ -54,6 +74,7 @@ param planSku string = 'EP1'
 
 var suffix = uniqueString(resourceGroup().id, prefix)
 var storageName = toLower('${prefix}st${take(suffix, 10)}')
+var runtimeStorageName = toLower('${prefix}fn${take(suffix, 10)}')
 var vaultName = '${prefix}-kv-${take(suffix, 8)}'
 
 resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' = {
@@ -73,6 +94,26 @@ resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' = {
     supportsHttpsTrafficOnly: true
   }
 }
+
+// The Functions runtime's own account, for the content share only. Elastic Premium and
+// Consumption plans keep an app's code in an Azure Files share that the runtime mounts with the
+// account key (WEBSITE_CONTENTAZUREFILECONNECTIONSTRING; Azure Files content shares cannot use a
+// managed identity), so this account keeps shared keys on. No data of the service is written
+// here: the apps' storage settings and the host's AzureWebJobsStorage name the data account.
+resource runtimeStorage 'Microsoft.Storage/storageAccounts@2023-05-01' = {
+  name: runtimeStorageName
+  location: location
+  sku: { name: 'Standard_LRS' }
+  kind: 'StorageV2'
+  properties: {
+    allowBlobPublicAccess: false
+    allowSharedKeyAccess: true // the content share is reached with the key (see above)
+    minimumTlsVersion: 'TLS1_2'
+    supportsHttpsTrafficOnly: true
+  }
+}
+
+var contentShareConnection = 'DefaultEndpointsProtocol=https;AccountName=${runtimeStorage.name};EndpointSuffix=${environment().suffixes.storage};AccountKey=${runtimeStorage.listKeys().keys[0].value}'
 
 resource blobService 'Microsoft.Storage/storageAccounts/blobServices@2023-05-01' = {
   parent: storage
@@ -182,7 +223,7 @@ resource vaultAdmin 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
 }
 
 // Secrets are set after deployment (see infra/README.md); the apps reference them by name.
-var secretNames = ['token-keys', 'pii-hash-key', 'pii-enc-keys', 'portal-callback-secrets', 'licence', 'seal-pkcs12', 'seal-pkcs12-password']
+var secretNames = ['token-keys', 'pii-hash-key', 'pii-enc-keys', 'portal-callback-secrets', 'licence', 'seal-pkcs12', 'seal-pkcs12-password', 'notification-service-key', 'smtp-password']
 var kvRef = reduce(secretNames, {}, (acc, name) => union(acc, { '${name}': '@Microsoft.KeyVault(VaultName=${vault.name};SecretName=${name})' }))
 
 resource insights 'Microsoft.Insights/components@2020-02-02' = {
@@ -223,6 +264,37 @@ var commonSettings = [
   { name: 'SMS_PROVIDER', value: smsProvider }
 ]
 
+// The chosen providers' own settings (both apps send: the dispatcher OTP codes, the processor
+// the rest); each app refuses to start without the ones its providers need.
+var operatorSettings = emailProvider == 'operator' ? [
+  { name: 'NOTIFICATION_SERVICE_URL', value: notificationServiceUrl }
+  { name: 'NOTIFICATION_SERVICE_KEY', value: kvRef['notification-service-key'] }
+] : []
+var acsSettings = concat([
+  { name: 'ACS_ENDPOINT', value: acsEndpoint }
+  { name: 'ACS_CLIENT_ID', value: identity.properties.clientId }
+  { name: 'ACS_SMS_FROM', value: acsSmsFrom }
+], emailProvider == 'customer-acs' ? [
+  { name: 'ACS_EMAIL_SENDER', value: acsEmailSender }
+] : [])
+var smtpSettings = emailProvider == 'smtp' ? [
+  { name: 'SMTP_HOST', value: smtpHost }
+  { name: 'SMTP_PORT', value: smtpPort }
+  { name: 'SMTP_USERNAME', value: smtpUsername }
+  { name: 'SMTP_PASSWORD', value: kvRef['smtp-password'] }
+  { name: 'SMTP_FROM', value: smtpFrom }
+] : []
+
+// The content share of each app: its own share in the runtime account.
+var dispatcherContent = [
+  { name: 'WEBSITE_CONTENTAZUREFILECONNECTIONSTRING', value: contentShareConnection }
+  { name: 'WEBSITE_CONTENTSHARE', value: '${prefix}-dispatcher' }
+]
+var processorContent = [
+  { name: 'WEBSITE_CONTENTAZUREFILECONNECTIONSTRING', value: contentShareConnection }
+  { name: 'WEBSITE_CONTENTSHARE', value: '${prefix}-processor' }
+]
+
 resource dispatcher 'Microsoft.Web/sites@2023-12-01' = {
   name: '${prefix}-dispatcher-${take(suffix, 6)}'
   location: location
@@ -237,7 +309,7 @@ resource dispatcher 'Microsoft.Web/sites@2023-12-01' = {
       minTlsVersion: '1.2'
       ftpsState: 'Disabled'
       cors: { allowedOrigins: [] } // the app answers CORS for the portal origin itself
-      appSettings: concat(commonSettings, [
+      appSettings: concat(commonSettings, operatorSettings, acsSettings, smtpSettings, dispatcherContent, [
         { name: 'PORTAL_CALLBACK_SECRETS', value: kvRef['portal-callback-secrets'] }
         { name: 'AUTH_ISSUER', value: authIssuer }
         { name: 'AUTH_AUDIENCE', value: authAudience }
@@ -264,7 +336,7 @@ resource processor 'Microsoft.Web/sites@2023-12-01' = {
       linuxFxVersion: ''
       minTlsVersion: '1.2'
       ftpsState: 'Disabled'
-      appSettings: concat(commonSettings, [
+      appSettings: concat(commonSettings, operatorSettings, acsSettings, smtpSettings, processorContent, [
         { name: 'SEAL_PKCS12_FILE', value: '/home/site/seal/seal.p12' }
         { name: 'SEAL_PKCS12_PASSWORD', value: kvRef['seal-pkcs12-password'] }
         // The post-seal purge at the portal, signed with the shared portal secret.
@@ -278,5 +350,6 @@ resource processor 'Microsoft.Web/sites@2023-12-01' = {
 
 output dispatcherUrl string = 'https://${dispatcher.properties.defaultHostName}/api'
 output storageAccount string = storage.name
+output runtimeStorageAccount string = runtimeStorage.name
 output keyVault string = vault.name
 output identityClientId string = identity.properties.clientId

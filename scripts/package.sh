@@ -5,6 +5,8 @@
 # STRIP="" keeps the symbols in the handlers (profiling with perf); default -s -w.
 # DIST=<absolute folder> writes there instead of dist/ (test packages that run at the same time
 # each package into a folder of their own).
+# NOZIP=1 skips the zips (make run needs only the folders). The handler is rebuilt in place, so an
+# unchanged handler is not linked again (go build keeps an up-to-date output).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -20,8 +22,10 @@ for app in "${apps[@]}"; do
   conf="scripts/apps/$app.conf"
   [ -f "$conf" ] || { echo "package: unknown app $app (no $conf)" >&2; exit 2; }
   out="$dist/$app"
-  rm -rf "$out" "$dist/$app.zip"
+  rm -f "$dist/$app.zip"
   mkdir -p "$out"
+  # Everything but the handler goes; function folders are copied afresh below.
+  find "$out" -mindepth 1 -maxdepth 1 ! -name handler -exec rm -rf {} +
   # host.json: replace every {{NAME}} with the value from the app's conf; refuse leftovers.
   hostjson=$(cat host.json.tmpl)
   while IFS='=' read -r key value; do
@@ -45,6 +49,10 @@ for app in "${apps[@]}"; do
     cp "$fj" "$out/$name/function.json"
     n=$((n + 1))
   done
+  if [ -n "${NOZIP:-}" ]; then
+    echo "packaged $app $version: $n functions -> $out"
+    continue
+  fi
   (cd "$out" && python3 - "$dist/$app.zip" <<'PY'
 import os, sys, zipfile
 with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:

@@ -1,54 +1,81 @@
 #!/usr/bin/env bash
-# `make run`: the whole service on this machine. Starts Azurite (data under .local/azurite), makes
-# missing dev keys and secrets under .local/ (and .local/dev.env), packages both apps, and runs
-# them under the local Functions host on http://127.0.0.1:7071. Ctrl-C stops it all.
+# `make run`: the whole service on this machine. Installs the pinned Azurite when missing, makes
+# missing dev keys and secrets under .local/ (and .local/dev.env), builds both apps into dist/
+# (no zips; an unchanged handler is not linked again), starts Azurite (data under .local/azurite)
+# and runs both apps under the local Functions host on http://127.0.0.1:7071 (LISTEN=host:port to
+# change). Each step says what it does. Ctrl-C or SIGTERM stops it all and exits 0.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 listen=${LISTEN:-127.0.0.1:7071}
-mkdir -p .local/azurite bin
-azurite=$(bash scripts/ensure-azurite.sh)
-go run ./tests/cmd/devsetup --dir .local --base-url "http://$listen"
-bash scripts/package.sh
-go build -o bin/funchost ./tests/funchost/cmd/funchost
+start=$SECONDS
+step() { printf '==> [%3ss] %s\n' "$((SECONDS - start))" "$*"; }
 
 pids=()
+stopping=""
 cleanup() {
+  local rc=$?
   trap - INT TERM EXIT
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  echo "stopped"
+  if [ -n "$stopping" ]; then
+    echo "stopped"
+    exit 0
+  fi
+  exit "$rc"
 }
-trap cleanup INT TERM EXIT
+trap 'stopping=1; cleanup' INT TERM
+trap cleanup EXIT
+
+mkdir -p .local/azurite bin
+if [ ! -x node_modules/.bin/azurite ]; then
+  step "installing Azurite (npm ci, first run only; about a minute)"
+fi
+azurite=$(bash scripts/ensure-azurite.sh)
+step "dev keys and settings under .local/ (only what is missing; the first run compiles the tool)"
+go run ./tests/cmd/devsetup --dir .local --base-url "http://$listen"
+step "building dispatcher and processor into dist/ (the first build compiles every dependency: minutes)"
+NOZIP=1 bash scripts/package.sh
+step "building the local Functions host (bin/funchost)"
+go build -o bin/funchost ./tests/funchost/cmd/funchost
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 if port_open 10000 && port_open 10001 && port_open 10002; then
-  echo "Azurite already listens on 10000-10002; using it"
+  step "Azurite already listens on 10000-10002; using it"
 else
+  step "starting Azurite on 127.0.0.1:10000-10002 (log: .local/azurite.log)"
   "$azurite" --location .local/azurite --blobHost 127.0.0.1 --queueHost 127.0.0.1 --tableHost 127.0.0.1 \
     --skipApiVersionCheck --disableTelemetry --silent >.local/azurite.log 2>&1 &
   pids+=($!)
-  for _ in $(seq 1 100); do port_open 10000 && port_open 10001 && port_open 10002 && break; sleep 0.2; done
+  for _ in $(seq 1 150); do port_open 10000 && port_open 10001 && port_open 10002 && break; sleep 0.2; done
   port_open 10002 || { echo "Azurite did not start; see .local/azurite.log" >&2; exit 1; }
 fi
 
 set -a; . .local/dev.env; set +a
+step "starting both apps under the local Functions host on http://$listen"
 bin/funchost --app dist/dispatcher --app dist/processor --listen "$listen" --env-file .local/dev.env \
   --host-key "$HOST_KEY" --master-key "$MASTER_KEY" &
 pids+=($!)
-for _ in $(seq 1 150); do
+for _ in $(seq 1 300); do
   curl -fsS "http://$listen/api/health" >/dev/null 2>&1 && break
   kill -0 "${pids[-1]}" 2>/dev/null || { echo "the local Functions host exited" >&2; exit 1; }
   sleep 0.2
 done
+curl -fsS "http://$listen/api/health" >/dev/null 2>&1 || { echo "the service did not answer /api/health within a minute" >&2; exit 1; }
+step "up"
 cat <<MSG
 
 The service is running.
   Base URL:      http://$listen/api   (routes with authLevel function need ?code=\$HOST_KEY)
   Health:        curl http://$listen/api/health
   Dev settings:  .local/dev.env   (BASE_URL, HOST_KEY, STORAGE_CONNECTION_STRING, PORTAL_CALLBACK_SECRETS, PORTAL_URL, ...)
-  A JWT:         make token TENANT=<tid> ROLES=Esign.Initiator,Service.Admin
+  A JWT:         make token TENANT=<tid> ROLES=Esign.Initiator,Service.Admin [SUB=alice]
   Storage:       Azurite on 127.0.0.1:10000 (blob), 10001 (queue), 10002 (table); data in .local/azurite
 Ctrl-C stops everything.
 MSG
+set +e
 wait -n "${pids[@]}"
+rc=$?
+set -e
+if [ "$rc" -eq 0 ]; then echo "the service stopped"; else echo "a process of the service exited (status $rc)" >&2; fi
+exit "$rc"

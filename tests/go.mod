@@ -16,3 +16,14 @@ require (
 )
 
 replace github.com/esign-svc/esign/shared => ../shared
+
+require (
+	github.com/esign-svc/esign/dispatcher v0.0.0-00010101000000-000000000000
+	github.com/esign-svc/esign/processor v0.0.0-00010101000000-000000000000
+	software.sslmate.com/src/go-pkcs12 v0.7.4
+)
+
+replace (
+	github.com/esign-svc/esign/dispatcher => ../dispatcher
+	github.com/esign-svc/esign/processor => ../processor
+)

@@ -8,14 +8,17 @@ import (
 
 // Problem is the RFC 9457 body the service answers errors with.
 type Problem struct {
-	Type          string         `json:"type"`
-	Title         string         `json:"title"`
-	Status        int            `json:"status"`
-	Detail        string         `json:"detail,omitempty"`
-	Code          string         `json:"code"`
-	Errors        []FieldError   `json:"errors,omitempty"`
-	CorrelationID string         `json:"correlationId,omitempty"`
-	Extra         map[string]any `json:"-"`
+	Type   string       `json:"type"`
+	Title  string       `json:"title"`
+	Status int          `json:"status"`
+	Detail string       `json:"detail,omitempty"`
+	Code   string       `json:"code"`
+	Errors []FieldError `json:"errors,omitempty"`
+	// RequestID is this request's id: the X-Correlation-Id the caller sent (when a plain token)
+	// or one made for it, answered in that header too and logged as requestId. It is not a
+	// session's or delivery's correlationId.
+	RequestID string         `json:"requestId,omitempty"`
+	Extra     map[string]any `json:"-"`
 }
 
 // MarshalJSON flattens Extra into the object (RFC 9457 extension members).
@@ -58,10 +61,11 @@ func ProblemFor(err error) Problem {
 }
 
 // WriteProblem writes err as application/problem+json. It reports whether err was internal, so
-// the caller (the one edge that logs) knows to log it.
-func WriteProblem(w http.ResponseWriter, correlationID string, err error) (internal bool) {
+// the caller (the one edge that logs) knows to log it. requestID is the request's
+// X-Correlation-Id (logging.CorrelationID), answered as requestId.
+func WriteProblem(w http.ResponseWriter, requestID string, err error) (internal bool) {
 	p := ProblemFor(err)
-	p.CorrelationID = correlationID
+	p.RequestID = requestID
 	if e, ok := As(err); ok && e.Kind == KindRateLimited && e.RetryAfter > 0 {
 		secs := int(e.RetryAfter.Seconds() + 0.999)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))

@@ -194,10 +194,10 @@ func TestHTTPInvocationPanic(t *testing.T) {
 		t.Fatalf("res = %+v", res)
 	}
 	var p struct {
-		Code          string `json:"code"`
-		CorrelationID string `json:"correlationId"`
+		Code      string `json:"code"`
+		RequestID string `json:"requestId"`
 	}
-	if err := json.Unmarshal([]byte(res.Body), &p); err != nil || p.Code != "internal_error" || p.CorrelationID != "corr-9" {
+	if err := json.Unmarshal([]byte(res.Body), &p); err != nil || p.Code != "internal_error" || p.RequestID != "corr-9" {
 		t.Fatalf("problem %+v, %v from %q", p, err, res.Body)
 	}
 	if _, has := reply.Outputs["seal"]; has {

@@ -43,7 +43,8 @@ func WithIDs(ctx context.Context, invocationID, correlationID string) context.Co
 		c = c.Str("invocationId", invocationID)
 	}
 	if correlationID != "" {
-		c = c.Str("correlationId", correlationID)
+		// requestId, as the problem body names it: a session's correlationId is another thing.
+		c = c.Str("requestId", correlationID)
 	}
 	ctx = context.WithValue(ctx, correlationKey{}, correlationID)
 	return With(ctx, c.Logger())

@@ -38,12 +38,12 @@ func TestMiddlewareLogsRoutePatternNotPathOrQuery(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[1]), &access); err != nil {
 		t.Fatal(err)
 	}
-	if access["route"] != "GET /api/esign/document/{token}" || access["status"] != float64(418) || access["correlationId"] != "corr-123" {
+	if access["route"] != "GET /api/esign/document/{token}" || access["status"] != float64(418) || access["requestId"] != "corr-123" {
 		t.Errorf("access line = %v", access)
 	}
 	var inner map[string]any
 	_ = json.Unmarshal([]byte(lines[0]), &inner)
-	if inner["correlationId"] != "corr-123" || inner["app"] != "test" {
+	if inner["requestId"] != "corr-123" || inner["app"] != "test" {
 		t.Errorf("handler line lacks ids: %v", inner)
 	}
 }

@@ -49,7 +49,7 @@ const (
 // and no trailing data. Errors: 400 unsupported_media_type when the Content-Type is set and not
 // JSON; 413 body_too_large; 400 body_unreadable; 400 invalid_json (field "body"),
 // invalid_request (field "body" for a value that is not an object, else the field at fault) or
-// unknown_field naming the field.
+// unknown_field naming the field by its full path (`signers[0].requireOtp`).
 func DecodeJSON(r *http.Request, limit int64, v any) error {
 	if err := jsonContentType(r); err != nil {
 		return err
@@ -157,6 +157,9 @@ func DecodeJSONBytes(body []byte, v any) error {
 		return apperr.Invalid(CodeInvalidJSON, apperr.Field(BodyField, "the body is empty; a JSON object is required"))
 	case errors.As(err, &typ):
 		field := typ.Field
+		if p, ok := typeErrorPath(body, v); ok {
+			field = p // with the array indices the decoder's name leaves out
+		}
 		if field == "" {
 			field = BodyField
 		}
@@ -164,7 +167,10 @@ func DecodeJSONBytes(body []byte, v any) error {
 	case errors.As(err, &syn):
 		return apperr.Invalid(CodeInvalidJSON, apperr.Field(BodyField, fmt.Sprintf("not valid JSON (at byte %d)", syn.Offset)))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		name, ok := unknownFieldPath(body, v)
+		if !ok {
+			name = strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		}
 		return apperr.Invalid(CodeUnknownField, apperr.Field(name, "is not a field of this request"))
 	default:
 		return apperr.Invalid(CodeInvalidJSON, apperr.Field(BodyField, "not valid JSON"))

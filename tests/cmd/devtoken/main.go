@@ -2,11 +2,15 @@
 // for the AUTH_ISSUER and AUTH_AUDIENCE in <dir>/dev.env.
 //
 //	go run ./tests/cmd/devtoken --dir .local [--tenant T] [--roles Esign.Initiator,Service.Admin] [--ttl 1h]
+//	    [--sub alice] [--oid <object id>] [--name Alice]
 //
-// --roles "" mints a token without roles (to try a 403).
+// --roles "" mints a token without roles (to try a 403). The service knows a user by the oid
+// claim: --sub alone derives a stable oid from the tenant and the sub, so `--sub alice` and
+// `--sub bob` are two people of one tenant; --oid sets it outright.
 package main
 
 import (
+	"crypto/sha256"
 	"flag"
 	"fmt"
 	"io"
@@ -31,6 +35,7 @@ func run(args []string, out io.Writer) error {
 	roles := fs.String("roles", "Esign.Initiator", "comma-separated roles claim")
 	ttl := fs.Duration("ttl", time.Hour, "lifetime")
 	sub := fs.String("sub", "", "sub claim (default derived from the tenant)")
+	oid := fs.String("oid", "", "oid claim, the user's identity (default derived from --sub, else the dev user's)")
 	name := fs.String("name", "", "name claim (default Dev User)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -44,6 +49,10 @@ func run(args []string, out io.Writer) error {
 	if strings.TrimSpace(*tenant) == "" {
 		return fmt.Errorf("--tenant must not be empty")
 	}
+	objectID := strings.TrimSpace(*oid)
+	if objectID == "" && strings.TrimSpace(*sub) != "" {
+		objectID = derivedOID(*tenant, *sub)
+	}
 	var list []string
 	for _, r := range strings.Split(*roles, ",") {
 		if r = strings.TrimSpace(r); r != "" {
@@ -51,10 +60,19 @@ func run(args []string, out io.Writer) error {
 		}
 	}
 	tok, err := devkeys.MintFromDir(*dir, devkeys.TokenOptions{Tenant: *tenant, Roles: list,
-		NoRoles: len(list) == 0, TTL: *ttl, Subject: *sub, Name: *name})
+		NoRoles: len(list) == 0, TTL: *ttl, Subject: *sub, ObjectID: objectID, Name: *name})
 	if err != nil {
 		return err
 	}
 	_, err = fmt.Fprintln(out, tok)
 	return err
+}
+
+// derivedOID is a stable UUID-shaped object id for a (tenant, sub) pair, so a sub names the same
+// person on every mint and two subs are two people.
+func derivedOID(tenant, sub string) string {
+	h := sha256.Sum256([]byte(tenant + "\x00" + sub))
+	h[6] = h[6]&0x0f | 0x40 // version 4 shape
+	h[8] = h[8]&0x3f | 0x80 // RFC 4122 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
 }

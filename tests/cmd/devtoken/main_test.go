@@ -12,8 +12,10 @@ import (
 	"github.com/esign-svc/esign/tests/devkeys"
 )
 
-func TestTokenPassesAuthFromDevEnv(t *testing.T) {
-	t.Parallel()
+// devSetup makes a dev setup in a temporary folder and the verifier the dispatcher would build
+// from its dev.env.
+func devSetup(t *testing.T) (string, *auth.Verifier) {
+	t.Helper()
 	dir := t.TempDir()
 	if _, err := devkeys.Setup(dir, devkeys.Options{}); err != nil {
 		t.Fatal(err)
@@ -26,6 +28,12 @@ func TestTokenPassesAuthFromDevEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir, v
+}
+
+func TestTokenPassesAuthFromDevEnv(t *testing.T) {
+	t.Parallel()
+	dir, v := devSetup(t)
 	tests := []struct {
 		name      string
 		args      []string
@@ -80,5 +88,41 @@ func TestRunErrors(t *testing.T) {
 				t.Fatal("succeeded")
 			}
 		})
+	}
+}
+
+// Two subs of one tenant are two people (Principal.CallerID differs), the same sub is the same
+// person on every mint, and --oid sets the identity outright.
+func TestSubAndOIDPlayTwoPeople(t *testing.T) {
+	t.Parallel()
+	dir, v := devSetup(t)
+	principal := func(args ...string) auth.Principal {
+		t.Helper()
+		var out bytes.Buffer
+		if err := run(append([]string{"--dir", dir, "--tenant", "t-1"}, args...), &out); err != nil {
+			t.Fatal(err)
+		}
+		p, err := v.Verify(context.Background(), strings.TrimSpace(out.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	alice, alice2, bob := principal("--sub", "alice"), principal("--sub", "alice"), principal("--sub", "bob")
+	dev := principal()
+	if alice.Subject != "alice" || bob.Subject != "bob" {
+		t.Fatalf("subjects %q %q", alice.Subject, bob.Subject)
+	}
+	if alice.CallerID() == bob.CallerID() || alice.CallerID() == dev.CallerID() || bob.CallerID() == dev.CallerID() {
+		t.Errorf("not distinct people: alice %q bob %q dev %q", alice.CallerID(), bob.CallerID(), dev.CallerID())
+	}
+	if alice.CallerID() != alice2.CallerID() {
+		t.Errorf("alice is two people: %q, %q", alice.CallerID(), alice2.CallerID())
+	}
+	if p := principal("--sub", "alice", "--oid", "11111111-0000-4000-8000-000000000001"); p.ObjectID != "11111111-0000-4000-8000-000000000001" || p.CallerID() != p.ObjectID {
+		t.Errorf("--oid: %+v", p)
+	}
+	if p := principal("--oid", "oid-carol"); p.ObjectID != "oid-carol" {
+		t.Errorf("--oid alone: %+v", p)
 	}
 }
