@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"path/filepath"
+	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -42,15 +44,28 @@ type Checker struct {
 	router routers.Router
 }
 
-// NewChecker serves doc's paths under base + "/api" (the Functions host's prefix), whatever the
-// document's servers say.
-func NewChecker(doc *openapi3.T, base string) (*Checker, error) {
-	doc.Servers = openapi3.Servers{{URL: base + "/api"}}
+// checkedBase is where Checker finds the document's paths, whatever its servers say: each
+// request is looked up there, with its own host set aside (tests may start hosts of their own).
+const checkedBase = "http://service"
+
+// NewChecker checks answers of a service serving doc's paths under "/api" (the Functions
+// host's prefix), on any host.
+func NewChecker(doc *openapi3.T) (*Checker, error) {
+	doc.Servers = openapi3.Servers{{URL: checkedBase + "/api"}}
 	r, err := gorillamux.NewRouter(doc)
 	if err != nil {
 		return nil, err
 	}
 	return &Checker{router: r}, nil
+}
+
+// OperationID is the id of the document's operation that req calls.
+func (c *Checker) OperationID(req *http.Request) (string, error) {
+	route, _, err := c.router.FindRoute(onBase(req))
+	if err != nil {
+		return "", fmt.Errorf("%s %s is not in %s: %w", req.Method, req.URL.Path, Path, err)
+	}
+	return route.Operation.OperationID, nil
 }
 
 // Check reports how the answer (status, header, body) to req departs from the document: a
@@ -59,6 +74,7 @@ func NewChecker(doc *openapi3.T, base string) (*Checker, error) {
 // answer without Content-Type passes only where the document has no body or marks the response
 // EmptyFromHost; the answer to HEAD is checked for its status and Content-Type.
 func (c *Checker) Check(req *http.Request, status int, header http.Header, body []byte) error {
+	req = onBase(req)
 	route, params, err := c.router.FindRoute(req)
 	if err != nil {
 		return fmt.Errorf("%s %s is not in %s: %w", req.Method, req.URL.Path, Path, err)
@@ -91,9 +107,30 @@ func (c *Checker) Check(req *http.Request, status int, header http.Header, body 
 		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
 	})
 	if err != nil {
-		return fmt.Errorf("%s %s: %d: %w", req.Method, route.Path, status, err)
+		return fmt.Errorf("%s %s: %d: %s", req.Method, route.Path, status, headlines(err))
 	}
 	return nil
+}
+
+// onBase is req with its URL on checkedBase.
+func onBase(req *http.Request) *http.Request {
+	base, _ := url.Parse(checkedBase)
+	r := req.Clone(context.Background())
+	r.URL.Scheme, r.URL.Host, r.Host = base.Scheme, base.Host, base.Host
+	return r
+}
+
+// headlines is err's message without the schema and value dumps openapi3 appends to each
+// schema error (its indented lines and their "Schema:" and "Value:" labels).
+func headlines(err error) string {
+	var keep []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l == "" || l == "Schema:" || l == "Value:" || strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return strings.Join(keep, "; ")
 }
 
 // ErrNoRoute is returned by Operation for a method and path the document lacks.
