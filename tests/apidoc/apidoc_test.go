@@ -27,14 +27,7 @@ type httpTrigger struct {
 // host key among its security requirements exactly when the function's authLevel needs one;
 // and the document has no operation that no function serves.
 func TestDocumentCoversEveryFunction(t *testing.T) {
-	root, err := azuritetest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, doc := loadDoc(t)
 	dirs, err := filepath.Glob(filepath.Join(root, "dispatcher", "functions", "*", "function.json"))
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no function.json found: %v", err)
@@ -94,4 +87,18 @@ func needsHostKey(reqs *openapi3.SecurityRequirements) bool {
 		}
 	}
 	return false
+}
+
+// loadDoc is the repository root and its document, loaded and validated.
+func loadDoc(t *testing.T) (string, *openapi3.T) {
+	t.Helper()
+	root, err := azuritetest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, doc
 }

@@ -5,21 +5,12 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/esign-svc/esign/shared/azure/azuritetest"
 )
 
 // TestCheckerRefusesWhatTheDocumentDoesNot: answers the document describes pass, on any host;
 // each kind of departure is reported.
 func TestCheckerRefusesWhatTheDocumentDoesNot(t *testing.T) {
-	root, err := azuritetest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, doc := loadDoc(t)
 	c, err := NewChecker(doc)
 	if err != nil {
 		t.Fatal(err)
