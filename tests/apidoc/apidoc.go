@@ -11,7 +11,9 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -41,7 +43,9 @@ func Load(root string) (*openapi3.T, error) {
 
 // Checker validates answers against the document, for a service reached at one base URL.
 type Checker struct {
+	doc    *openapi3.T
 	router routers.Router
+	seen   sync.Map // "operationId status" of every answer Check was given
 }
 
 // checkedBase is where Checker finds the document's paths, whatever its servers say: each
@@ -56,7 +60,25 @@ func NewChecker(doc *openapi3.T) (*Checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Checker{router: r}, nil
+	return &Checker{doc: doc, router: r}, nil
+}
+
+// Unexercised lists, sorted, the documented answers ("operationId status") that Check has not
+// been given so far: what the tests leave unchecked.
+func (c *Checker) Unexercised() []string {
+	var out []string
+	for _, item := range c.doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			for status := range op.Responses.Map() {
+				key := op.OperationID + " " + status
+				if _, ok := c.seen.Load(key); !ok && op.OperationID != "" {
+					out = append(out, key)
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // OperationID is the id of the document's operation that req calls.
@@ -79,6 +101,7 @@ func (c *Checker) Check(req *http.Request, status int, header http.Header, body 
 	if err != nil {
 		return fmt.Errorf("%s %s is not in %s: %w", req.Method, req.URL.Path, Path, err)
 	}
+	c.seen.Store(fmt.Sprint(route.Operation.OperationID, " ", status), true)
 	ref := route.Operation.Responses.Status(status)
 	if ref == nil || ref.Value == nil {
 		return fmt.Errorf("%s %s: status %d is not documented", req.Method, route.Path, status)

@@ -53,4 +53,8 @@ func TestCheckerRefusesWhatTheDocumentDoesNot(t *testing.T) {
 			t.Errorf("%s: %v, want an error about %q", tc.name, err, tc.fault)
 		}
 	}
+	left := strings.Join(c.Unexercised(), ",")
+	if strings.Contains(left, "Health 200") || strings.Contains(left, "CreateSession 401") || !strings.Contains(left, "CreateSession 201") {
+		t.Errorf("unexercised: %s", left)
+	}
 }

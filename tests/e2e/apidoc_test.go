@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -50,4 +51,15 @@ func firstInBenchmark(c *apidoc.Checker, req *http.Request, status int) bool {
 	}
 	_, seen := benchChecked.LoadOrStore(fmt.Sprint(op, " ", status), true)
 	return !seen
+}
+
+// apiCoverage lists the documented answers no test received (E2E_API_COVERAGE=1 prints it
+// after the run).
+func apiCoverage() string {
+	c, err := apiChecker()
+	if err != nil {
+		return err.Error()
+	}
+	left := c.Unexercised()
+	return fmt.Sprintf("e2e: %d documented answers no test received:\n  %s\n", len(left), strings.Join(left, "\n  "))
 }

@@ -108,6 +108,9 @@ func run(m *testing.M) (int, error) {
 	defer h.Close()
 	svc = &env{host: h, azurite: az, settings: settings, keysDir: dir, logs: logs, counter: counter}
 	code := m.Run()
+	if os.Getenv("E2E_API_COVERAGE") != "" {
+		fmt.Fprint(os.Stderr, apiCoverage())
+	}
 	if leak := checkLogs(logs.String()); leak != "" {
 		fmt.Fprintln(os.Stderr, "e2e: PRIVACY:", leak)
 		code = 1
