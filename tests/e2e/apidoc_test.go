@@ -53,8 +53,8 @@ func firstInBenchmark(c *apidoc.Checker, req *http.Request, status int) bool {
 	return !seen
 }
 
-// apiCoverage lists the documented answers no test received (E2E_API_COVERAGE=1 prints it
-// after the run).
+// apiCoverage lists the documented answers no test received (E2E_API_COVERAGE=<file> writes it
+// there after the run).
 func apiCoverage() string {
 	c, err := apiChecker()
 	if err != nil {
