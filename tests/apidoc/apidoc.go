@@ -41,7 +41,8 @@ func Load(root string) (*openapi3.T, error) {
 	return doc, nil
 }
 
-// Checker validates answers against the document, for a service reached at one base URL.
+// Checker validates answers against the document. Each check compiles the schemas it uses
+// (openapi3 keeps no compiled schema): about 2.5 ms of CPU for a problem answer.
 type Checker struct {
 	doc    *openapi3.T
 	router routers.Router
