@@ -50,7 +50,8 @@ func (r reply) fields() []string {
 	return out
 }
 
-// call sends a request to the service; body may be nil, []byte, string or any JSON value.
+// call sends a request to the service; body may be nil, []byte, string or any JSON value. The
+// answer is checked against docs/openapi.yaml (checkAnswer).
 func call(t testing.TB, method, url string, body any, headers map[string]string) reply {
 	t.Helper()
 	var rd io.Reader
@@ -86,6 +87,7 @@ func call(t testing.TB, method, url string, body any, headers map[string]string)
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkAnswer(t, req, resp.StatusCode, resp.Header, raw)
 	out := reply{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
 	if strings.Contains(resp.Header.Get("Content-Type"), "json") {
 		_ = json.Unmarshal(raw, &out.JSON)

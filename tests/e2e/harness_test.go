@@ -108,6 +108,11 @@ func run(m *testing.M) (int, error) {
 	defer h.Close()
 	svc = &env{host: h, azurite: az, settings: settings, keysDir: dir, logs: logs, counter: counter}
 	code := m.Run()
+	if f := os.Getenv("E2E_API_COVERAGE"); f != "" {
+		if err := os.WriteFile(f, []byte(apiCoverage()), 0o644); err != nil {
+			return 0, err
+		}
+	}
 	if leak := checkLogs(logs.String()); leak != "" {
 		fmt.Fprintln(os.Stderr, "e2e: PRIVACY:", leak)
 		code = 1
