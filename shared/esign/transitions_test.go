@@ -597,7 +597,6 @@ func consented(sl *Slot) {
 			AcceptedAt: t0.Format(time.RFC3339Nano)})
 	}
 }
-func optional(sl *Slot) { sl.Condition = Optional }
 func otpBy(ch OTPChannel) slotOpt {
 	return func(sl *Slot) { sl.OTPChannel = ch }
 }

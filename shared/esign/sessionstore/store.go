@@ -72,12 +72,31 @@ type Store struct {
 // New opens the store on two tables (sessions, index) of the account. It does no I/O (call
 // Ensure at start).
 func New(acct *azconn.Account, sessionsTable, indexTable string) (*Store, error) {
-	tab, index, err := aggstore.Open(acct, sessionsTable, indexTable, kind)
+	s := &Store{}
+	k := kind
+	k.Before, k.After = s.beforeChange, s.afterChange
+	tab, index, err := aggstore.Open(acct, sessionsTable, indexTable, k)
 	if err != nil {
 		return nil, err
 	}
-	return &Store{tab: tab, index: index, expiry: aggstore.NewSchedule(index, "exp"), invites: aggstore.NewChecks(index, InviteSchedule, aggstore.DefaultCheckAfter),
-		t: tab.Rows(), idx: index.Rows()}, nil
+	s.tab, s.index, s.t, s.idx = tab, index, tab.Rows(), index.Rows()
+	s.expiry = aggstore.NewSchedule(index, "exp")
+	s.invites = aggstore.NewChecks(index, InviteSchedule, aggstore.DefaultCheckAfter)
+	return s, nil
+}
+
+// beforeChange puts a change that invites on the invitation-check schedule before the change
+// is written (one upsert; a stale entry is harmless, a missing one is not).
+func (s *Store) beforeChange(ctx context.Context, a aggregate, ch esign.Change) error {
+	return s.scheduleInviteCheck(ctx, a.s.GroupID, ch)
+}
+
+// afterChange takes a session that ended (cancelled, expired, complete) off the expiry
+// schedule. Best effort: a stale entry is skipped (and removed) by the expiry job.
+func (s *Store) afterChange(ctx context.Context, a aggregate, _ esign.Change) {
+	if a.s.State.Terminal() {
+		_ = s.expiry.Remove(ctx, a.s.GroupID, a.s.ExpiresAt)
+	}
 }
 
 // Ensure creates the tables when missing and starts the expiry and invitation-check schedules.
@@ -120,10 +139,7 @@ func (s *Store) Create(ctx context.Context, sess *esign.Session, slots []esign.S
 	if err := s.expiry.Add(ctx, sess.GroupID, sess.ExpiresAt); err != nil {
 		return err
 	}
-	if err := s.scheduleInviteCheck(ctx, sess.GroupID, ch); err != nil {
-		return err
-	}
-	return s.tab.Create(ctx, aggregate{sess, slots}, ch)
+	return s.tab.Create(ctx, aggregate{sess, slots}, ch) // with its invitation check (beforeChange)
 }
 
 // holds says whether a claim's session still holds its correlationId at now.
@@ -160,17 +176,7 @@ func (s *Store) Load(ctx context.Context, groupID string) (*esign.Session, []esi
 // the invitation-check schedule (one upsert). A session that ended (cancelled, expired,
 // complete) leaves the expiry schedule.
 func (s *Store) Apply(ctx context.Context, sess *esign.Session, slots []esign.Slot, ch esign.Change, extra ...tablestore.Op) error {
-	if err := s.scheduleInviteCheck(ctx, sess.GroupID, ch); err != nil {
-		return err
-	}
-	if err := s.tab.Apply(ctx, aggregate{sess, slots}, ch, extra...); err != nil {
-		return err
-	}
-	if sess.State.Terminal() {
-		// Best effort: a stale entry is skipped (and removed) by the expiry job.
-		_ = s.expiry.Remove(ctx, sess.GroupID, sess.ExpiresAt)
-	}
-	return nil
+	return s.tab.Apply(ctx, aggregate{sess, slots}, ch, extra...)
 }
 
 // CallbackOnce is the extra operation that accepts a callback id once per session.

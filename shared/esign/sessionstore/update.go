@@ -13,27 +13,15 @@ type Step func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore
 
 // Update loads the session, runs step and applies its change in one transaction (the kernel's
 // Update: a lost race loads and runs step again, a bounded number of times, then
-// ErrConcurrent). A step error is returned as is and nothing is written. The first change that
-// invites adds the session to the invitation-check schedule before it is written, as Apply does.
+// ErrConcurrent). A step error is returned as is and nothing is written. As with Apply, a change
+// that invites is put on the invitation-check schedule first, and a session that ended leaves
+// the expiry schedule.
 func (s *Store) Update(ctx context.Context, groupID string, step Step) (*esign.Session, []esign.Slot, esign.Change, error) {
-	var ended *esign.Session
-	scheduled := false
 	a, ch, err := s.tab.Update(ctx, groupID, func(a aggregate) (esign.Change, []tablestore.Op, error) {
-		ch, extra, err := step(a.s, a.slots)
-		ended = a.s
-		if err == nil && !scheduled && ch.Asks(esign.EffectInvite) {
-			if err := s.scheduleInviteCheck(ctx, groupID, ch); err != nil {
-				return ch, nil, err
-			}
-			scheduled = true
-		}
-		return ch, extra, err
+		return step(a.s, a.slots)
 	})
 	if err != nil {
 		return nil, nil, ch, err
-	}
-	if ended != nil && ended.State.Terminal() && !ch.Empty() {
-		_ = s.expiry.Remove(ctx, ended.GroupID, ended.ExpiresAt) // best effort, as in Apply
 	}
 	return a.s, a.slots, ch, nil
 }

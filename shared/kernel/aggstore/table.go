@@ -54,6 +54,13 @@ type Kind[A any] struct {
 	Decode func(e tablestore.Entity) (A, error)
 	// Subject is the keyed e-mail hash an audit row of slot carries (nil or "": none).
 	Subject func(a A, slot int) string
+	// Before, when set, runs before a change is written (by Create, Apply and each attempt of
+	// Update): the side entries that must exist before the change does (a follow-up check in a
+	// schedule). Its error stops the write.
+	Before func(ctx context.Context, a A, ch kernel.Change) error
+	// After, when set, runs after a change was written (best effort: cleaning up entries the
+	// change made stale, such as an ended aggregate's expiry).
+	After func(ctx context.Context, a A, ch kernel.Change)
 	// WriteEmpty makes Update write the root row even for an empty change (a step that changed
 	// fields no event records); otherwise an empty change without extras writes nothing.
 	WriteEmpty bool
@@ -113,7 +120,27 @@ func (t *Table[A]) Create(ctx context.Context, a A, ch kernel.Change, extra ...t
 	if err != nil {
 		return err
 	}
-	return t.t.Transact(ctx, t.kind.ID(a), ops)
+	if err := t.before(ctx, a, ch); err != nil {
+		return err
+	}
+	if err := t.t.Transact(ctx, t.kind.ID(a), ops); err != nil {
+		return err
+	}
+	t.after(ctx, a, ch)
+	return nil
+}
+
+func (t *Table[A]) before(ctx context.Context, a A, ch kernel.Change) error {
+	if t.kind.Before == nil {
+		return nil
+	}
+	return t.kind.Before(ctx, a, ch)
+}
+
+func (t *Table[A]) after(ctx context.Context, a A, ch kernel.Change) {
+	if t.kind.After != nil {
+		t.kind.After(ctx, a, ch)
+	}
 }
 
 // Apply writes a change: the root row if its ETag still matches, the change's audit rows and
@@ -129,7 +156,14 @@ func (t *Table[A]) Apply(ctx context.Context, a A, ch kernel.Change, extra ...ta
 	if err != nil {
 		return err
 	}
+	if err := t.before(ctx, a, ch); err != nil {
+		return err
+	}
 	err = t.t.Transact(ctx, t.kind.ID(a), ops)
+	if err == nil {
+		t.after(ctx, a, ch)
+		return nil
+	}
 	switch apperr.KindOf(err) {
 	case apperr.KindPrecondition:
 		return ErrConcurrent
