@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,7 +27,7 @@ type env struct {
 	azurite  *azuritetest.Instance
 	settings map[string]string
 	keysDir  string
-	logs     *syncBuffer // everything the host and both handlers printed
+	logs     *funchost.Output // everything the host and both handlers printed
 	counter  *storageCounter
 }
 
@@ -88,7 +87,7 @@ func run(m *testing.M) (int, error) {
 	for k, v := range extraSettings {
 		settings[k] = v
 	}
-	logs := &syncBuffer{}
+	logs := &funchost.Output{}
 	out := io.Writer(logs)
 	if os.Getenv("E2E_VERBOSE") != "" {
 		out = io.MultiWriter(logs, os.Stderr)
@@ -154,23 +153,6 @@ func (e *env) jwt(t testing.TB, tenant string, roles ...string) string {
 	}
 	remember("JWT", tok)
 	return tok
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // client keeps as many idle connections as benchmarks have requests in flight.

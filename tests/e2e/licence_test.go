@@ -43,7 +43,7 @@ func TestLicenceWithoutEsignRefusesSigningRoutes(t *testing.T) {
 	root, _ := azuritetest.RepoRoot()
 	h, err := funchost.Start(context.Background(), funchost.Options{
 		Apps: []string{filepath.Join(root, "dist", "dispatcher")}, Listen: "127.0.0.1:0", Settings: settings,
-		HostKey: settings["HOST_KEY"], MasterKey: settings["MASTER_KEY"], Output: &syncBuffer{}, DisableSchedules: true,
+		HostKey: settings["HOST_KEY"], MasterKey: settings["MASTER_KEY"], Output: &funchost.Output{}, DisableSchedules: true,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
@@ -33,7 +32,7 @@ type env struct {
 	settings map[string]string
 	keysDir  string
 	dist     string // the packaged apps of this run
-	logs     *syncBuffer
+	logs     *funchost.Output
 }
 
 var svc *env
@@ -99,7 +98,7 @@ func run(m *testing.M) (int, error) {
 	settings["AzureWebJobsStorage"] = az.ConnectionString()
 	settings["SEAL_TSA_URL"] = ts.url
 	settings["SEAL_LOCK_TTL"] = "3s" // a killed attempt's lock expires within the message's retries
-	logs := &syncBuffer{}
+	logs := &funchost.Output{}
 	out := io.Writer(logs)
 	if os.Getenv("FAULT_VERBOSE") != "" {
 		out = io.MultiWriter(logs, os.Stderr)
@@ -164,23 +163,6 @@ func secondProcessor(t *testing.T) *funchost.Host {
 	}
 	t.Cleanup(func() { h.Close() })
 	return h
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // prefixed marks the second host's lines.

@@ -3,7 +3,6 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -108,7 +106,7 @@ func mustWrite(t *testing.T, path string, b []byte) {
 type env struct {
 	h         *funchost.Host
 	recordDir string
-	out       *syncBuffer
+	out       *funchost.Output
 }
 
 const (
@@ -136,7 +134,7 @@ func tryStart(t *testing.T, shape funchost.RequestShape, settings map[string]str
 // MaxInvocationBody are taken from o).
 func tryStartOpts(t *testing.T, o funchost.Options, settings map[string]string) (*env, error) {
 	t.Helper()
-	e := &env{recordDir: t.TempDir(), out: &syncBuffer{}}
+	e := &env{recordDir: t.TempDir(), out: &funchost.Output{}}
 	s := map[string]string{"AzureWebJobsStorage": connString(), "TH_RECORD_DIR": e.recordDir}
 	for k, v := range settings {
 		s[k] = v
@@ -252,22 +250,4 @@ func approxCount(t *testing.T, c *azqueue.QueueClient) int32 {
 		t.Fatal(err)
 	}
 	return *p.ApproximateMessagesCount
-}
-
-// syncBuffer is a goroutine-safe bytes.Buffer for the host's output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -122,7 +122,7 @@ func TestDropOutputHook(t *testing.T) {
 	var mu sync.Mutex
 	h, err := funchost.Start(t.Context(), funchost.Options{Apps: []string{httpApp(t)}, Listen: "127.0.0.1:0",
 		Settings: map[string]string{"AzureWebJobsStorage": connString(), "TH_RECORD_DIR": t.TempDir(), "OUT_QUEUE": q},
-		HostKey:  hostKey, MasterKey: masterKey, Output: &syncBuffer{}, DisableSchedules: true,
+		HostKey:  hostKey, MasterKey: masterKey, Output: &funchost.Output{}, DisableSchedules: true,
 		DropOutput: func(function, binding string, message []byte) bool {
 			mu.Lock()
 			defer mu.Unlock()

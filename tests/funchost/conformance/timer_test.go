@@ -74,7 +74,7 @@ func TestTimerRunOnStartupAndSchedule(t *testing.T) {
 		"Boot":  timerTrigger("0 0 0 1 1 *", true),
 		"Every": timerTrigger("* * * * * *", false),
 	})
-	e := &env{recordDir: t.TempDir(), out: &syncBuffer{}}
+	e := &env{recordDir: t.TempDir(), out: &funchost.Output{}}
 	h, err := funchost.Start(t.Context(), funchost.Options{Apps: []string{app}, Listen: "127.0.0.1:0", Output: e.out,
 		Settings: map[string]string{"AzureWebJobsStorage": connString(), "TH_RECORD_DIR": e.recordDir}})
 	if err != nil {
