@@ -18,8 +18,8 @@ import (
 
 	"github.com/esign-svc/esign/shared/pdf/certificate"
 	"github.com/esign-svc/esign/shared/pdf/internal/fixture"
-	"github.com/esign-svc/esign/shared/pdf/internal/tsatest"
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
+	"github.com/esign-svc/esign/shared/pdf/tsatest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/pdf/internal/fixture"
-	"github.com/esign-svc/esign/shared/pdf/internal/tsatest"
 	"github.com/esign-svc/esign/shared/pdf/stamp"
+	"github.com/esign-svc/esign/shared/pdf/tsatest"
 )
 
 // heapSampler records the peak of live heap objects while running.

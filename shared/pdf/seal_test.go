@@ -23,8 +23,8 @@ import (
 	"github.com/esign-svc/esign/shared/evidence"
 	"github.com/esign-svc/esign/shared/pdf/cms"
 	"github.com/esign-svc/esign/shared/pdf/internal/fixture"
-	"github.com/esign-svc/esign/shared/pdf/internal/tsatest"
 	"github.com/esign-svc/esign/shared/pdf/stamp"
+	"github.com/esign-svc/esign/shared/pdf/tsatest"
 	"github.com/esign-svc/esign/shared/pdf/verify"
 )
 

@@ -41,13 +41,13 @@ func TestSealMessageDeliveredTwice(t *testing.T) {
 	auth := initiator(t)
 	s := create(t, auth)
 	invited(t, s)
-	before := svc.tsa.granted.Load()
+	before := svc.tsa.rs.Granted.Load()
 	sign(t, s)                         // the callback queues the seal message
 	sealMessage(t, esign.QueueSeal, s) // and the queue delivers it again
 	complete(t, s)
 	etag := signedProps(t, s).ETag
 	waitLog(t, 1, "group "+s.GroupID+" is already complete; duplicate message acknowledged")
-	if got := svc.tsa.granted.Load() - before; got != 1 {
+	if got := svc.tsa.rs.Granted.Load() - before; got != 1 {
 		t.Errorf("%d timestamps for one session, want one seal", got)
 	}
 	if signedProps(t, s).ETag != etag {
@@ -181,7 +181,7 @@ func TestTwoProcessorsManySessions(t *testing.T) {
 	}
 	secondProcessor(t)
 	auth := initiator(t)
-	before := svc.tsa.granted.Load()
+	before := svc.tsa.rs.Granted.Load()
 	sessions := make([]session, n)
 	parallel(t, n, func(i int) { sessions[i] = create(t, auth) })
 	invited(t, sessions...)
@@ -199,7 +199,7 @@ func TestTwoProcessorsManySessions(t *testing.T) {
 	for _, s := range sessions {
 		checkOnce(t, s, m)
 	}
-	if got := svc.tsa.granted.Load() - before; got != int64(n) {
+	if got := svc.tsa.rs.Granted.Load() - before; got != int64(n) {
 		t.Errorf("%d timestamps for %d sessions, want one seal each", got, n)
 	}
 	for _, fn := range []string{"[fn=Seal ", "[fn=Notify "} {
