@@ -13,6 +13,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/kernel"
 )
 
 // ErrCorrupt matches (errors.Is) the error of an audit row that does not read back. The audit
@@ -78,18 +79,8 @@ func FromEntity(e tablestore.Entity) (Record, error) {
 	return r, nil
 }
 
-// Nanos is t in Unix nanoseconds, 0 for the zero time (how times are stored).
-func Nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
+// Nanos is t in Unix nanoseconds, 0 for the zero time (how times are stored): kernel.Nanos.
+func Nanos(t time.Time) int64 { return kernel.Nanos(t) }
 
 // FromNanos reverses Nanos (UTC).
-func FromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
+func FromNanos(n int64) time.Time { return kernel.FromNanos(n) }

@@ -99,3 +99,19 @@ func (c *Change) Merge(o Change) {
 
 // Empty reports whether the change has nothing to write and nothing to do.
 func (c Change) Empty() bool { return len(c.Events) == 0 && len(c.Slots) == 0 && len(c.Effects) == 0 }
+
+// Nanos is t in Unix nanoseconds, 0 for the zero time: how every aggregate stores a time.
+func Nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// FromNanos reverses Nanos (UTC).
+func FromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}

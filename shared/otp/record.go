@@ -1,6 +1,6 @@
 package otp
 
-import "time"
+import "github.com/esign-svc/esign/shared/kernel"
 
 // Record is State as stored (inside a session or delivery row, as JSON): times in Unix
 // nanoseconds, the code only as its keyed hash. Every aggregate with an OTP stores this one form.
@@ -19,28 +19,14 @@ type Record struct {
 
 // Stored is the stored form of s.
 func (s State) Stored() Record {
-	return Record{Channel: s.Channel, Destination: s.Destination, CodeHash: s.CodeHash, SentAtNs: nanos(s.SentAt),
-		ExpiresAtNs: nanos(s.ExpiresAt), Attempts: s.Attempts, Locks: s.Locks, Blocked: s.Blocked,
-		VerifiedAtNs: nanos(s.VerifiedAt), VerifiedGen: s.VerifiedGen}
+	return Record{Channel: s.Channel, Destination: s.Destination, CodeHash: s.CodeHash, SentAtNs: kernel.Nanos(s.SentAt),
+		ExpiresAtNs: kernel.Nanos(s.ExpiresAt), Attempts: s.Attempts, Locks: s.Locks, Blocked: s.Blocked,
+		VerifiedAtNs: kernel.Nanos(s.VerifiedAt), VerifiedGen: s.VerifiedGen}
 }
 
 // State reads the stored form back.
 func (r Record) State() State {
-	return State{Channel: r.Channel, Destination: r.Destination, CodeHash: r.CodeHash, SentAt: fromNanos(r.SentAtNs),
-		ExpiresAt: fromNanos(r.ExpiresAtNs), Attempts: r.Attempts, Locks: r.Locks, Blocked: r.Blocked,
-		VerifiedAt: fromNanos(r.VerifiedAtNs), VerifiedGen: r.VerifiedGen}
-}
-
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
+	return State{Channel: r.Channel, Destination: r.Destination, CodeHash: r.CodeHash, SentAt: kernel.FromNanos(r.SentAtNs),
+		ExpiresAt: kernel.FromNanos(r.ExpiresAtNs), Attempts: r.Attempts, Locks: r.Locks, Blocked: r.Blocked,
+		VerifiedAt: kernel.FromNanos(r.VerifiedAtNs), VerifiedGen: r.VerifiedGen}
 }
