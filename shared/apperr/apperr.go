@@ -59,6 +59,9 @@ func (k Kind) Status() int { return statuses[k] }
 type FieldError struct {
 	Field   string `json:"field"`
 	Message string `json:"message"`
+	// RuleID names the template rule that failed, for a record that breaks a template's
+	// rule (DESIGN 9); empty otherwise.
+	RuleID string `json:"ruleId,omitempty"`
 }
 
 // Error is the domain error.
