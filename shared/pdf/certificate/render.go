@@ -96,20 +96,10 @@ func Standalone(c Certificate, size PageSize) ([]byte, error) {
 }
 
 func setInfo(d *pdfdoc.Doc, head string) (types.IndirectRef, error) {
-	info := types.Dict{}
-	if ref := d.Info(); ref != nil {
-		old, err := d.DerefDict(*ref)
-		if err == nil && old != nil {
-			info = old.Clone().(types.Dict)
-		}
-	}
-	info[InfoKeyEvidenceHead] = types.StringLiteral(head)
-	info["Producer"] = types.StringLiteral("esign evidence sealer")
-	if ref := d.Info(); ref != nil {
-		d.Set(*ref, info)
-		return *ref, nil
-	}
-	return d.Add(info), nil
+	return d.SetInfo(types.Dict{
+		InfoKeyEvidenceHead: types.StringLiteral(head),
+		"Producer":          types.StringLiteral("esign evidence sealer"),
+	}), nil
 }
 
 // page is one laid-out page: its content and the image XObjects it draws.

@@ -12,6 +12,7 @@ package pdfdoc
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
@@ -249,6 +250,34 @@ func (d *Doc) Memo(key string, make func() (any, error)) (any, error) {
 
 // Info returns the current document information dictionary reference, if any.
 func (d *Doc) Info() *types.IndirectRef { return d.info }
+
+// SetInfo writes a new version of the document information dictionary: the current one (if
+// any) with entries set over it. It returns the dictionary's reference, which the trailer of
+// the update names from then on.
+func (d *Doc) SetInfo(entries types.Dict) types.IndirectRef {
+	info := types.Dict{}
+	if d.info != nil {
+		if old, err := d.DerefDict(*d.info); err == nil && old != nil {
+			info = old.Clone().(types.Dict)
+		}
+	}
+	for k, v := range entries {
+		info[k] = v
+	}
+	if d.info != nil {
+		d.Set(*d.info, info)
+		return *d.info
+	}
+	ref := d.Add(info)
+	d.info = &ref
+	return ref
+}
+
+// TextString encodes s as a PDF text string (UTF-16BE with a byte order mark, in hex), for
+// entries such as /Title that may hold any script.
+func TextString(s string) types.HexLiteral {
+	return types.HexLiteral(hex.EncodeToString([]byte(types.EncodeUTF16String(s))))
+}
 
 // Base returns the bytes the update is appended to (the source, or its rewrite).
 func (d *Doc) Base() []byte { return d.base }

@@ -130,6 +130,20 @@ func isRTL(r rune) bool {
 	return unicode.In(r, unicode.Hebrew, unicode.Arabic) || (r >= 0xFB1D && r <= 0xFDFF) || (r >= 0xFE70 && r <= 0xFEFF)
 }
 
+// RTL reports whether the first strong character of s (a letter) is right-to-left (Hebrew
+// or Arabic): such a value is right-aligned where a field does not say otherwise.
+func RTL(s string) bool {
+	for _, r := range s {
+		if isRTL(r) {
+			return true
+		}
+		if isStrongLTR(r) {
+			return false
+		}
+	}
+	return false
+}
+
 func isStrongLTR(r rune) bool { return unicode.IsLetter(r) && !isRTL(r) }
 
 var mirror = map[rune]rune{'(': ')', ')': '(', '[': ']', ']': '[', '{': '}', '}': '{', '<': '>', '>': '<', '«': '»', '»': '«'}

@@ -56,15 +56,7 @@ func Manifest(d *pdfdoc.Doc) ([]Field, error) {
 		if !ok {
 			return nil
 		}
-		page := 0
-		if ref != nil {
-			page = pageOf[ref.ObjectNumber.Value()]
-		}
-		if page == 0 {
-			if p, ok := widget["P"].(types.IndirectRef); ok {
-				page = pageNumber(d, p)
-			}
-		}
+		page := widgetPage(d, pageOf, widget, ref)
 		rect, err := rectOf(d, widget["Rect"])
 		if err != nil || page == 0 {
 			return nil
@@ -82,6 +74,20 @@ func sortFields(fs []Field) {
 			fs[j], fs[j-1] = fs[j-1], fs[j]
 		}
 	}
+}
+
+// widgetPage is the 1-based page whose /Annots hold the widget, else the page its /P names;
+// 0 when neither is known.
+func widgetPage(d *pdfdoc.Doc, pageOf map[int]int, widget types.Dict, ref *types.IndirectRef) int {
+	if ref != nil {
+		if n := pageOf[ref.ObjectNumber.Value()]; n != 0 {
+			return n
+		}
+	}
+	if p, ok := widget["P"].(types.IndirectRef); ok {
+		return pageNumber(d, p)
+	}
+	return 0
 }
 
 func pageNumber(d *pdfdoc.Doc, ref types.IndirectRef) int {
@@ -169,8 +175,14 @@ func fieldName(d *pdfdoc.Doc, o types.Object) string {
 	return s
 }
 
+// inheritable are the field attributes a widget takes from its ancestors (and, for /DA and
+// /Q, from the AcroForm dictionary) when it lacks them (PDF 32000-1 12.7.3.1).
+var inheritable = []string{"FT", "Ff", "Q", "DA"}
+
 // walkFields calls fn for every widget (terminal field or widget kid) with the field's full
-// name. ref is the widget's reference when it is indirect.
+// name. ref is the widget's reference when it is indirect. The widget dictionary carries the
+// inheritable attributes (FT, Ff, Q, DA) resolved from its ancestors; it is a copy when any
+// had to be added, so fn must not write it back.
 func walkFields(d *pdfdoc.Doc, fn func(full string, widget types.Dict, ref *types.IndirectRef) error) error {
 	cat, _, err := d.Catalog()
 	if err != nil {
@@ -186,8 +198,8 @@ func walkFields(d *pdfdoc.Doc, fn func(full string, widget types.Dict, ref *type
 	}
 	fields, _ := v.(types.Array)
 	seen := map[int]bool{}
-	var walk func(o types.Object, parent string, depth int) error
-	walk = func(o types.Object, parent string, depth int) error {
+	var walk func(o types.Object, parent string, inh types.Dict, depth int) error
+	walk = func(o types.Object, parent string, inh types.Dict, depth int) error {
 		if depth > 32 {
 			return fmt.Errorf("stamp: form field tree too deep")
 		}
@@ -216,19 +228,61 @@ func walkFields(d *pdfdoc.Doc, fn func(full string, widget types.Dict, ref *type
 		}
 		kids, _ := kv.(types.Array)
 		if len(kids) == 0 {
-			return fn(full, f, ref)
+			return fn(full, withInherited(f, inh), ref)
 		}
+		inh = inherit(d, inh, f)
 		for _, k := range kids {
-			if err := walk(k, full, depth+1); err != nil {
+			if err := walk(k, full, inh, depth+1); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
+	top := inherit(d, nil, types.Dict{"Q": af["Q"], "DA": af["DA"]})
 	for _, f := range fields {
-		if err := walk(f, "", 0); err != nil {
+		if err := walk(f, "", top, 0); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// inherit returns inh overridden by the inheritable attributes f sets (inh itself when none).
+func inherit(d *pdfdoc.Doc, inh, f types.Dict) types.Dict {
+	var out types.Dict
+	for _, k := range inheritable {
+		if f[k] == nil {
+			continue
+		}
+		v, err := d.Deref(f[k])
+		if err != nil || v == nil {
+			continue
+		}
+		if out == nil {
+			out = types.Dict{}
+			for k2, v2 := range inh {
+				out[k2] = v2
+			}
+		}
+		out[k] = v
+	}
+	if out == nil {
+		return inh
+	}
+	return out
+}
+
+// withInherited returns widget with the attributes of inh it lacks (a copy when any).
+func withInherited(widget, inh types.Dict) types.Dict {
+	cloned := false
+	for k, v := range inh {
+		if widget[k] != nil {
+			continue
+		}
+		if !cloned {
+			widget, cloned = widget.Clone().(types.Dict), true
+		}
+		widget[k] = v
+	}
+	return widget
 }

@@ -10,7 +10,14 @@ import (
 
 // RemoveFields removes every AcroForm field whose full name is `esign` or starts with
 // `esign.` (with its kids and widget annotations), leaving every other field untouched.
-func RemoveFields(d *pdfdoc.Doc) error {
+func RemoveFields(d *pdfdoc.Doc) error { return removeFieldsWhere(d, isEsignName) }
+
+// isEsignName reports whether a (top-level or full) field name is `esign` or under `esign.`.
+func isEsignName(name string) bool { return name == "esign" || strings.HasPrefix(name, "esign.") }
+
+// removeFieldsWhere removes every top-level AcroForm field whose name remove accepts, with
+// its kids and their widget annotations, from the form and from the pages' /Annots.
+func removeFieldsWhere(d *pdfdoc.Doc, remove func(name string) bool) error {
 	cat, catRef, err := d.Catalog()
 	if err != nil {
 		return err
@@ -31,8 +38,7 @@ func RemoveFields(d *pdfdoc.Doc) error {
 		if err != nil {
 			return err
 		}
-		name := fieldName(d, fd["T"])
-		if name == "esign" || strings.HasPrefix(name, "esign.") {
+		if remove(fieldName(d, fd["T"])) {
 			collectRefs(d, f, removed, 0)
 			continue
 		}
@@ -73,13 +79,37 @@ func RemoveFields(d *pdfdoc.Doc) error {
 		keep = types.Array{}
 	}
 	af["Fields"] = keep
+	setAcroForm(d, cat, catRef, af)
+	return nil
+}
+
+// setAcroForm writes af as the new AcroForm dictionary: in place of its indirect object, or
+// in a new version of the catalog when it is direct.
+func setAcroForm(d *pdfdoc.Doc, cat types.Dict, catRef types.IndirectRef, af types.Dict) {
 	if r, ok := cat["AcroForm"].(types.IndirectRef); ok {
 		d.Set(r, af)
-		return nil
+		return
 	}
 	cat = cat.Clone().(types.Dict)
 	cat["AcroForm"] = af
 	d.Set(catRef, cat)
+}
+
+// dropFormRegeneration removes the AcroForm's /NeedAppearances and /XFA, so that a viewer
+// neither rebuilds appearances nor shows an XFA form in place of the drawn values.
+func dropFormRegeneration(d *pdfdoc.Doc) error {
+	cat, catRef, err := d.Catalog()
+	if err != nil {
+		return err
+	}
+	af, err := d.DerefDict(cat["AcroForm"])
+	if err != nil || af == nil || af["NeedAppearances"] == nil && af["XFA"] == nil {
+		return err
+	}
+	af = af.Clone().(types.Dict)
+	delete(af, "NeedAppearances")
+	delete(af, "XFA")
+	setAcroForm(d, cat, catRef, af)
 	return nil
 }
 

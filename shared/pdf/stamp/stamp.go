@@ -25,43 +25,60 @@ func Apply(d *pdfdoc.Doc, font *pdfdoc.Font, placements []Placement) error {
 		if len(idx) == 0 {
 			continue
 		}
-		page, err := d.Page(pageNr)
-		if err != nil {
-			return err
-		}
-		res, err := d.Resources(page)
-		if err != nil {
-			return err
-		}
-		xobjs := subDict(res, "XObject")
-		fontsDict := subDict(res, "Font")
-		fontName := unusedName(fontsDict, "ESF")
-		fontsDict[fontName] = font.Ref
-		var c pdfdoc.Content
-		for _, i := range idx {
-			p := placements[i]
-			r := p.Rect.norm()
-			switch p.Kind {
-			case KindSignature, KindInitials:
-				ref, w, h, err := AddPNG(d, p.Image)
-				if err != nil {
-					return err
+		err := overlayPage(d, pageNr, font, func(c *pdfdoc.Content, fontName string, xobjs types.Dict) error {
+			for _, i := range idx {
+				p := placements[i]
+				r := p.Rect.norm()
+				switch p.Kind {
+				case KindSignature, KindInitials:
+					ref, w, h, err := AddPNG(d, p.Image)
+					if err != nil {
+						return err
+					}
+					name := unusedName(xobjs, "ESI")
+					xobjs[name] = ref
+					DrawImage(c, name, r, float64(w), float64(h))
+				case KindDate, KindText:
+					textBox{MaxSize: 11}.draw(c, font, fontName, r, p.Text)
+				case KindCheckbox:
+					drawCheckbox(c, r, p.Checked)
 				}
-				name := unusedName(xobjs, "ESI")
-				xobjs[name] = ref
-				DrawImage(&c, name, r, float64(w), float64(h))
-			case KindDate, KindText:
-				drawText(&c, font, fontName, r, p.Text)
-			case KindCheckbox:
-				drawCheckbox(&c, r, p.Checked)
 			}
-		}
-		res["XObject"], res["Font"] = xobjs, fontsDict
-		if err := d.Overlay(page, c.Bytes(), res); err != nil {
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 	}
 	return RemoveFields(d)
+}
+
+// overlayPage draws what draw writes over page pageNr, with font (when not nil) registered
+// in the page's resources under fontName and any XObject draw adds to xobjs.
+func overlayPage(d *pdfdoc.Doc, pageNr int, font *pdfdoc.Font, draw func(c *pdfdoc.Content, fontName string, xobjs types.Dict) error) error {
+	page, err := d.Page(pageNr)
+	if err != nil {
+		return err
+	}
+	res, err := d.Resources(page)
+	if err != nil {
+		return err
+	}
+	xobjs, fontsDict := subDict(res, "XObject"), subDict(res, "Font")
+	fontName := ""
+	if font != nil {
+		fontName = unusedName(fontsDict, "ESF")
+		fontsDict[fontName] = font.Ref
+		res["Font"] = fontsDict
+	}
+	var c pdfdoc.Content
+	if err := draw(&c, fontName, xobjs); err != nil {
+		return err
+	}
+	if len(xobjs) > 0 {
+		res["XObject"] = xobjs
+	}
+	return d.Overlay(page, c.Bytes(), res)
 }
 
 func subDict(res types.Dict, key string) types.Dict {
@@ -87,22 +104,6 @@ func DrawImage(c *pdfdoc.Content, name string, r Rect, w, h float64) {
 	x := r.X1 + (r.Width()-dw)/2
 	y := r.Y1 + (r.Height()-dh)/2
 	fmt.Fprintf(c, "q %s 0 0 %s %s %s cm /%s Do Q\n", pdfdoc.Num(dw), pdfdoc.Num(dh), pdfdoc.Num(x), pdfdoc.Num(y), name)
-}
-
-// drawText writes s on one line, at most 11 pt, shrunk to fit the rectangle's width and
-// height, vertically centred, left aligned with a small inset.
-func drawText(c *pdfdoc.Content, font *pdfdoc.Font, fontName string, r Rect, s string) {
-	size := math.Min(11, r.Height()*0.75)
-	inset := math.Min(2, r.Width()/10)
-	if w := pdfdoc.TextWidth(font, s, size); w > r.Width()-2*inset && w > 0 {
-		size *= (r.Width() - 2*inset) / w
-	}
-	if size < 1 {
-		size = 1
-	}
-	y := r.Y1 + (r.Height()-size*0.7)/2
-	c.WriteString("0 g\n")
-	c.Text(font, fontName, r.X1+inset, y, size, s)
 }
 
 // drawCheckbox draws the box outline and, when checked, a check mark stroked inside it.
