@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Content builds a page content stream.
@@ -23,7 +24,8 @@ func (c *Content) Text(f *Font, fontName string, x, y, size float64, s string) {
 func TextWidth(f *Font, s string, size float64) float64 { return f.Width(Shape(s), size) }
 
 // Wrap splits s into lines no wider than width at size: at spaces where possible, else inside
-// a word. Newlines in s start new lines.
+// a word (at least one letter a line, even when a letter is wider than width). Newlines in s
+// start new lines.
 func Wrap(f *Font, s string, size, width float64) []string {
 	var lines []string
 	for _, para := range strings.Split(s, "\n") {
@@ -41,7 +43,7 @@ func Wrap(f *Font, s string, size, width float64) []string {
 				lines = append(lines, line)
 				line = ""
 			}
-			for TextWidth(f, word, size) > width {
+			for TextWidth(f, word, size) > width && utf8.RuneCountInString(word) > 1 {
 				rs := []rune(word)
 				n := len(rs) - 1
 				for n > 1 && TextWidth(f, string(rs[:n]), size) > width {

@@ -55,3 +55,18 @@ func TestSubsetKeepsUsedGlyphs(t *testing.T) {
 		t.Fatalf("font checksum adjustment wrong")
 	}
 }
+
+// TestWrapNarrow: a width narrower than one letter still ends, one letter a line.
+func TestWrapNarrow(t *testing.T) {
+	t.Parallel()
+	d := New()
+	f, err := NewFont(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, width := range []float64{0, 1} {
+		if got := Wrap(f, "ab c", 10, width); len(got) != 3 || got[0] != "a" || got[1] != "b" || got[2] != "c" {
+			t.Errorf("Wrap at width %v = %q, want [a b c]", width, got)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package stamp
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -155,7 +156,7 @@ func dataWidgets(d *pdfdoc.Doc, values map[string]Value) ([]dataWidget, []string
 		}
 		page := widgetPage(d, pageOf, w, ref)
 		rect, err := rectOf(d, w["Rect"])
-		if f, _ := intOf(d, w["F"]); err != nil || page == 0 || f&(annotHidden|annotNoView) != 0 {
+		if f, _ := intOf(d, w["F"]); err != nil || page == 0 || !rect.drawable() || f&(annotHidden|annotNoView) != 0 {
 			return nil
 		}
 		ff, _ := intOf(d, w["Ff"])
@@ -175,6 +176,12 @@ func dataWidgets(d *pdfdoc.Doc, values map[string]Value) ([]dataWidget, []string
 		return nil
 	})
 	return out, unknown, err
+}
+
+// drawable reports whether r has a finite, positive width and height.
+func (r Rect) drawable() bool {
+	w, h := r.Width(), r.Height()
+	return w > 0 && h > 0 && !math.IsInf(w, 0) && !math.IsInf(h, 0)
 }
 
 // drawValues draws the widgets' values over their pages; the font is added only when some

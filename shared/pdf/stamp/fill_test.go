@@ -236,7 +236,7 @@ func word(boxes []box, text string) box {
 }
 
 // TestFillLayout: a checkbox is drawn checked or unchecked, multi-line text wraps and shrinks
-// and is clipped at the bottom when it cannot fit, a field with several widgets shows its
+// and is clipped at the bottom when it cannot fit (a field narrower than a letter included), a field with several widgets shows its
 // value in each, /Q centres, and the AcroForm loses /NeedAppearances and /XFA.
 func TestFillLayout(t *testing.T) {
 	t.Parallel()
@@ -246,6 +246,8 @@ func TestFillLayout(t *testing.T) {
 		{Name: "off", Page: 1, Rect: [4]float64{200, 600, 220, 620}, Type: "Btn"},
 		{Name: "wrapped", Page: 1, Rect: [4]float64{100, 400, 300, 500}, Type: "Tx", Flags: 1 << 12},
 		{Name: "clipped", Page: 1, Rect: [4]float64{350, 400, 450, 430}, Type: "Tx"},
+		{Name: "flat", Page: 2, Rect: [4]float64{500, 500, 500, 520}, Type: "Tx", Flags: 1 << 12},
+		{Name: "tiny", Page: 2, Rect: [4]float64{500, 400, 500.5, 420}, Type: "Tx", Flags: 1 << 12},
 	}
 	src := withKidsField(t, fixture.PDF(t, 2, fields, 0))
 	words := strings.Fields(longNotes + " " + longNotes)
@@ -258,6 +260,8 @@ func TestFillLayout(t *testing.T) {
 		"wrapped": {Text: strings.Join(words, " ")},
 		"clipped": {Text: strings.Join(many, " "), Multiline: true},
 		"kids":    {Text: "Κοινή τιμή"},
+		"flat":    {Text: "no width"},
+		"tiny":    {Text: "narrower than a letter"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -270,6 +274,9 @@ func TestFillLayout(t *testing.T) {
 	}
 	if strings.Count(ft, "Κοινή τιμή") != 2 {
 		t.Errorf("the value of a field with two widgets is not shown twice:\n%s", text)
+	}
+	if strings.Contains(ft, "no width") {
+		t.Errorf("a field without width shows its value:\n%s", text)
 	}
 	if !strings.Contains(ft, "w0 w1") || strings.Contains(ft, "w199") {
 		t.Errorf("text too long for its field is not clipped at the bottom:\n%s", text)
@@ -387,6 +394,7 @@ func FuzzFill(f *testing.F) {
 	src := offerTemplate(f)
 	f.Add(src)
 	f.Add(src[:len(src)*3/4])
+	f.Add(fixture.PDF(f, 1, []fixture.FieldSpec{{Name: "a", Page: 1, Rect: [4]float64{100, 700, 400, 720}, Type: "Tx", Flags: 1 << 12}}, 0))
 	f.Add([]byte("%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R/AcroForm<</Fields[3 0 R]>>>>endobj\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, err := stamp.Fill(b, offerRecord())
