@@ -59,7 +59,8 @@ type cached struct {
 // in templates), 400 template_not_found, 400 template_invalid (naming the file, line and key at
 // fault); the store's.
 func (l *Loader) Load(ctx context.Context, field, templatePath string) (*Package, error) {
-	p, err := blobpath.ParseIn(field, templatePath, Container)
+	folder := strings.HasSuffix(templatePath, "/")
+	p, err := blobpath.ParseIn(field, strings.TrimSuffix(templatePath, "/"), Container)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +78,7 @@ func (l *Loader) Load(ctx context.Context, field, templatePath string) (*Package
 		}
 		return b, err
 	}
-	if strings.HasSuffix(strings.ToLower(p.Name), ".zip") {
+	if !folder && strings.HasSuffix(strings.ToLower(p.Name), ".zip") {
 		key := p.String()
 		etag, err := l.Blobs.ETag(ctx, p.Container, p.Name)
 		if apperr.KindOf(err) == apperr.KindNotFound {
