@@ -51,7 +51,9 @@ func zipOf(t *testing.T, files map[string]string) []byte {
 	return buf.Bytes()
 }
 
-func yamlV(v int) string { return "name: T\nversion: " + strconv.Itoa(v) + "\nfields: [{key: a, type: string}]\n" }
+func yamlV(v int) string {
+	return "name: T\nversion: " + strconv.Itoa(v) + "\nfields: [{key: a, type: string}]\n"
+}
 
 func TestLoader(t *testing.T) {
 	t.Parallel()
