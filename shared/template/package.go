@@ -104,14 +104,16 @@ func (t FieldType) numeric() bool { return t == TypeNumber || t == TypeInteger }
 
 // Field is one field of a record; its key also names the PDF form field it fills.
 type Field struct {
-	Key                  string    `json:"key"`
-	Type                 FieldType `json:"type"`
-	Required             bool      `json:"required"`
-	MinLength, MaxLength *int      // characters
-	Pattern              string    // RE2, matched against the whole value
-	Min, Max             *float64
-	Options              []string // enum only
-	Label                string
+	Key       string    `json:"key"`
+	Type      FieldType `json:"type"`
+	Required  bool      `json:"required,omitempty"`
+	MinLength *int      `json:"minLength,omitempty"` // characters
+	MaxLength *int      `json:"maxLength,omitempty"`
+	Pattern   string    `json:"pattern,omitempty"` // RE2, matched against the whole value
+	Min       *float64  `json:"min,omitempty"`
+	Max       *float64  `json:"max,omitempty"`
+	Options   []string  `json:"options,omitempty"` // enum only
+	Label     string    `json:"label,omitempty"`
 }
 
 // Severity is a rule's weight: error results refuse a record; warnings and infos are reported.
@@ -126,11 +128,11 @@ const (
 
 // Rule is a CEL expression over `record` and `now`; false means the rule fails.
 type Rule struct {
-	ID       string
-	Expr     string
-	Severity Severity
-	Message  string
-	FieldKey string // the field the rule is about, or ""
+	ID       string   `json:"id"`
+	Expr     string   `json:"expr"`
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
+	FieldKey string   `json:"fieldKey,omitempty"` // the field the rule is about, or ""
 }
 
 var reKey = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
@@ -298,22 +300,12 @@ func (pkg *Package) parseFields(v *value) *problem {
 	if v.kind == kNull {
 		return nil
 	}
-	if v.kind != kList {
-		return at(v, "fields", "must be a list")
+	n := 0
+	if v.kind == kList {
+		n = len(v.vals)
 	}
-	if len(v.vals) > MaxFields {
-		return at(v, "fields", "holds more than %d fields", MaxFields)
-	}
-	pkg.patterns = make([]*regexp.Regexp, len(v.vals))
-	for i, item := range v.vals {
-		path := fmt.Sprintf("fields[%d]", i)
-		var s fieldSpec
-		if pr := decode(item, &s, path); pr != nil {
-			return pr
-		}
-		if item.kind == kNull {
-			return at(item, path, "must be a mapping")
-		}
+	pkg.patterns = make([]*regexp.Regexp, n)
+	return eachItem(v, "fields", MaxFields, func(i int, item *value, path string, s fieldSpec) *problem {
 		f := Field{Key: s.Key, Type: FieldType(s.Type), Required: s.Required, MinLength: s.MinLength, MaxLength: s.MaxLength,
 			Min: s.Min, Max: s.Max, Options: s.Options, Label: s.Label}
 		switch {
@@ -341,6 +333,30 @@ func (pkg *Package) parseFields(v *value) *problem {
 		}
 		pkg.byKey[s.Key] = i
 		pkg.Fields = append(pkg.Fields, f)
+		return nil
+	})
+}
+
+// eachItem decodes each item of the list v (at most max mappings) as a T and passes it to fn.
+func eachItem[T any](v *value, key string, max int, fn func(i int, item *value, path string, s T) *problem) *problem {
+	if v.kind != kList {
+		return at(v, key, "must be a list")
+	}
+	if len(v.vals) > max {
+		return at(v, key, "holds more than %d %s", max, key)
+	}
+	for i, item := range v.vals {
+		path := fmt.Sprintf("%s[%d]", key, i)
+		var s T
+		if pr := decode(item, &s, path); pr != nil {
+			return pr
+		}
+		if item.kind == kNull {
+			return at(item, path, "must be a mapping")
+		}
+		if pr := fn(i, item, path, s); pr != nil {
+			return pr
+		}
 	}
 	return nil
 }
@@ -389,22 +405,8 @@ func (pkg *Package) parseRules(v *value) *problem {
 	if v == nil || v.kind == kNull {
 		return nil
 	}
-	if v.kind != kList {
-		return at(v, "rules", "must be a list")
-	}
-	if len(v.vals) > MaxRules {
-		return at(v, "rules", "holds more than %d rules", MaxRules)
-	}
 	ids := map[string]int{}
-	for i, item := range v.vals {
-		path := fmt.Sprintf("rules[%d]", i)
-		var s ruleSpec
-		if pr := decode(item, &s, path); pr != nil {
-			return pr
-		}
-		if item.kind == kNull {
-			return at(item, path, "must be a mapping")
-		}
+	return eachItem(v, "rules", MaxRules, func(i int, item *value, path string, s ruleSpec) *problem {
 		r := Rule{ID: s.ID, Expr: s.Expr, Severity: Severity(s.Severity), Message: s.Message, FieldKey: s.FieldKey}
 		switch {
 		case strings.TrimSpace(s.ID) == "":
@@ -439,8 +441,8 @@ func (pkg *Package) parseRules(v *value) *problem {
 		}
 		pkg.Rules = append(pkg.Rules, r)
 		pkg.programs = append(pkg.programs, prg)
-	}
-	return nil
+		return nil
+	})
 }
 
 func orItem(v, item *value) *value {
