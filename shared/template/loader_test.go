@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -155,6 +156,27 @@ func TestLoader(t *testing.T) {
 			t.Errorf("%s: err = %v, want %s %q", c.path, err, c.code, c.msg)
 		}
 	}
+
+	t.Run("concurrent loads share the cache", func(t *testing.T) {
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		for i := range 16 {
+			wg.Go(func() {
+				_, err := l.Load(ctx, "templatePath", []string{"templates/offer.zip", "templates/folder/", "templates/nested.zip", "templates/missing.zip"}[i%4])
+				if i%4 == 3 && apperr.KindOf(err) == apperr.KindInvalid {
+					err = nil
+				}
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Error(err)
+			}
+		}
+	})
 
 	t.Run("the cache keeps the 64 most recently used", func(t *testing.T) {
 		l := &template.Loader{Blobs: store}
