@@ -206,7 +206,7 @@ func (p *problem) where() string {
 	return fmt.Sprintf("%d:%d: %s", p.line, p.col, p.text())
 }
 
-var reYAMLLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var reYAMLLine = regexp.MustCompile(`(?s)^yaml: line (\d+): (.*)$`)
 
 // readYAML parses one YAML document into a value tree. The YAML library has panicked on
 // hostile input in the past: a panic is a broken file, never a crash.
