@@ -13,6 +13,7 @@ import (
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/graph"
+	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/version"
 )
 
@@ -37,9 +38,10 @@ func InvokedFunctions() []string { return slices.Clone(invoked) }
 // share the portal's API); the signed portal callback; secure delivery.
 func routes(mux *http.ServeMux, d *Deps) {
 	mux.Handle("GET /api/health", health.Handler{Prober: d.Account, Version: version.Engine})
+	templates := &template.Loader{Blobs: d.Blobs} // one package cache for every route that reads templates
 
 	requester := &esignapi.API{
-		Creator: &esign.Creator{Store: d.Sessions, Docs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher,
+		Creator: &esign.Creator{Store: d.Sessions, Docs: d.Blobs, Templates: templates, Tokens: d.Tokens, Hasher: d.Config.EmailHasher,
 			Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now},
 		Store: d.Sessions, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher,
 		Verifier: d.Verifier, Licence: d.Licence, PortalURL: d.Config.PortalURL, Now: time.Now,

@@ -40,6 +40,7 @@ type Documents interface {
 type Creator struct {
 	Store     SessionCreator
 	Docs      Documents
+	Templates Templates // reads the package a request's templatePath names
 	Tokens    *tokens.Codec
 	Hasher    *pii.Hasher
 	Cipher    *pii.Cipher

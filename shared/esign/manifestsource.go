@@ -1,23 +1,19 @@
 package esign
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"path"
-	"strings"
+	"errors"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 	"github.com/esign-svc/esign/shared/pdf/stamp"
+	"github.com/esign-svc/esign/shared/template"
 )
 
 // Limits of what create reads to find a manifest.
 const (
-	maxTemplateBytes = 64 << 20
 	maxManifestBytes = 1 << 20
 	MaxPDFBytes      = 256 << 20
 )
@@ -76,61 +72,31 @@ func (c *Creator) manifest(ctx context.Context, src blobpath.Path, templatePath,
 	return m, ManifestFromPDF, nil
 }
 
-// templateManifest reads template.pdf of a template package: a ZIP blob, or a blob folder.
+// Templates reads template packages: *template.Loader, the one package reader (DESIGN 6a).
+type Templates interface {
+	Load(ctx context.Context, field, templatePath string) (*template.Package, error)
+}
+
+// templateManifest is the field manifest of template.pdf in the package at templatePath.
+// Errors: invalid_blob_path, template_not_found, template_invalid (Templates.Load's),
+// pdf_unreadable.
 func (c *Creator) templateManifest(ctx context.Context, templatePath string) ([]ManifestField, error) {
-	p, err := blobpath.ParseIn("templatePath", templatePath, ContainerTemplates)
+	if c.Templates == nil {
+		return nil, errors.New("esign: Creator.Templates is not set")
+	}
+	pkg, err := c.Templates.Load(ctx, "templatePath", templatePath)
 	if err != nil {
 		return nil, err
 	}
-	notFound := apperr.Invalid("template_not_found", apperr.Field("templatePath", "no template package at this path"))
-	var pdf []byte
-	if strings.HasSuffix(strings.ToLower(p.Name), ".zip") {
-		raw, _, err := c.Docs.ReadAll(ctx, p.Container, p.Name, maxTemplateBytes)
-		if apperr.KindOf(err) == apperr.KindNotFound {
-			return nil, notFound
-		}
-		if err != nil {
-			return nil, err
-		}
-		if pdf, err = templatePDFFromZip(raw); err != nil {
-			return nil, err
-		}
-	} else {
-		pdf, _, err = c.Docs.ReadAll(ctx, p.Container, strings.TrimSuffix(p.Name, "/")+"/template.pdf", MaxPDFBytes)
-		if apperr.KindOf(err) == apperr.KindNotFound {
-			return nil, notFound
-		}
-		if err != nil {
-			return nil, err
-		}
+	if m, ok := c.fields.get(pkg.PDFHash); ok {
+		return m, nil
 	}
-	return pdfManifest(pdf, "templatePath")
-}
-
-func templatePDFFromZip(raw []byte) ([]byte, error) {
-	zr, err := zip.NewReader(bytes.NewReader(raw), int64(len(raw)))
+	m, err := pdfManifest(pkg.PDF, "templatePath")
 	if err != nil {
-		return nil, apperr.Invalid("template_invalid", apperr.Field("templatePath", "the template package is not a ZIP file"))
+		return nil, err
 	}
-	for _, f := range zr.File {
-		if path.Base(f.Name) != "template.pdf" || strings.Count(strings.Trim(f.Name, "/"), "/") > 1 {
-			continue
-		}
-		if f.UncompressedSize64 > MaxPDFBytes {
-			return nil, apperr.Invalid("template_invalid", apperr.Field("templatePath", "template.pdf is too large"))
-		}
-		rc, err := f.Open()
-		if err != nil {
-			return nil, apperr.Invalid("template_invalid", apperr.Field("templatePath", "template.pdf cannot be read"))
-		}
-		defer rc.Close()
-		b, err := io.ReadAll(io.LimitReader(rc, MaxPDFBytes))
-		if err != nil {
-			return nil, apperr.Invalid("template_invalid", apperr.Field("templatePath", "template.pdf cannot be read"))
-		}
-		return b, nil
-	}
-	return nil, apperr.Invalid("template_invalid", apperr.Field("templatePath", "the template package holds no template.pdf"))
+	c.fields.put(pkg.PDFHash, m)
+	return m, nil
 }
 
 func pdfManifest(pdf []byte, field string) ([]ManifestField, error) {

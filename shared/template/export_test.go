@@ -1,0 +1,4 @@
+package template
+
+// CachedPaths lists the cached packages' paths, most recent first.
+func (l *Loader) CachedPaths() []string { return l.cachedPaths() }
