@@ -12,6 +12,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
+	"github.com/esign-svc/esign/shared/document/documentstore"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/graph"
@@ -20,6 +21,7 @@ import (
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/outbox"
 	"github.com/esign-svc/esign/shared/notify/senders"
+	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
 )
@@ -32,6 +34,8 @@ type Deps struct {
 	Licence    *licence.Licence
 	Sessions   *sessionstore.Store
 	Deliveries *deliverystore.Store
+	Documents  *documentstore.Store // rendered documents
+	Templates  *template.Loader     // template packages, cached by ETag
 	// Graph validates sharePointTarget at delivery create time (the processor uploads); nil
 	// without GRAPH_* settings: modes sharepoint and both are then refused (400).
 	Graph   *graph.Client
@@ -77,6 +81,10 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
+	documents, err := documentstore.New(acct, documentstore.TableDocuments)
+	if err != nil {
+		return nil, err
+	}
 	sessions.InviteChecks().SetAfter(cfg.InviteCheckAfter)
 	deliveries.InviteChecks().SetAfter(cfg.InviteCheckAfter)
 	gc, err := cfg.Graph.Client()
@@ -87,8 +95,10 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Deps{Config: cfg, Account: acct, Verifier: ver, Licence: lic, Sessions: sessions, Deliveries: deliveries, Graph: gc,
-		Blobs: blobstore.New(acct), Tokens: tokens.NewCodec(cfg.Tokens), Senders: send, Outbox: box, Logger: logger}, nil
+	blobs := blobstore.New(acct)
+	return &Deps{Config: cfg, Account: acct, Verifier: ver, Licence: lic, Sessions: sessions, Deliveries: deliveries,
+		Documents: documents, Templates: &template.Loader{Blobs: blobs}, Graph: gc, Blobs: blobs,
+		Tokens: tokens.NewCodec(cfg.Tokens), Senders: send, Outbox: box, Logger: logger}, nil
 }
 
 // New ensures the tables and builds the dispatcher's handler: the /api routes (see routes)
@@ -102,6 +112,9 @@ func New(ctx context.Context, d *Deps) (http.Handler, error) {
 	}
 	if err := d.Deliveries.Ensure(ensureCtx); err != nil {
 		return nil, fmt.Errorf("delivery tables: %w", err)
+	}
+	if err := d.Documents.Ensure(ensureCtx); err != nil {
+		return nil, fmt.Errorf("document table: %w", err)
 	}
 	if d.Outbox != nil {
 		if err := d.Outbox.Ensure(ensureCtx); err != nil {

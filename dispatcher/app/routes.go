@@ -10,10 +10,11 @@ import (
 	"github.com/esign-svc/esign/dispatcher/esignapi"
 	"github.com/esign-svc/esign/dispatcher/health"
 	"github.com/esign-svc/esign/dispatcher/portal"
+	"github.com/esign-svc/esign/dispatcher/renderapi"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/graph"
-	"github.com/esign-svc/esign/shared/template"
+	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/version"
 )
 
@@ -27,6 +28,7 @@ var invoked = []string{
 	"PortalDecline",  // notify and seal outputs
 	"Callback",       // seal and notify outputs
 	"CreateDelivery", // delivery invitation and upload queues
+	"Render",         // auto-trigger: notify, delivery invitation and upload queues
 }
 
 // InvokedFunctions lists the functions invoked by name (see invoked).
@@ -35,15 +37,15 @@ func InvokedFunctions() []string { return slices.Clone(invoked) }
 // routes builds each area of the API once, from d, and registers its routes on mux, in this
 // order: health; the signing sessions' requester routes with the admin seal routes; the portal
 // (session, document proxy, then the signer's OTP challenge and cross-device transfer, which
-// share the portal's API); the signed portal callback; secure delivery.
+// share the portal's API); the signed portal callback; secure delivery; render.
 func routes(mux *http.ServeMux, d *Deps) {
 	mux.Handle("GET /api/health", health.Handler{Prober: d.Account, Version: version.Engine})
-	templates := &template.Loader{Blobs: d.Blobs} // one package cache for every route that reads templates
 
+	sessions := &esign.Creator{Store: d.Sessions, Docs: d.Blobs, Templates: d.Templates, Tokens: d.Tokens,
+		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now}
 	requester := &esignapi.API{
-		Creator: &esign.Creator{Store: d.Sessions, Docs: d.Blobs, Templates: templates, Tokens: d.Tokens, Hasher: d.Config.EmailHasher,
-			Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now},
-		Store: d.Sessions, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher,
+		Creator: sessions,
+		Store:   d.Sessions, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher,
 		Verifier: d.Verifier, Licence: d.Licence, PortalURL: d.Config.PortalURL, Now: time.Now,
 	}
 	requester.Routes(mux)
@@ -60,17 +62,16 @@ func routes(mux *http.ServeMux, d *Deps) {
 
 	(&callback.API{Store: d.Sessions, Tokens: d.Tokens, Lapsed: signer.Lapsed, Secrets: d.Config.CallbackSecrets, Now: time.Now}).Routes(mux)
 
-	var checkTarget func(delivery.Target, string) error // nil: no library upload on this deployment
-	if d.Graph != nil {
-		checkTarget = func(t delivery.Target, name string) error {
-			return d.Graph.Validate(graph.Target{SiteURL: t.SiteURL, LibraryPath: t.LibraryPath, FolderPath: t.FolderPath}, name)
-		}
-	}
+	deliveries := &delivery.Creator{Store: d.Deliveries, Docs: d.Blobs, CheckTarget: graph.DeliveryTargets(d.Graph), Tokens: d.Tokens,
+		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now}
 	(&deliveryapi.API{
-		Creator: &delivery.Creator{Store: d.Deliveries, Docs: d.Blobs, CheckTarget: checkTarget, Tokens: d.Tokens,
-			Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now},
-		Store: d.Deliveries, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: deliveryapi.LapsedCodec(d.Config.Tokens),
+		Creator: deliveries,
+		Store:   d.Deliveries, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: deliveryapi.LapsedCodec(d.Config.Tokens),
 		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, Verifier: d.Verifier, Licence: d.Licence,
 		Email: d.Senders.Email, PortalURL: d.Config.PortalURL, PortalOrigin: d.Config.PortalOrigin, Now: time.Now,
 	}).Routes(mux)
+
+	(&renderapi.API{Renderer: &render.Renderer{Templates: d.Templates, Blobs: d.Blobs, Store: d.Documents,
+		Sessions: d.Sessions, ESign: sessions, Delivery: deliveries, Now: time.Now},
+		Verifier: d.Verifier, Licence: d.Licence}).Routes(mux)
 }

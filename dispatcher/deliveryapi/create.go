@@ -1,6 +1,7 @@
 package deliveryapi
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"time"
@@ -11,16 +12,18 @@ import (
 	"github.com/esign-svc/esign/shared/web"
 )
 
-type createdSession struct {
+// SessionLink is one session of a DeliveryAnswer.
+type SessionLink struct {
 	DeliveryID string `json:"deliveryId"`
 	Recipient  string `json:"recipient"`
 	PortalURL  string `json:"portalUrl"`
 }
 
-type createResponse struct {
-	CorrelationID string           `json:"correlationId"`
-	ExpiresAt     string           `json:"expiresAt"`
-	Sessions      []createdSession `json:"sessions"`
+// DeliveryAnswer is the create answer (also inside the render answer).
+type DeliveryAnswer struct {
+	CorrelationID string        `json:"correlationId"`
+	ExpiresAt     string        `json:"expiresAt"`
+	Sessions      []SessionLink `json:"sessions"`
 }
 
 // Idempotency headers of POST /api/delivery: the caller's key, and the mark of a replayed answer.
@@ -28,6 +31,32 @@ const (
 	HeaderIdempotencyKey = "Idempotency-Key"
 	HeaderReplayed       = "Idempotent-Replayed"
 )
+
+// Answer is the create answer of c, whose sessions are for recipients in order.
+func Answer(correlationID string, c delivery.Created, recipients []string) DeliveryAnswer {
+	resp := DeliveryAnswer{CorrelationID: correlationID, ExpiresAt: c.ExpiresAt.Format(time.RFC3339Nano)}
+	for i, id := range c.DeliveryIDs {
+		resp.Sessions = append(resp.Sessions, SessionLink{DeliveryID: id, Recipient: recipients[i], PortalURL: c.Links[i]})
+	}
+	return resp
+}
+
+// Queue adds the queue messages a create's sessions need (delivery.Created.Messages) to the
+// invocation's outputs, bindings BindingInvite and BindingUpload.
+func Queue(ctx context.Context, c delivery.Created, mode delivery.Mode, tenant string) error {
+	invites, uploads := c.Messages(mode, tenant)
+	for _, m := range invites {
+		if err := funcproto.AddOutput(ctx, BindingInvite, m); err != nil {
+			return err
+		}
+	}
+	for _, m := range uploads {
+		if err := funcproto.AddOutput(ctx, BindingUpload, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // create is POST /api/delivery: delivery.Creator makes one session per recipient, each with its
 // own link, all or nothing under the request's idempotency key (the Idempotency-Key header, or
@@ -52,23 +81,14 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	resp := createResponse{CorrelationID: req.CorrelationID, ExpiresAt: c.ExpiresAt.Format(time.RFC3339Nano)}
-	for i, id := range c.DeliveryIDs {
-		resp.Sessions = append(resp.Sessions, createdSession{DeliveryID: id, Recipient: req.Recipients[i].Email, PortalURL: c.Links[i]})
-		if c.Replayed {
-			continue // queued by the request that completed the create
-		}
-		if req.Mode.Emails() {
-			if err := funcproto.AddOutput(r.Context(), BindingInvite, delivery.InviteMessage{DeliveryID: id, TenantID: p.TenantID}); err != nil {
-				return err
-			}
-		}
-		if req.Mode.Uploads() {
-			if err := funcproto.AddOutput(r.Context(), BindingUpload, delivery.UploadMessage{DeliveryID: id, TenantID: p.TenantID}); err != nil {
-				return err
-			}
-		}
+	if err := Queue(r.Context(), c, req.Mode, p.TenantID); err != nil {
+		return err
 	}
+	recipients := make([]string, len(req.Recipients))
+	for i, rc := range req.Recipients {
+		recipients[i] = rc.Email
+	}
+	resp := Answer(req.CorrelationID, c, recipients)
 	w.Header().Set("Location", "/api/delivery-sessions?correlationId="+url.QueryEscape(req.CorrelationID))
 	status := http.StatusCreated
 	if c.Replayed {

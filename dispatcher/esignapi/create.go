@@ -10,18 +10,20 @@ import (
 	"github.com/esign-svc/esign/shared/web"
 )
 
-type createdSlot struct {
+// SlotAnswer is one slot of a SessionAnswer.
+type SlotAnswer struct {
 	SlotIndex int    `json:"slotIndex"`
 	SessionID string `json:"sessionId"`
 	PortalURL string `json:"portalUrl"`
 }
 
-type createResponse struct {
-	GroupID       string        `json:"groupId"`
-	CorrelationID string        `json:"correlationId"`
-	State         string        `json:"state"`
-	ExpiresAt     string        `json:"expiresAt"`
-	Slots         []createdSlot `json:"slots"`
+// SessionAnswer is the create-session answer (also inside the render answer).
+type SessionAnswer struct {
+	GroupID       string       `json:"groupId"`
+	CorrelationID string       `json:"correlationId"`
+	State         string       `json:"state"`
+	ExpiresAt     string       `json:"expiresAt"`
+	Slots         []SlotAnswer `json:"slots"`
 }
 
 // create is POST /api/esign/session: decode, authorise, esign.Creator, queue the invitations,
@@ -42,12 +44,17 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	if err := effects.Emit(r.Context(), c.Session, c.Slots, c.Change, false); err != nil {
 		return err
 	}
+	w.Header().Set("Location", "/api/esign/session/"+c.Session.CorrelationID+"/status")
+	return web.JSON(w, http.StatusCreated, Answer(c))
+}
+
+// Answer is the create answer of c (also inside the render answer).
+func Answer(c esign.Created) SessionAnswer {
 	s := c.Session
-	resp := createResponse{GroupID: s.GroupID, CorrelationID: s.CorrelationID, State: string(s.State),
+	resp := SessionAnswer{GroupID: s.GroupID, CorrelationID: s.CorrelationID, State: string(s.State),
 		ExpiresAt: s.ExpiresAt.Format(time.RFC3339Nano)}
 	for i := range c.Slots {
-		resp.Slots = append(resp.Slots, createdSlot{SlotIndex: i, SessionID: c.Slots[i].SessionID, PortalURL: c.Links[i]})
+		resp.Slots = append(resp.Slots, SlotAnswer{SlotIndex: i, SessionID: c.Slots[i].SessionID, PortalURL: c.Links[i]})
 	}
-	w.Header().Set("Location", "/api/esign/session/"+s.CorrelationID+"/status")
-	return web.JSON(w, http.StatusCreated, resp)
+	return resp
 }

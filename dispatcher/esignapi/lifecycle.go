@@ -58,8 +58,8 @@ type resendRequest struct {
 }
 
 type resendResponse struct {
-	GroupID string        `json:"groupId"`
-	Resent  []createdSlot `json:"resent"`
+	GroupID string       `json:"groupId"`
+	Resent  []SlotAnswer `json:"resent"`
 }
 
 // resend is POST /api/esign/session/{correlationId}/resend-invite: a fresh single-use link for
@@ -125,7 +125,7 @@ func (a *API) resend(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		resp.Resent = append(resp.Resent, createdSlot{SlotIndex: i, SessionID: slots[i].SessionID, PortalURL: link})
+		resp.Resent = append(resp.Resent, SlotAnswer{SlotIndex: i, SessionID: slots[i].SessionID, PortalURL: link})
 	}
 	return web.JSON(w, http.StatusOK, resp)
 }

@@ -13,8 +13,10 @@ import (
 	"github.com/esign-svc/esign/processor/notifyjob"
 	"github.com/esign-svc/esign/processor/portalpurge"
 	"github.com/esign-svc/esign/processor/seal"
+	"github.com/esign-svc/esign/processor/signeddelivery"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
@@ -100,7 +102,8 @@ type Function struct {
 // Functions are the processor's jobs: Notify, NotifyPoison, ExpireSessions, Seal, SealPoison,
 // ReconcileSealing, the delivery jobs (DeliveryInvite, DeliveryUpload and their poison
 // handlers), the portal purge (PortalPurge, PortalPurgePoison) and the invitation reconciler
-// (ReconcileInvitations).
+// (ReconcileInvitations), and the delivery that waited for signing (SignedDelivery,
+// SignedDeliveryPoison).
 // Errors: a wiring mistake (a missing dependency).
 func Functions(d *Deps) ([]Function, error) {
 	notifier, err := notifyjob.New(notifyjob.Deps{Store: d.Sessions, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
@@ -125,6 +128,9 @@ func Functions(d *Deps) ([]Function, error) {
 	if err != nil {
 		return nil, err
 	}
+	signed := &signeddelivery.Job{Sessions: d.Sessions, Cipher: d.Config.PIICipher, Now: d.Now,
+		Creator: &delivery.Creator{Store: d.Deliveries, Docs: blobstore.New(d.Account), CheckTarget: graph.DeliveryTargets(d.Graph),
+			Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}}
 	return []Function{
 		{notifyjob.FunctionName, funcproto.QueueHandler(notifier.Handle)},
 		{notifyjob.PoisonFunctionName, funcproto.QueueHandler(notifier.HandlePoison)},
@@ -139,6 +145,8 @@ func Functions(d *Deps) ([]Function, error) {
 		{portalpurge.FunctionName, funcproto.QueueHandler(purger.Handle)},
 		{portalpurge.PoisonFunctionName, funcproto.QueueHandler(purger.HandlePoison)},
 		{invitecheck.FunctionName, funcproto.TimerHandler(invites.Handle)},
+		{signeddelivery.FunctionName, funcproto.QueueHandler(signed.Handle)},
+		{signeddelivery.PoisonFunctionName, funcproto.QueueHandler(signed.HandlePoison)},
 	}, nil
 }
 

@@ -29,3 +29,21 @@ type InviteMessage struct {
 func PortalLink(portal, deliveryID, token string) string {
 	return portal + "/deliver/" + url.PathEscape(deliveryID) + "?t=" + url.QueryEscape(token)
 }
+
+// Messages are the queue messages a create's sessions need: each session's invitation (modes
+// secure-email, both) and library upload (sharepoint, both). A replay needs none: the run that
+// completed the create queued them.
+func (c Created) Messages(mode Mode, tenant string) (invites []InviteMessage, uploads []UploadMessage) {
+	if c.Replayed {
+		return nil, nil
+	}
+	for _, id := range c.DeliveryIDs {
+		if mode.Emails() {
+			invites = append(invites, InviteMessage{DeliveryID: id, TenantID: tenant})
+		}
+		if mode.Uploads() {
+			uploads = append(uploads, UploadMessage{DeliveryID: id, TenantID: tenant})
+		}
+	}
+	return invites, uploads
+}

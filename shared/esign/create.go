@@ -86,6 +86,11 @@ func (c *Creator) Create(ctx context.Context, tenant string, actor Actor, req Cr
 			return Created{}, apperr.Wrap(err, apperr.KindInternal, pii.CodeEncrypt, "could not protect the requester's address")
 		}
 	}
+	if len(req.ThenDeliver) > 0 {
+		if s.ThenDeliverEnc, err = c.Cipher.EncryptString(string(req.ThenDeliver), pii.AAD(s.GroupID, "thenDeliver")); err != nil {
+			return Created{}, apperr.Wrap(err, apperr.KindInternal, pii.CodeEncrypt, "could not protect the delivery's recipients")
+		}
+	}
 	slots, err := c.newSlots(s.GroupID, req.Signers)
 	if err != nil {
 		return Created{}, err
@@ -95,13 +100,23 @@ func (c *Creator) Create(ctx context.Context, tenant string, actor Actor, req Cr
 	if err := c.Store.Create(ctx, s, slots, ch, now); err != nil {
 		return Created{}, err
 	}
-	out := Created{Session: s, Slots: slots, Change: ch}
+	links, err := c.Links(s, slots)
+	if err != nil {
+		return Created{}, err
+	}
+	return Created{Session: s, Slots: slots, Change: ch, Links: links}, nil
+}
+
+// Links are the current portal links of a stored session's slots (a retried render answers its
+// session's links again).
+func (c *Creator) Links(s *Session, slots []Slot) ([]string, error) {
+	out := make([]string, 0, len(slots))
 	for i := range slots {
 		link, err := PortalLink(c.Tokens, c.PortalURL, s, &slots[i])
 		if err != nil {
-			return Created{}, err
+			return nil, err
 		}
-		out.Links = append(out.Links, link)
+		out = append(out, link)
 	}
 	return out, nil
 }

@@ -107,10 +107,16 @@ func pdfManifest(pdf []byte, field string) ([]ManifestField, error) {
 		}
 		return nil, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field(field, "the PDF cannot be read"))
 	}
+	return ManifestOf(fields), nil
+}
+
+// ManifestOf is a session's field manifest of the esign.* fields a PDF had (stamp.Manifest,
+// stamp.Fill).
+func ManifestOf(fields []stamp.Field) []ManifestField {
 	out := make([]ManifestField, 0, len(fields))
 	for _, f := range fields {
 		out = append(out, ManifestField{Name: f.FullName, Role: f.Role, Kind: string(f.Kind), Page: f.Page,
 			Rect: [4]float64{f.Rect.X1, f.Rect.Y1, f.Rect.X2, f.Rect.Y2}})
 	}
-	return out, nil
+	return out
 }

@@ -32,6 +32,9 @@ type CreateRequest struct {
 	RequestedByEmail     string          `json:"requestedByEmail,omitempty"`
 	OrganizationName     string          `json:"organizationName,omitempty"`
 	SendPerSignerNotices *bool           `json:"sendPerSignerNotices,omitempty"`
+	// ThenDeliver, set by the render use case and never by a caller, is the delivery request
+	// (JSON) to create on the signed PDF once the session completes.
+	ThenDeliver []byte `json:"-"`
 }
 
 // SignerRequest is one entry of CreateRequest.Signers.
@@ -51,6 +54,10 @@ var (
 	rePDFHash     = regexp.MustCompile(`^sha256:[0-9a-fA-F]{64}$`)
 	reE164        = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 )
+
+// ValidCorrelationID reports whether s is a correlationId: 1 to 128 letters, digits or . _ : ~ -
+// starting with a letter or digit (it names blobs and table partitions).
+func ValidCorrelationID(s string) bool { return reCorrelation.MatchString(s) }
 
 // Normalize applies the defaults: expiry 30 minutes, condition required, OTP none, per-signer
 // notices on for sequential and parallel, lower-case hash. Call it after Validate succeeds.

@@ -13,6 +13,7 @@ const (
 	EffectDocumentsReady  EffectKind = "documents_ready"  // requester: the signed documents are ready
 	EffectSignerCompleted EffectKind = "signer_completed" // signer Slot: the session completed
 	EffectSealFailure     EffectKind = "seal_failure"     // requester: sealing failed
+	EffectDeliverSigned   EffectKind = "deliver_signed"   // create the deliveries of ThenDeliverEnc on the signed PDF
 )
 
 // MaxSealErrorLen bounds the reason FailSeal records (in runes).
@@ -43,6 +44,9 @@ func Complete(s *Session, slots []Slot, now time.Time, signedPath, certPath, evi
 		"signedPath": signedPath, "certificatePath": certPath, "evidencePath": evidencePath,
 	})
 	c.Effects = append(c.Effects, Effect{Kind: EffectDocumentsReady, Slot: -1})
+	if s.ThenDeliverEnc != "" {
+		c.Effects = append(c.Effects, Effect{Kind: EffectDeliverSigned, Slot: -1})
+	}
 	for _, sl := range slots {
 		if sl.State == SlotSigned {
 			c.Effects = append(c.Effects, Effect{Kind: EffectSignerCompleted, Slot: sl.Index})
@@ -86,4 +90,39 @@ func cutRunes(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n])
+}
+
+// Events of the delivery that waits for the session to complete (auto-trigger with esign and
+// delivery, DESIGN 9).
+const (
+	EvDeliveryStarted = "session.delivery_started"
+	EvDeliveryFailed  = "session.delivery_failed"
+)
+
+// ErrNoDeliveryPlanned: the complete session has no delivery waiting (none was asked for, or it
+// was made already).
+var ErrNoDeliveryPlanned = apperr.New(apperr.KindConflict, "no_delivery_planned", "the session has no delivery waiting for it")
+
+// DeliveryStarted records the deliveries of the signed PDF and drops the plan (its recipients'
+// addresses live on in the delivery sessions only). Errors: ErrNoDeliveryPlanned.
+func DeliveryStarted(s *Session, deliveryIDs []string, now time.Time) (Change, error) {
+	var c Change
+	if s.State != SessionComplete || s.ThenDeliverEnc == "" {
+		return c, ErrNoDeliveryPlanned
+	}
+	s.ThenDeliverEnc = ""
+	c.Record(EvDeliveryStarted, -1, now, map[string]any{"deliveryIds": deliveryIDs, "signedPath": s.SignedPath})
+	return c, nil
+}
+
+// DeliveryFailed records that the deliveries could not be made (code is a problem code, no
+// personal data) and drops the plan. Errors: ErrNoDeliveryPlanned.
+func DeliveryFailed(s *Session, code string, now time.Time) (Change, error) {
+	var c Change
+	if s.ThenDeliverEnc == "" {
+		return c, ErrNoDeliveryPlanned
+	}
+	s.ThenDeliverEnc = ""
+	c.Record(EvDeliveryFailed, -1, now, map[string]any{"code": code})
+	return c, nil
 }

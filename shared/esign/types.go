@@ -107,7 +107,11 @@ type Session struct {
 	ConsentVersion       string
 	Manifest             []ManifestField
 	ManifestSource       string
-	ETag                 string
+	// ThenDeliverEnc is the delivery to create once the session completes (auto-trigger with
+	// both esign and delivery, DESIGN 9): the delivery request as JSON, AES-GCM encrypted (it
+	// names the recipients), cleared when the deliveries are made.
+	ThenDeliverEnc string
+	ETag           string
 }
 
 // Slot is one signer's place in a session.

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/text"
 )
 
@@ -270,4 +271,15 @@ func escapePath(segments []string) string {
 		out[i] = escapeSegment(s)
 	}
 	return strings.Join(out, "/")
+}
+
+// DeliveryTargets is delivery.Creator's CheckTarget on c's rules: nil when c is nil (a
+// deployment without a document-library connection refuses modes sharepoint and both).
+func DeliveryTargets(c *Client) func(delivery.Target, string) error {
+	if c == nil {
+		return nil
+	}
+	return func(t delivery.Target, name string) error {
+		return c.Validate(Target{SiteURL: t.SiteURL, LibraryPath: t.LibraryPath, FolderPath: t.FolderPath}, name)
+	}
 }

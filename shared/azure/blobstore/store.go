@@ -187,6 +187,13 @@ func (s *Store) Properties(ctx context.Context, container, name string) (Props, 
 	}, nil
 }
 
+// Metadata returns the blob's metadata (keys lower-cased) without its content: Properties for
+// callers that keep to plain types. Errors: blob_not_found.
+func (s *Store) Metadata(ctx context.Context, container, name string) (map[string]string, error) {
+	p, err := s.Properties(ctx, container, name)
+	return p.Metadata, err
+}
+
 // Delete removes the blob and its snapshots. Errors: blob_not_found when it (or the container)
 // is missing; use DeleteIfExists where deleting twice is fine.
 func (s *Store) Delete(ctx context.Context, container, name string) error {

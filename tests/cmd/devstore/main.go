@@ -3,6 +3,7 @@
 // are storage, not API:
 //
 //	go run ./tests/cmd/devstore put FILE.pdf          upload into documents/; prints pdfBlobPath and pdfHash (JSON)
+//	go run ./tests/cmd/devstore put-template DIR NAME upload a template package folder as templates/NAME/; prints templatePath
 //	go run ./tests/cmd/devstore get CONTAINER/NAME    write a blob to stdout (the sealed PDF: signed/...)
 //	go run ./tests/cmd/devstore outbox [--to ADDR]    the e-mails and SMS the outbox provider "sent", one JSON line each
 //
@@ -37,7 +38,7 @@ func main() {
 	}
 }
 
-const usage = "usage: devstore [--dir .local] put FILE | get CONTAINER/NAME | outbox [--to ADDR]"
+const usage = "usage: devstore [--dir .local] put FILE | put-template DIR NAME | get CONTAINER/NAME | outbox [--to ADDR]"
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("devstore", flag.ContinueOnError)
@@ -60,6 +61,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	switch {
 	case verb == "put" && len(rest) == 1:
 		return put(ctx, blobstore.New(acct), rest[0], out)
+	case verb == "put-template" && len(rest) == 2:
+		return putTemplate(ctx, blobstore.New(acct), rest[0], rest[1], out)
 	case verb == "get" && len(rest) == 1:
 		return get(ctx, blobstore.New(acct), rest[0], out)
 	case verb == "outbox":
@@ -84,6 +87,28 @@ func put(ctx context.Context, st *blobstore.Store, file string, out io.Writer) e
 	sum := sha256.Sum256(b)
 	return json.NewEncoder(out).Encode(map[string]string{
 		"pdfBlobPath": "documents/" + name, "pdfHash": "sha256:" + hex.EncodeToString(sum[:])})
+}
+
+// putTemplate uploads the files of a template package folder (template.yaml, template.pdf,
+// schema.yaml when present) as the blob folder templates/<name>/ and prints its templatePath.
+func putTemplate(ctx context.Context, st *blobstore.Store, dir, name string, out io.Writer) error {
+	if err := st.EnsureContainer(ctx, "templates"); err != nil {
+		return err
+	}
+	name = strings.Trim(name, "/")
+	for _, f := range []string{"template.yaml", "template.pdf", "schema.yaml"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if errors.Is(err, os.ErrNotExist) && f == "schema.yaml" {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := st.Put(ctx, "templates", name+"/"+f, bytes.NewReader(b), "application/octet-stream", nil); err != nil {
+			return err
+		}
+	}
+	return json.NewEncoder(out).Encode(map[string]string{"templatePath": "templates/" + name + "/"})
 }
 
 func get(ctx context.Context, st *blobstore.Store, path string, out io.Writer) error {

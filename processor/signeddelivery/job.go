@@ -1,0 +1,156 @@
+// Package signeddelivery is the processor's job for the delivery that waits for signing
+// (auto-trigger with templateSettings.esign and .delivery, DESIGN 9): when a session with a
+// delivery plan completes, the seal job queues its ids on queue QueueName; this job makes the
+// delivery sessions of the signed PDF through delivery.Creator (under an idempotency key of the
+// session, so a redelivered message makes them once), queues their invitations and uploads,
+// and records session.delivery_started, which drops the plan and its recipients' addresses.
+package signeddelivery
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/render"
+)
+
+// Function names and the queue (processor/functions/<Name>/function.json).
+const (
+	FunctionName       = "SignedDelivery"
+	PoisonFunctionName = "SignedDeliveryPoison"
+	QueueName          = "signeddelivery"
+	BindingInvite      = "invite" // queue delivery.QueueInvite
+	BindingUpload      = "upload" // queue delivery.QueueUpload
+)
+
+// Message names the completed session (esign.SealMessage's ids).
+type Message = esign.SealMessage
+
+// Creator makes delivery sessions (delivery.Creator).
+type Creator interface {
+	Create(ctx context.Context, by delivery.Requester, key string, req delivery.CreateRequest) (delivery.Created, error)
+}
+
+// Job is the signed-delivery job.
+type Job struct {
+	Sessions *sessionstore.Store
+	Creator  Creator
+	Cipher   *pii.Cipher
+	Now      func() time.Time
+}
+
+var systemActor = kernel.Actor{Kind: "system", ID: "signed-delivery"}
+
+// Handle is the SignedDelivery queue function. Replies: nil once the deliveries are made and
+// recorded (or were before: no plan left); nil after recording session.delivery_failed when the
+// plan can never be carried out (unreadable, or refused by delivery's validation); Permanent
+// for a message without ids or of another tenant; a plain error (retried, then poisoned) when
+// storage fails.
+func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
+	s, err := j.load(ctx, qm)
+	if err != nil || s == nil {
+		return err
+	}
+	req, err := render.SignedDelivery(s, j.Cipher)
+	if errors.Is(err, esign.ErrNoDeliveryPlanned) {
+		funcproto.Logf(ctx, "signed-delivery: group %s has no delivery waiting (%s); message acknowledged", s.GroupID, s.State)
+		return nil
+	}
+	if err != nil {
+		return j.fail(ctx, s.GroupID, err)
+	}
+	by := delivery.Requester{TenantID: s.TenantID, CallerID: systemActor.ID, Actor: systemActor}
+	c, err := j.Creator.Create(ctx, by, render.SignedDeliveryKey(s.GroupID), req)
+	if apperr.KindOf(err) == apperr.KindInvalid {
+		return j.fail(ctx, s.GroupID, err)
+	}
+	if err != nil {
+		return err
+	}
+	invites, uploads := c.Messages(req.Mode, s.TenantID)
+	for _, m := range invites {
+		if err := funcproto.AddOutput(ctx, BindingInvite, m); err != nil {
+			return err
+		}
+	}
+	for _, m := range uploads {
+		if err := funcproto.AddOutput(ctx, BindingUpload, m); err != nil {
+			return err
+		}
+	}
+	err = j.record(ctx, s.GroupID, func(s *esign.Session) (esign.Change, error) {
+		return esign.DeliveryStarted(s, c.DeliveryIDs, j.Now().UTC())
+	})
+	if err == nil {
+		funcproto.Logf(ctx, "signed-delivery: group %s: %d delivery session(s) made", s.GroupID, len(c.DeliveryIDs))
+	}
+	return err
+}
+
+// HandlePoison is the SignedDeliveryPoison queue function: the host gave up on the message. It
+// records session.delivery_failed (code retries_exhausted) unless the deliveries were recorded.
+func (j *Job) HandlePoison(ctx context.Context, qm funcproto.QueueMessage) error {
+	s, err := j.load(ctx, qm)
+	if err != nil || s == nil {
+		return err
+	}
+	return j.fail(ctx, s.GroupID, apperr.New(apperr.KindInternal, "retries_exhausted", "the delivery failed after its retries"))
+}
+
+// fail records session.delivery_failed with cause's code and acknowledges.
+func (j *Job) fail(ctx context.Context, groupID string, cause error) error {
+	code := "delivery_failed"
+	if e, ok := apperr.As(cause); ok {
+		code = e.Code
+	}
+	funcproto.Logf(ctx, "signed-delivery: group %s: the delivery cannot be made (%s)", groupID, code)
+	return j.record(ctx, groupID, func(s *esign.Session) (esign.Change, error) {
+		return esign.DeliveryFailed(s, code, j.Now().UTC())
+	})
+}
+
+// record applies step to the session; a plan already gone is not an error.
+func (j *Job) record(ctx context.Context, groupID string, step func(*esign.Session) (esign.Change, error)) error {
+	_, _, _, err := j.Sessions.Update(ctx, groupID, func(s *esign.Session, _ []esign.Slot) (esign.Change, []tablestore.Op, error) {
+		ch, err := step(s)
+		if err == nil {
+			ch.By(systemActor)
+		}
+		return ch, nil, err
+	})
+	if errors.Is(err, esign.ErrNoDeliveryPlanned) {
+		return nil
+	}
+	return err
+}
+
+// load reads the message's session: nil when it is gone (acknowledged).
+func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (*esign.Session, error) {
+	var m Message
+	if err := qm.Decode(&m); err != nil {
+		return nil, err
+	}
+	if m.GroupID == "" || m.TenantID == "" {
+		return nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("groupId", "groupId and tenantId are required")))
+	}
+	s, _, err := j.Sessions.Load(ctx, m.GroupID)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		funcproto.Logf(ctx, "signed-delivery: no session %s; message acknowledged", m.GroupID)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.TenantID != m.TenantID {
+		return nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the message's tenant is not the session's"))
+	}
+	return s, nil
+}

@@ -1,0 +1,110 @@
+// Package documentstore keeps rendered documents in Azure Table storage on the aggregate kernel
+// (shared/kernel/aggstore): one partition per correlationId holding the document row and its
+// audit rows (document.rendered, document.esign_started, document.delivery_started), each
+// change written with its events in one transaction.
+package documentstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/audit"
+	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/document"
+	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/kernel/aggstore"
+)
+
+// TableDocuments is the default table name.
+const TableDocuments = "documents"
+
+const rowDocument = "document"
+
+// ErrNotFound is a correlationId never rendered.
+var ErrNotFound = &apperr.Error{Kind: apperr.KindNotFound, Code: "document_not_found", Detail: "no such rendered document"}
+
+var kind = aggstore.Kind[*document.Document]{
+	Root:     rowDocument,
+	NotFound: ErrNotFound,
+	ID:       func(d *document.Document) string { return d.CorrelationID },
+	Encode:   encode,
+	Decode:   decode,
+}
+
+// Store is the table-backed document store. Safe for concurrent use.
+type Store struct {
+	tab *aggstore.Table[*document.Document]
+}
+
+// New opens the store (no I/O; Ensure creates the table).
+func New(acct *azconn.Account, table string) (*Store, error) {
+	tab, err := aggstore.NewTable(acct, table, kind)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{tab: tab}, nil
+}
+
+// Ensure creates the table when missing.
+func (s *Store) Ensure(ctx context.Context) error { return s.tab.Ensure(ctx) }
+
+// Create stores a new document with its Rendered change. Errors: apperr conflict when the
+// correlationId is stored already (its row is left as it is); the tablestore ones.
+func (s *Store) Create(ctx context.Context, d *document.Document, ch kernel.Change) error {
+	return s.tab.Create(ctx, d, ch)
+}
+
+// Load reads a document by one point read. Errors: ErrNotFound; the tablestore ones.
+func (s *Store) Load(ctx context.Context, correlationID string) (*document.Document, error) {
+	return s.tab.Load(ctx, correlationID)
+}
+
+// Update loads the document, runs step and applies its change (the kernel's bounded retry).
+func (s *Store) Update(ctx context.Context, correlationID string, step func(*document.Document) kernel.Change) (*document.Document, error) {
+	d, _, err := s.tab.Update(ctx, correlationID, func(d *document.Document) (kernel.Change, []tablestore.Op, error) {
+		return step(d), nil, nil
+	})
+	return d, err
+}
+
+// Events is the document's audit trail in time order.
+func (s *Store) Events(ctx context.Context, correlationID string) ([]audit.Record, error) {
+	return s.tab.Events(ctx, correlationID)
+}
+
+func encode(d *document.Document) (tablestore.Entity, error) {
+	ids, err := json.Marshal(d.DeliveryIDs)
+	if err != nil {
+		return tablestore.Entity{}, err
+	}
+	return tablestore.Entity{PartitionKey: d.CorrelationID, RowKey: rowDocument, ETag: d.ETag, Props: map[string]any{
+		"tenantId": d.TenantID, "createdBy": d.CreatedBy, "documentId": d.DocumentID, "docType": d.DocType,
+		"title": d.Title, "templatePath": d.TemplatePath, "templateName": d.TemplateName,
+		"templateVersion": int64(d.TemplateVersion), "pdfBlobPath": d.PDFBlobPath, "pdfHash": d.PDFHash,
+		"manifestPath": d.ManifestPath, "pages": int64(d.Pages), "requestHash": d.RequestHash,
+		"generatedBy": d.GeneratedBy, "sourceSystem": d.SourceSystem, "createdAtNs": kernel.Nanos(d.CreatedAt),
+		"esignGroupId": d.ESignGroupID, "deliveryIds": string(ids),
+	}}, nil
+}
+
+func decode(e tablestore.Entity) (*document.Document, error) {
+	d := &document.Document{
+		CorrelationID: e.PartitionKey, TenantID: e.String("tenantId"), CreatedBy: e.String("createdBy"),
+		DocumentID: e.String("documentId"), DocType: e.String("docType"), Title: e.String("title"),
+		TemplatePath: e.String("templatePath"), TemplateName: e.String("templateName"),
+		TemplateVersion: int(e.Int64("templateVersion")), PDFBlobPath: e.String("pdfBlobPath"),
+		PDFHash: e.String("pdfHash"), ManifestPath: e.String("manifestPath"), Pages: int(e.Int64("pages")),
+		RequestHash: e.String("requestHash"), GeneratedBy: e.String("generatedBy"),
+		SourceSystem: e.String("sourceSystem"), CreatedAt: kernel.FromNanos(e.Int64("createdAtNs")),
+		ESignGroupID: e.String("esignGroupId"), ETag: e.ETag,
+	}
+	if v := e.String("deliveryIds"); v != "" && v != "null" {
+		if err := json.Unmarshal([]byte(v), &d.DeliveryIDs); err != nil {
+			return nil, fmt.Errorf("documentstore: %s deliveryIds: %w", d.CorrelationID, err)
+		}
+	}
+	return d, nil
+}

@@ -1,0 +1,103 @@
+package documentstore
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/azure/azuritetest"
+	"github.com/esign-svc/esign/shared/document"
+	"github.com/esign-svc/esign/shared/kernel"
+)
+
+func TestMain(m *testing.M) { azuritetest.Main(m) }
+
+func newStore(t *testing.T) *Store {
+	t.Helper()
+	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(acct, "docs"+fmt.Sprintf("%x", uuid.New())[:10])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ensure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestDocumentLifecycle stores a rendered document with document.rendered, refuses a second
+// create under its correlationId, records what auto-trigger started once each, and reads the
+// row and trail back as written.
+func TestDocumentLifecycle(t *testing.T) {
+	t.Parallel()
+	st := newStore(t)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 23, 7, 0, 0, 123456789, time.UTC)
+	d := &document.Document{CorrelationID: "offer-1", TenantID: "t1", CreatedBy: "oid-1", DocumentID: "OFFER-1",
+		DocType: "Offer letter", Title: "Offer for Ann", TemplatePath: "templates/offer.zip", TemplateName: "Offer letter",
+		TemplateVersion: 3, PDFBlobPath: "documents/rendered/offer-1.pdf", PDFHash: "sha256:ab",
+		ManifestPath: "documents/rendered/offer-1.pdf.manifest.json", Pages: 3, RequestHash: "rh", GeneratedBy: "crm",
+		SourceSystem: "erp", CreatedAt: at}
+	ch := document.Rendered(d)
+	ch.By(kernel.Actor{Kind: "initiator", ID: "oid-1"})
+	if err := st.Create(ctx, d, ch); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Create(ctx, &document.Document{CorrelationID: "offer-1", CreatedAt: at}, document.Rendered(d)); apperr.KindOf(err) != apperr.KindConflict {
+		t.Fatalf("second create: %v", err)
+	}
+	got, err := st.Load(ctx, "offer-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(d, got, cmpIgnoreETag); diff != "" {
+		t.Fatalf("loaded document differs (-want +got):\n%s", diff)
+	}
+	for i := 0; i < 2; i++ { // the second run records nothing
+		if _, err := st.Update(ctx, "offer-1", func(d *document.Document) kernel.Change {
+			return document.StartESign(d, "g-1", at.Add(time.Second))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Update(ctx, "offer-1", func(d *document.Document) kernel.Change {
+			return document.StartDelivery(d, []string{"d-1", "d-2"}, at.Add(2*time.Second))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err = st.Load(ctx, "offer-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ESignGroupID != "g-1" || !cmp.Equal(got.DeliveryIDs, []string{"d-1", "d-2"}) {
+		t.Fatalf("auto-trigger ids %q %v", got.ESignGroupID, got.DeliveryIDs)
+	}
+	evs, err := st.Events(ctx, "offer-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, e := range evs {
+		kinds = append(kinds, e.Kind)
+	}
+	if want := []string{document.EvRendered, document.EvESignStarted, document.EvDeliveryStarted}; !cmp.Equal(kinds, want) {
+		t.Fatalf("trail %v, want %v", kinds, want)
+	}
+	if evs[0].Data["templateVersion"] != float64(3) || evs[0].Data["pdfHash"] != "sha256:ab" || evs[0].ActorID != "oid-1" {
+		t.Fatalf("document.rendered %+v", evs[0])
+	}
+	if _, err := st.Load(ctx, "never"); apperr.KindOf(err) != apperr.KindNotFound {
+		t.Fatalf("missing document: %v", err)
+	}
+}
+
+var cmpIgnoreETag = cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".ETag" }, cmp.Ignore())

@@ -1,0 +1,363 @@
+// Package render is the render use case (DESIGN 9): one record rendered from a template package
+// into documents/rendered/<correlationId>.pdf, once, with its field manifest beside it and the
+// document.rendered audit row; then auto-trigger: a signing session on it (templateSettings.esign)
+// through the same use case as POST /api/esign/session, delivery sessions (templateSettings.
+// delivery) through delivery's, or, with both, a delivery of the signed PDF once the session
+// completes. The dispatcher's render route and the batch record job render through it.
+package render
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/document"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/pdf/stamp"
+	"github.com/esign-svc/esign/shared/template"
+)
+
+// Where rendered documents go (DESIGN 9).
+const (
+	ContainerDocuments = esign.ContainerDocuments
+	RenderedPrefix     = "rendered/"
+	// Blob metadata of a rendered PDF: the render's request hash and the PDF's own hash, so that
+	// a retry after a crash between the blob write and the document row can adopt the blob.
+	metaRequestHash = "renderrequest"
+	metaPDFHash     = "pdfhash"
+	metaPages       = "pages"
+)
+
+// Templates loads template packages (template.Loader).
+type Templates interface {
+	Load(ctx context.Context, field, templatePath string) (*template.Package, error)
+}
+
+// Blobs writes and reads the rendered blobs (blobstore.Store).
+type Blobs interface {
+	PutIfAbsent(ctx context.Context, container, name string, r io.Reader, contentType string, metadata map[string]string) (string, error)
+	Metadata(ctx context.Context, container, name string) (map[string]string, error)
+}
+
+// Documents keeps the rendered-document aggregate (documentstore.Store).
+type Documents interface {
+	Create(ctx context.Context, d *document.Document, ch kernel.Change) error
+	Load(ctx context.Context, correlationID string) (*document.Document, error)
+	Update(ctx context.Context, correlationID string, step func(*document.Document) kernel.Change) (*document.Document, error)
+}
+
+// Sessions finds the signing session an earlier run of the same render created
+// (sessionstore.Store).
+type Sessions interface {
+	Load(ctx context.Context, groupID string) (*esign.Session, []esign.Slot, error)
+	GroupByCorrelation(ctx context.Context, tenantID, correlationID string) (string, error)
+}
+
+// SessionCreator is esign.Creator.
+type SessionCreator interface {
+	Create(ctx context.Context, tenant string, actor esign.Actor, req esign.CreateRequest) (esign.Created, error)
+	Links(s *esign.Session, slots []esign.Slot) ([]string, error)
+}
+
+// DeliveryCreator is delivery.Creator.
+type DeliveryCreator interface {
+	Create(ctx context.Context, by delivery.Requester, key string, req delivery.CreateRequest) (delivery.Created, error)
+}
+
+// Renderer is the render use case. Safe for concurrent use.
+type Renderer struct {
+	Templates Templates
+	Blobs     Blobs
+	Store     Documents
+	Sessions  Sessions
+	ESign     SessionCreator
+	Delivery  DeliveryCreator
+	Now       func() time.Time
+}
+
+// Caller is who renders: the tenant, the caller's id and the audit actor.
+type Caller struct {
+	TenantID string
+	CallerID string
+	Actor    kernel.Actor
+}
+
+// Result is a rendered document and what auto-trigger started on it.
+type Result struct {
+	Document *document.Document
+	Warnings []template.Result // warning and info results of the record's validation
+	// Created is false for an idempotent retry: the document was rendered before from the same
+	// record and template (200 instead of 201).
+	Created bool
+	// ESign is the signing session; ESignNew when this call created it (its invitations are the
+	// app's to queue: ESign.Change's effects).
+	ESign    *esign.Created
+	ESignNew bool
+	// Delivery is the delivery sessions made now (not for a delivery that waits for signing);
+	// DeliveryMode says which queue messages they need.
+	Delivery     *delivery.Created
+	DeliveryMode delivery.Mode
+	// DeliveryRecipients are the recipients' addresses in the order of Delivery's ids (the
+	// create answer names each session's recipient).
+	DeliveryRecipients []string
+	// DeliveryAfterSigning: the delivery waits for the session to complete.
+	DeliveryAfterSigning bool
+}
+
+// plan is a validated render: everything decided before anything is written.
+type plan struct {
+	pkg      *template.Package
+	record   map[string]any
+	warnings []template.Result
+	doc      *document.Document
+	esign    *esign.CreateRequest
+	delivery *delivery.CreateRequest
+}
+
+// Render renders req's one record for caller. Errors: 400 naming the field at fault
+// (invalid_request, invalid_blob_path, template_not_found, template_invalid, record_invalid with
+// each failed rule, the auto-trigger settings' own validation under templateSettings.*); 409
+// document_exists for another render under the correlationId; the stores'.
+func (r *Renderer) Render(ctx context.Context, by Caller, req Request) (Result, error) {
+	p, err := r.plan(ctx, by, req)
+	if err != nil {
+		return Result{}, err
+	}
+	doc, created, err := r.store(ctx, p)
+	if err != nil {
+		return Result{}, err
+	}
+	out := Result{Document: doc, Warnings: p.warnings, Created: created}
+	if err := r.trigger(ctx, by, p, &out); err != nil {
+		return Result{}, err
+	}
+	return out, nil
+}
+
+// plan validates the request, the record and the auto-trigger settings, and decides the
+// document's ids, all before anything is written.
+func (r *Renderer) plan(ctx context.Context, by Caller, req Request) (*plan, error) {
+	if req.TemplatePath == "" {
+		return nil, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("templatePath", "is required"))
+	}
+	if req.Batch() {
+		return nil, apperr.Invalid("batch_not_available",
+			apperr.Field("dataSource", "an array of records is batch dispatch, which this service does not offer yet: render one record (an object)"))
+	}
+	if err := req.Options.validate(); err != nil {
+		return nil, err
+	}
+	record, err := req.Record()
+	if err != nil {
+		return nil, err
+	}
+	pkg, err := r.Templates.Load(ctx, "templatePath", req.TemplatePath)
+	if err != nil {
+		return nil, err
+	}
+	settings, err := pkg.Merge("templateSettings", req.TemplateSettings)
+	if err != nil {
+		return nil, err
+	}
+	now := r.Now().UTC()
+	results := pkg.Validate(record, now)
+	if err := template.Errors("dataSource", results); err != nil {
+		return nil, err
+	}
+	p := &plan{pkg: pkg, record: record, warnings: results}
+	if p.doc, err = newDocument(by, req, pkg, record, now); err != nil {
+		return nil, err
+	}
+	if p.doc.RequestHash, err = requestHash(req, pkg, record); err != nil {
+		return nil, err
+	}
+	if p.esign, err = esignRequest(settings.ESign, p.doc); err != nil {
+		return nil, err
+	}
+	if p.delivery, err = deliveryRequest(settings.Delivery, req.Options, pkg, record, p.doc); err != nil {
+		return nil, err
+	}
+	if p.esign != nil && p.delivery != nil {
+		if p.esign.ThenDeliver, err = json.Marshal(p.delivery); err != nil {
+			return nil, apperr.Wrap(err, apperr.KindInternal, "render_plan", "could not keep the delivery for after signing")
+		}
+	}
+	return p, nil
+}
+
+func newDocument(by Caller, req Request, pkg *template.Package, record map[string]any, now time.Time) (*document.Document, error) {
+	o := req.Options
+	text := func(key string) string { return pkg.Text(record, key) }
+	cid := o.CorrelationID
+	if cid == "" {
+		cid = uuid.NewString()
+	} else if !esign.ValidCorrelationID(cid) {
+		return nil, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("options.correlationId",
+			"must be 1 to 128 letters, digits or . _ : ~ - and start with a letter or digit"))
+	}
+	d := &document.Document{
+		CorrelationID: cid, TenantID: by.TenantID, CreatedBy: by.CallerID, DocumentID: o.DocumentID,
+		DocType: o.DocType, Title: o.Title, TemplatePath: req.TemplatePath, TemplateName: pkg.Name,
+		TemplateVersion: pkg.Version, PDFBlobPath: ContainerDocuments + "/" + RenderedPrefix + cid + ".pdf",
+		GeneratedBy: o.GeneratedBy, SourceSystem: o.SourceSystem, CreatedAt: now,
+	}
+	d.ManifestPath = d.PDFBlobPath + ".manifest.json"
+	if d.DocumentID == "" {
+		if t := firstOf(o.DocumentIDTemplate, pkg.DocumentIDTemplate); t != "" {
+			d.DocumentID = template.Expand(t, text)
+		}
+	}
+	if d.DocumentID == "" {
+		d.DocumentID = cid
+	}
+	if d.Title == "" {
+		d.Title = firstOf(template.Expand(pkg.Title, text), pkg.Name)
+	}
+	if d.DocType == "" {
+		d.DocType = pkg.Name
+	}
+	return d, nil
+}
+
+func firstOf(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// requestHash identifies a render: the template package (path, name, version and its PDF's
+// hash) and the request's record, options and settings, in canonical JSON (object keys sorted).
+func requestHash(req Request, pkg *template.Package, record map[string]any) (string, error) {
+	var settings any
+	if len(bytes.TrimSpace(req.TemplateSettings)) > 0 {
+		if err := json.Unmarshal(req.TemplateSettings, &settings); err != nil {
+			return "", apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("templateSettings", "must be a JSON object"))
+		}
+	}
+	pdf := sha256.Sum256(pkg.PDF)
+	b, err := json.Marshal(map[string]any{
+		"template": map[string]any{"path": req.TemplatePath, "name": pkg.Name, "version": pkg.Version, "pdf": hex.EncodeToString(pdf[:])},
+		"record":   record, "options": req.Options, "settings": settings,
+	})
+	if err != nil {
+		return "", apperr.Wrap(err, apperr.KindInternal, "render_hash", "could not hash the render request")
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// store renders and stores the document once. A document already stored under the
+// correlationId is this render when its request hash matches (created false), else 409.
+func (r *Renderer) store(ctx context.Context, p *plan) (*document.Document, bool, error) {
+	if d, err := r.existing(ctx, p); err != nil || d != nil {
+		return d, false, err
+	}
+	filled, err := stamp.FillOptions{Title: p.doc.Title}.Fill(p.pkg.PDF, values(p.pkg, p.record))
+	if err != nil {
+		return nil, false, err
+	}
+	d := p.doc
+	d.Pages, d.PDFHash = filled.Pages, "sha256:"+sha256Hex(filled.PDF)
+	if err := r.writeBlobs(ctx, d, filled); err != nil {
+		return nil, false, err
+	}
+	err = r.Store.Create(ctx, d, document.Rendered(d))
+	if apperr.KindOf(err) == apperr.KindConflict {
+		if d, err := r.existing(ctx, p); err != nil || d != nil {
+			return d, false, err
+		}
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return d, true, nil
+}
+
+// existing is the stored document of p's correlationId when it is p's render; nil when there
+// is none. Errors: 409 document_exists for another render (or another tenant's).
+func (r *Renderer) existing(ctx context.Context, p *plan) (*document.Document, error) {
+	d, err := r.Store.Load(ctx, p.doc.CorrelationID)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if d.TenantID != p.doc.TenantID || d.RequestHash != p.doc.RequestHash {
+		return nil, document.ErrExists(d.CorrelationID)
+	}
+	return d, nil
+}
+
+// writeBlobs writes the manifest, then the PDF, each create-only. A blob left by an earlier run
+// of the same render (crashed before its document row) is adopted; one of another render is
+// 409 document_exists.
+func (r *Renderer) writeBlobs(ctx context.Context, d *document.Document, f stamp.Filled) error {
+	manifest, err := json.Marshal(struct {
+		Fields []esign.ManifestField `json:"fields"`
+	}{esign.ManifestOf(f.Manifest)})
+	if err != nil {
+		return apperr.Wrap(err, apperr.KindInternal, "render_manifest", "could not encode the field manifest")
+	}
+	name := d.PDFBlobPath[len(ContainerDocuments)+1:]
+	meta := map[string]string{metaRequestHash: d.RequestHash}
+	if err := r.putOnce(ctx, d, name+".manifest.json", manifest, "application/json", meta); err != nil {
+		return err
+	}
+	meta = map[string]string{metaRequestHash: d.RequestHash, metaPDFHash: d.PDFHash,
+		esign.MetaManifest: name + ".manifest.json", metaPages: itoa(d.Pages)}
+	err = r.putOnce(ctx, d, name, f.PDF, "application/pdf", meta)
+	var adopted *adoptedBlob
+	if errors.As(err, &adopted) {
+		d.PDFHash, d.Pages = adopted.meta[metaPDFHash], atoi(adopted.meta[metaPages])
+		return nil
+	}
+	return err
+}
+
+type adoptedBlob struct{ meta map[string]string }
+
+func (*adoptedBlob) Error() string { return "render: blob of an earlier run adopted" }
+
+// putOnce writes a blob create-only. When it exists: written by the same render, it is adopted
+// (*adoptedBlob for the PDF, nil for the manifest); else 409 document_exists.
+func (r *Renderer) putOnce(ctx context.Context, d *document.Document, name string, data []byte, ctype string, meta map[string]string) error {
+	_, err := r.Blobs.PutIfAbsent(ctx, ContainerDocuments, name, bytes.NewReader(data), ctype, meta)
+	if apperr.KindOf(err) != apperr.KindConflict {
+		return err
+	}
+	have, err := r.Blobs.Metadata(ctx, ContainerDocuments, name)
+	if err != nil {
+		return err
+	}
+	if have[metaRequestHash] != d.RequestHash {
+		return document.ErrExists(d.CorrelationID)
+	}
+	if ctype == "application/pdf" {
+		return &adoptedBlob{meta: have}
+	}
+	return nil
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
