@@ -48,6 +48,7 @@ type Templates interface {
 type Blobs interface {
 	PutIfAbsent(ctx context.Context, container, name string, r io.Reader, contentType string, metadata map[string]string) (string, error)
 	Metadata(ctx context.Context, container, name string) (map[string]string, error)
+	EnsureContainer(ctx context.Context, name string) error
 }
 
 // Documents keeps the rendered-document aggregate (documentstore.Store).
@@ -337,6 +338,12 @@ func (*adoptedBlob) Error() string { return "render: blob of an earlier run adop
 // (*adoptedBlob for the PDF, nil for the manifest); else 409 document_exists.
 func (r *Renderer) putOnce(ctx context.Context, d *document.Document, name string, data []byte, ctype string, meta map[string]string) error {
 	_, err := r.Blobs.PutIfAbsent(ctx, ContainerDocuments, name, bytes.NewReader(data), ctype, meta)
+	if apperr.KindOf(err) == apperr.KindNotFound { // a new deployment's first render: no container yet
+		if err := r.Blobs.EnsureContainer(ctx, ContainerDocuments); err != nil {
+			return err
+		}
+		_, err = r.Blobs.PutIfAbsent(ctx, ContainerDocuments, name, bytes.NewReader(data), ctype, meta)
+	}
 	if apperr.KindOf(err) != apperr.KindConflict {
 		return err
 	}

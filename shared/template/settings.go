@@ -121,7 +121,7 @@ func decodeSettings(tree *value, path string) (Settings, *problem) {
 func (p *Package) Merge(field string, override json.RawMessage) (Settings, error) {
 	bad := func(pr *problem) error {
 		path, msg := pr.field()
-		return apperr.Invalid("validation", apperr.Field(joinKey(field, path), msg))
+		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field(joinKey(field, path), msg))
 	}
 	var top *value
 	if len(override) > 0 {

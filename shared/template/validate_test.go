@@ -286,7 +286,7 @@ func TestMergeRefuses(t *testing.T) {
 	for _, c := range cases {
 		_, err := pkg.Merge("templateSettings", json.RawMessage(c.body))
 		e, ok := apperr.As(err)
-		if !ok || e.Code != "validation" || len(e.Fields) != 1 {
+		if !ok || e.Code != apperr.CodeInvalidRequest || len(e.Fields) != 1 {
 			t.Errorf("%s: err = %v", c.body, err)
 			continue
 		}
