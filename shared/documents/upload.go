@@ -12,6 +12,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 	"github.com/esign-svc/esign/shared/web"
@@ -43,8 +45,11 @@ type Blobs interface {
 type Uploader struct {
 	Blobs Blobs
 	Now   func() time.Time
-	NewID func() string // the blob's name under UploadsDir (a UUID)
+	NewID func() string // the blob's name under UploadsDir (NewID)
 }
+
+// NewID names an upload: a random UUID.
+func NewID() string { return uuid.NewString() }
 
 // Document is a stored upload.
 type Document struct {
