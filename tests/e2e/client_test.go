@@ -50,8 +50,8 @@ func (r reply) fields() []string {
 	return out
 }
 
-// call sends a request to the service; body may be nil, []byte, string or any JSON value. The
-// answer is checked against docs/openapi.yaml (checkAnswer).
+// call sends a request to the service; body may be nil, []byte, string, an io.Reader or any JSON
+// value. The answer is checked against docs/openapi.yaml (checkAnswer).
 func call(t testing.TB, method, url string, body any, headers map[string]string) reply {
 	t.Helper()
 	var rd io.Reader
@@ -61,6 +61,8 @@ func call(t testing.TB, method, url string, body any, headers map[string]string)
 		rd = bytes.NewReader(b)
 	case string:
 		rd = strings.NewReader(b)
+	case io.Reader: // streamed: sent chunked, without a declared length
+		rd = b
 	default:
 		j, err := json.Marshal(b)
 		if err != nil {
