@@ -84,6 +84,12 @@ func call(t testing.TB, method, url string, body any, headers map[string]string)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return readReply(t, req, resp)
+}
+
+// readReply reads the answer to req, checks it as call does and closes its body.
+func readReply(t testing.TB, req *http.Request, resp *http.Response) reply {
+	t.Helper()
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
@@ -96,7 +102,7 @@ func call(t testing.TB, method, url string, body any, headers map[string]string)
 	}
 	rememberTokens(raw)
 	if resp.StatusCode >= 500 {
-		t.Errorf("%s %s answered %d: %s", method, strings.Split(url, "?")[0], resp.StatusCode, raw)
+		t.Errorf("%s %s answered %d: %s", req.Method, req.URL.Path, resp.StatusCode, raw)
 	}
 	return out
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -178,13 +177,5 @@ func uploadReadingWhileWriting(t *testing.T, body []byte) (r reply, closed bool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkAnswer(t, req, resp.StatusCode, resp.Header, raw)
-	out := reply{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
-	_ = json.Unmarshal(raw, &out.JSON)
-	return out, resp.Close
+	return readReply(t, req, resp), resp.Close
 }
