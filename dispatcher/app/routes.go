@@ -7,11 +7,13 @@ import (
 
 	"github.com/esign-svc/esign/dispatcher/callback"
 	"github.com/esign-svc/esign/dispatcher/deliveryapi"
+	"github.com/esign-svc/esign/dispatcher/documentsapi"
 	"github.com/esign-svc/esign/dispatcher/esignapi"
 	"github.com/esign-svc/esign/dispatcher/health"
 	"github.com/esign-svc/esign/dispatcher/portal"
 	"github.com/esign-svc/esign/dispatcher/renderapi"
 	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/documents"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/graph"
 	"github.com/esign-svc/esign/shared/render"
@@ -37,7 +39,7 @@ func InvokedFunctions() []string { return slices.Clone(invoked) }
 // routes builds each area of the API once, from d, and registers its routes on mux, in this
 // order: health; the signing sessions' requester routes with the admin seal routes; the portal
 // (session, document proxy, then the signer's OTP challenge and cross-device transfer, which
-// share the portal's API); the signed portal callback; secure delivery; render.
+// share the portal's API); the signed portal callback; secure delivery; document upload; render.
 func routes(mux *http.ServeMux, d *Deps) {
 	mux.Handle("GET /api/health", health.Handler{Prober: d.Account, Version: version.Engine})
 
@@ -74,4 +76,8 @@ func routes(mux *http.ServeMux, d *Deps) {
 	(&renderapi.API{Renderer: &render.Renderer{Templates: d.Templates, Blobs: d.Blobs, Store: d.Documents,
 		Sessions: d.Sessions, ESign: sessions, Delivery: deliveries, Now: time.Now},
 		Verifier: d.Verifier, Licence: d.Licence}).Routes(mux)
+	(&documentsapi.API{
+		Uploader: &documents.Uploader{Blobs: d.Blobs, Now: time.Now, NewID: documents.NewID},
+		Verifier: d.Verifier, Licence: d.Licence,
+	}).Routes(mux)
 }

@@ -19,7 +19,9 @@ import (
 //   - DecodeOptionalJSON: a JSON object, or nothing at all;
 //   - NoBody: nothing at all;
 //   - ReadBody then DecodeJSONBody: a route that needs the raw bytes first (the signed callback
-//     computes its HMAC over them) and then applies DecodeJSON's rules.
+//     computes its HMAC over them) and then applies DecodeJSON's rules;
+//   - StreamBody: a route whose body is one document of a given media type (the PDF upload),
+//     streamed by the route under the same size rule.
 //
 // The rules, the same on every route: a body over the route's limit is 413 body_too_large; a
 // body on a route that takes none is 400 body_not_allowed; a JSON body whose Content-Type is set
@@ -104,12 +106,63 @@ func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
-		return nil, apperr.Wrap(err, apperr.KindInvalid, CodeBodyUnreadable, "the request body could not be read")
+		return nil, unreadable(err)
 	}
 	if int64(len(body)) > limit {
 		return nil, tooLarge(limit)
 	}
 	return body, nil
+}
+
+// StreamBody is the rule of a route whose body is one document of mediaType, too large to read
+// whole before looking at it (the PDF upload): it returns the body unread, for the route to
+// stream. The reader yields at most limit bytes; reading past them fails with 413
+// body_too_large, and a failed read is 400 body_unreadable. Errors: 400 unsupported_media_type
+// when the Content-Type is set and is not mediaType (any parameters allowed); 413
+// body_too_large when the declared length is over limit (nothing is read).
+func StreamBody(r *http.Request, mediaType string, limit int64) (io.Reader, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != mediaType {
+			return nil, apperr.New(apperr.KindInvalid, CodeUnsupportedMediaType, "the body must be %s", mediaType)
+		}
+	}
+	if r.ContentLength > limit {
+		return nil, tooLarge(limit)
+	}
+	return &limitedBody{r: r.Body, left: limit, limit: limit}, nil
+}
+
+// limitedBody reads at most limit bytes of a request body: one byte more is 413, and a read
+// failure is 400 body_unreadable.
+type limitedBody struct {
+	r           io.Reader
+	left, limit int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte past the limit tells a body of exactly limit bytes from a longer one.
+		var one [1]byte
+		if n, err := io.ReadFull(b.r, one[:]); n > 0 {
+			return 0, tooLarge(b.limit)
+		} else if err != io.EOF && err != io.ErrUnexpectedEOF {
+			return 0, unreadable(err)
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	if err != nil && err != io.EOF {
+		err = unreadable(err)
+	}
+	return n, err
+}
+
+func unreadable(err error) error {
+	return apperr.Wrap(err, apperr.KindInvalid, CodeBodyUnreadable, "the request body could not be read")
 }
 
 func tooLarge(limit int64) error {

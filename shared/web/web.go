@@ -1,8 +1,8 @@
 // Package web holds the HTTP edge helpers every dispatcher handler uses: handlers return errors,
 // and Handle writes them as problem+json (logging internal ones once, there); body.go reads a
-// request body one way per kind of route (DecodeJSON, DecodeOptionalJSON, NoBody, and
-// DecodeJSONBody for a route that reads its raw bytes first) and turns every failure into a 4xx
-// naming the field.
+// request body one way per kind of route (DecodeJSON, DecodeOptionalJSON, NoBody,
+// DecodeJSONBody for a route that reads its raw bytes first, StreamBody for a streamed document)
+// and turns every failure into a 4xx naming the field.
 package web
 
 import (

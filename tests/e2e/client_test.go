@@ -50,8 +50,8 @@ func (r reply) fields() []string {
 	return out
 }
 
-// call sends a request to the service; body may be nil, []byte, string or any JSON value. The
-// answer is checked against docs/openapi.yaml (checkAnswer).
+// call sends a request to the service; body may be nil, []byte, string, an io.Reader or any JSON
+// value. The answer is checked against docs/openapi.yaml (checkAnswer).
 func call(t testing.TB, method, url string, body any, headers map[string]string) reply {
 	t.Helper()
 	var rd io.Reader
@@ -61,6 +61,8 @@ func call(t testing.TB, method, url string, body any, headers map[string]string)
 		rd = bytes.NewReader(b)
 	case string:
 		rd = strings.NewReader(b)
+	case io.Reader: // streamed: sent chunked, without a declared length
+		rd = b
 	default:
 		j, err := json.Marshal(b)
 		if err != nil {
@@ -82,6 +84,12 @@ func call(t testing.TB, method, url string, body any, headers map[string]string)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return readReply(t, req, resp)
+}
+
+// readReply reads the answer to req, checks it as call does and closes its body.
+func readReply(t testing.TB, req *http.Request, resp *http.Response) reply {
+	t.Helper()
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
@@ -94,7 +102,7 @@ func call(t testing.TB, method, url string, body any, headers map[string]string)
 	}
 	rememberTokens(raw)
 	if resp.StatusCode >= 500 {
-		t.Errorf("%s %s answered %d: %s", method, strings.Split(url, "?")[0], resp.StatusCode, raw)
+		t.Errorf("%s %s answered %d: %s", req.Method, req.URL.Path, resp.StatusCode, raw)
 	}
 	return out
 }

@@ -63,6 +63,13 @@ func TestLicenceWithoutEsignRefusesSigningRoutes(t *testing.T) {
 			t.Errorf("%s %s: %d %s", rt.method, rt.path, r.Status, r.Raw)
 		}
 	}
+	// The document upload serves delivery as well as signing: under this licence it reads the
+	// body (not a PDF: 400) instead of answering 403.
+	r := call(t, "POST", h.URL()+"/api/documents?code="+h.HostKey(), "not a PDF",
+		map[string]string{"Authorization": tok["Authorization"], "Content-Type": "application/pdf"})
+	if r.Status != 400 || r.code() != "pdf_unreadable" {
+		t.Errorf("POST /api/documents: %d %s", r.Status, r.Raw)
+	}
 	if r := call(t, "GET", h.URL()+"/api/health", nil, nil); r.Status != 200 {
 		t.Errorf("health %d", r.Status)
 	}

@@ -86,6 +86,11 @@ func open(src []byte) (*Doc, error) {
 	if err != nil {
 		return nil, apperr.Invalid(CodeUnreadable, apperr.Field("pdf", "not a readable PDF: "+err.Error()))
 	}
+	if ctx.XRefTable.Size != nil && *ctx.XRefTable.Size > maxObjects+1 {
+		// pdfcpu walks every object number up to /Size when it writes (the rewrite below): a
+		// forged number would keep it busy for hours.
+		return nil, apperr.Invalid(CodeUnreadable, apperr.Field("pdf", fmt.Sprintf("object numbers beyond %d, the PDF limit", maxObjects)))
+	}
 	if ctx.XRefTable.Encrypt != nil {
 		return nil, apperr.Invalid("pdf_encrypted", apperr.Field("pdf", "encrypted PDFs cannot be sealed"))
 	}
@@ -126,6 +131,9 @@ func open(src []byte) (*Doc, error) {
 		objs: map[int]any{}, gens: map[int]int{}, Rewritten: rewritten, xrefStream: kind == xrefStreamSection,
 	}, nil
 }
+
+// maxObjects is the largest object number a PDF may have (ISO 32000-1, annex C.2).
+const maxObjects = 8_388_607
 
 // dropStreamData forgets the data pdfcpu read for every stream of the source: the update
 // refers to source streams by reference and never rewrites them, so holding their bytes (for
