@@ -1,0 +1,257 @@
+// Package batchstore keeps dispatch batches in Azure Table storage on the aggregate kernel
+// (DESIGN 9, docs/storage.md "many-children aggregates"): one partition per batch
+// (PartitionKey = batchId) holding the batch row, one row per record (RowKey rec-<index>) and
+// the audit rows. The batch row changes under its ETag with its events in one transaction; a
+// record's outcome is written in the same transaction as the batch row's counters, conditioned
+// on both rows' ETags, so a redelivered record message or two concurrent jobs can never count a
+// record twice or lose a count. The tenant's batches are listed through member rows in the index
+// table.
+package batchstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/audit"
+	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/dispatch"
+	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/kernel/aggstore"
+)
+
+// Default table names.
+const (
+	TableBatches = "dispatch"
+	TableIndex   = "dispatchindex"
+)
+
+const (
+	rowBatch     = "batch"
+	prefixRecord = "rec-"
+	// recordAttempts bounds Processed's retries against concurrent record jobs of the same
+	// batch (each lost race is another record's count landing first).
+	recordAttempts = 40
+	// chunk is how many record rows one transaction inserts (the service's limit is 100
+	// operations).
+	chunk = 100
+)
+
+// ErrNotFound is a batch that does not exist.
+var ErrNotFound = &apperr.Error{Kind: apperr.KindNotFound, Code: "batch_not_found", Detail: "no such batch"}
+
+// ErrRecordNotFound is a record index the batch does not have.
+var ErrRecordNotFound = &apperr.Error{Kind: apperr.KindNotFound, Code: "record_not_found", Detail: "no such record"}
+
+var kind = aggstore.Kind[*dispatch.Batch]{
+	Root:     rowBatch,
+	NotFound: ErrNotFound,
+	ID:       func(b *dispatch.Batch) string { return b.BatchID },
+	Encode:   batchEntity,
+	Decode:   batchFrom,
+}
+
+// Store is the table-backed batch store. Safe for concurrent use.
+type Store struct {
+	tab   *aggstore.Table[*dispatch.Batch]
+	index *aggstore.Index
+}
+
+// New opens the store on two tables of the account (no I/O; Ensure creates them).
+func New(acct *azconn.Account, batchesTable, indexTable string) (*Store, error) {
+	tab, index, err := aggstore.Open(acct, batchesTable, indexTable, kind)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{tab: tab, index: index}, nil
+}
+
+// Ensure creates the tables when missing.
+func (s *Store) Ensure(ctx context.Context) error { return aggstore.Ensure(ctx, s.tab, s.index) }
+
+func tenantKey(tenant string) aggstore.Key {
+	return aggstore.Key{Kind: "batches", Scope: tenant, Value: "all"}
+}
+
+// Create stores a new batch: its record rows (in transactions of up to 100), then its member
+// row under the tenant, then the batch row with the events of ch. A batch row exists only once
+// all its records do, and List skips a member without one. Errors: the tablestore ones.
+func (s *Store) Create(ctx context.Context, b *dispatch.Batch, records []dispatch.Record, ch dispatch.Change) error {
+	for from := 0; from < len(records); from += chunk {
+		to := min(from+chunk, len(records))
+		ops := make([]tablestore.Op, 0, to-from)
+		for i := from; i < to; i++ {
+			e, err := recordEntity(&records[i])
+			if err != nil {
+				return err
+			}
+			e.ETag = ""
+			ops = append(ops, tablestore.UpsertOp(e)) // a retried create rewrites its own rows
+		}
+		if err := s.tab.Rows().Transact(ctx, b.BatchID, ops); err != nil {
+			return err
+		}
+	}
+	if err := s.index.AddMember(ctx, tenantKey(b.TenantID), b.BatchID, nil); err != nil {
+		return err
+	}
+	return s.tab.Create(ctx, b, ch)
+}
+
+// Load reads a batch row (one point read). Errors: ErrNotFound; the tablestore ones.
+func (s *Store) Load(ctx context.Context, batchID string) (*dispatch.Batch, error) {
+	return s.tab.Load(ctx, batchID)
+}
+
+// Update loads the batch, runs step and applies its change with the kernel's bounded retry. A
+// step error comes back with nothing written.
+func (s *Store) Update(ctx context.Context, batchID string, step func(*dispatch.Batch) (dispatch.Change, error)) (*dispatch.Batch, dispatch.Change, error) {
+	return s.tab.Update(ctx, batchID, func(b *dispatch.Batch) (kernel.Change, []tablestore.Op, error) {
+		ch, err := step(b)
+		return ch, nil, err
+	})
+}
+
+// List is the tenant's batches, newest first, those in state when it is not empty.
+func (s *Store) List(ctx context.Context, tenant string, state dispatch.State) ([]*dispatch.Batch, error) {
+	members, err := s.index.Members(ctx, tenantKey(tenant))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*dispatch.Batch, 0, len(members))
+	for _, m := range members {
+		b, err := s.Load(ctx, m.String("member"))
+		if errors.Is(err, ErrNotFound) {
+			continue // a create that did not finish
+		}
+		if err != nil {
+			return nil, err
+		}
+		if b.TenantID == tenant && (state == "" || b.State == state) {
+			out = append(out, b)
+		}
+	}
+	sortNewestFirst(out)
+	return out, nil
+}
+
+func sortNewestFirst(bs []*dispatch.Batch) {
+	for i := 1; i < len(bs); i++ {
+		for j := i; j > 0 && bs[j].CreatedAt.After(bs[j-1].CreatedAt); j-- {
+			bs[j], bs[j-1] = bs[j-1], bs[j]
+		}
+	}
+}
+
+// Record reads one record row. Errors: ErrRecordNotFound; the tablestore ones.
+func (s *Store) Record(ctx context.Context, batchID string, index int) (*dispatch.Record, error) {
+	e, err := s.tab.Rows().Get(ctx, batchID, recordKey(index))
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		return nil, ErrRecordNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return recordFrom(e)
+}
+
+// Page is one page of a batch's records.
+type Page struct {
+	Records []dispatch.Record
+	// Next is the continuation token of the next page; "" on the last.
+	Next string
+}
+
+// Records lists up to limit records in index order after the continuation token after ("":
+// from the first), those of status (DISPATCH_READY, INVALID) or record state (done, failed,
+// pending, not-queued) when filter is not empty. Errors: 400 invalid_request naming
+// continuationToken for a token this store did not make.
+func (s *Store) Records(ctx context.Context, batchID, filter, after string, limit int) (Page, error) {
+	f := "RowKey ge " + tablestore.Quote(prefixRecord) + " and RowKey lt " + tablestore.Quote(prefixRecord+"~")
+	if after != "" {
+		if _, ok := parseRecordKey(after); !ok {
+			return Page{}, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("continuationToken", "is not a token of this list"))
+		}
+		f += " and RowKey gt " + tablestore.Quote(after)
+	}
+	switch filter {
+	case "":
+	case dispatch.RecordReady, dispatch.RecordInvalid:
+		f += " and status eq " + tablestore.Quote(filter)
+	default:
+		f += " and state eq " + tablestore.Quote(filter)
+	}
+	rows, err := s.tab.Rows().Query(ctx, batchID, &tablestore.QueryOptions{Filter: f, Limit: limit + 1})
+	if err != nil {
+		return Page{}, err
+	}
+	var p Page
+	for i, e := range rows {
+		if i == limit {
+			p.Next = rows[i-1].RowKey
+			break
+		}
+		r, err := recordFrom(e)
+		if err != nil {
+			return Page{}, err
+		}
+		p.Records = append(p.Records, *r)
+	}
+	return p, nil
+}
+
+// Processed records outcome o of record index: the record row and the batch's counters in one
+// transaction (dispatch.Processed), reloading both and trying again while other records of the
+// batch land first. It returns the batch and the change as written. Errors:
+// dispatch.ErrRecordDone for a record processed before (a redelivered message: nothing is
+// written); dispatch.ErrNotProcessing; ErrConcurrent after recordAttempts lost races; the
+// tablestore ones.
+func (s *Store) Processed(ctx context.Context, batchID string, index int, o dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, error) {
+	for attempt := 1; ; attempt++ {
+		b, err := s.Load(ctx, batchID)
+		if err != nil {
+			return nil, dispatch.Change{}, err
+		}
+		r, err := s.Record(ctx, batchID, index)
+		if err != nil {
+			return nil, dispatch.Change{}, err
+		}
+		ch, err := dispatch.Processed(b, r, o, now)
+		if err != nil {
+			return b, ch, err
+		}
+		re, err := recordEntity(r)
+		if err != nil {
+			return nil, dispatch.Change{}, err
+		}
+		err = s.tab.Apply(ctx, b, ch, tablestore.ReplaceOp(re))
+		if err == nil {
+			return b, ch, nil
+		}
+		if !errors.Is(err, aggstore.ErrConcurrent) || attempt >= recordAttempts {
+			return nil, dispatch.Change{}, err
+		}
+		time.Sleep(time.Duration(rand.IntN(20*min(attempt, 10))) * time.Millisecond)
+	}
+}
+
+// Events is the batch's audit trail in time order (record events carry the record's index as
+// their slot).
+func (s *Store) Events(ctx context.Context, batchID string) ([]audit.Record, error) {
+	return s.tab.Events(ctx, batchID)
+}
+
+func recordKey(index int) string { return fmt.Sprintf("%s%05d", prefixRecord, index) }
+
+func parseRecordKey(k string) (int, bool) {
+	if len(k) != len(prefixRecord)+5 || k[:len(prefixRecord)] != prefixRecord {
+		return 0, false
+	}
+	n, err := strconv.Atoi(k[len(prefixRecord):])
+	return n, err == nil && n >= 0
+}

@@ -1,0 +1,195 @@
+package batchstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/azure/azuritetest"
+	"github.com/esign-svc/esign/shared/dispatch"
+)
+
+func TestMain(m *testing.M) { azuritetest.Main(m) }
+
+func newStore(t *testing.T) *Store {
+	t.Helper()
+	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	suffix := fmt.Sprintf("%x", uuid.New())[:10]
+	s, err := New(acct, "dsp"+suffix, "dspidx"+suffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ensure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+var now = time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+
+// newBatch stores a batch of n records, every seventh with a warning and, when invalid is set,
+// every tenth invalid.
+func newBatch(t *testing.T, st *Store, tenant string, n int, requireApproval, invalid bool) (*dispatch.Batch, []dispatch.Record) {
+	t.Helper()
+	b := &dispatch.Batch{BatchID: uuid.NewString(), TenantID: tenant, CorrelationID: "batch-" + uuid.NewString(),
+		Title: "Offers", TemplatePath: "templates/offer.zip", TemplateName: "Offer letter", TemplateVersion: 1,
+		SubmittedBy: "oid-sub", Settings: dispatch.Settings{Mode: dispatch.ModeIndividual, DeliveryMode: dispatch.DeliveryNone}}
+	recs := make([]dispatch.Record, n)
+	for i := range recs {
+		recs[i] = dispatch.Record{BatchID: b.BatchID, Index: i, Status: dispatch.RecordReady, State: dispatch.RecordPending, DataEnc: "enc"}
+		switch {
+		case invalid && i%10 == 9:
+			recs[i].Status, recs[i].State, recs[i].Messages = dispatch.RecordInvalid, dispatch.RecordNotQueued, []string{"salary: too high"}
+		case i%7 == 6:
+			recs[i].Warning, recs[i].Messages = true, []string{"start date in the past"}
+		}
+	}
+	ch := dispatch.Submit(b, recs, requireApproval, now)
+	if err := st.Create(context.Background(), b, recs, ch); err != nil {
+		t.Fatal(err)
+	}
+	return b, recs
+}
+
+// TestCountersExactUnderConcurrentAndRedeliveredRecords processes every ready record of a
+// 250-record batch from 8 workers, each record twice (a redelivered message), and checks that
+// each record was counted once, the last one asked for the finish exactly once, and the batch
+// then finishes partially-failed.
+func TestCountersExactUnderConcurrentAndRedeliveredRecords(t *testing.T) {
+	t.Parallel()
+	st := newStore(t)
+	ctx := context.Background()
+	b, recs := newBatch(t, st, "t1", 250, false, false)
+	if b.State != dispatch.StateQueued || b.ReadyCount != 250 || b.WarningCount != 35 || b.Readiness != dispatch.ReadyPartial {
+		t.Fatalf("submitted %s ready %d failed %d", b.State, b.ReadyCount, b.FailedCount)
+	}
+	if _, _, err := st.Update(ctx, b.BatchID, func(b *dispatch.Batch) (dispatch.Change, error) {
+		return dispatch.StartProcessing(b, now)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	work := make(chan int)
+	var mu sync.Mutex
+	finishes, dups := 0, 0
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				o := dispatch.Outcome{CorrelationID: fmt.Sprintf("c-%d", i), PDFBlobPath: fmt.Sprintf("documents/dispatch/x/%d.pdf", i)}
+				if i%50 == 0 {
+					o.Err = "render failed"
+				}
+				_, ch, err := st.Processed(ctx, b.BatchID, i, o, now)
+				mu.Lock()
+				switch {
+				case errors.Is(err, dispatch.ErrRecordDone):
+					dups++
+				case err != nil:
+					t.Error(err)
+				}
+				for _, e := range ch.Effects {
+					if e.Kind == dispatch.EffectFinish {
+						finishes++
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for round := 0; round < 2; round++ {
+		for _, r := range recs {
+			if r.Status == dispatch.RecordReady {
+				work <- r.Index
+			}
+		}
+	}
+	close(work)
+	wg.Wait()
+	got, err := st.Load(ctx, b.BatchID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ProcessedCount != 250 || got.ErrorCount != 5 || dups != 250 || finishes != 1 {
+		t.Fatalf("processed %d errors %d duplicates %d finishes %d", got.ProcessedCount, got.ErrorCount, dups, finishes)
+	}
+	if _, ch, err := st.Update(ctx, b.BatchID, func(b *dispatch.Batch) (dispatch.Change, error) {
+		return dispatch.Finish(b, "", "", now)
+	}); err != nil || len(ch.Effects) != 1 {
+		t.Fatalf("finish: %v %v", err, ch.Effects)
+	}
+	got, _ = st.Load(ctx, b.BatchID)
+	if got.State != dispatch.StatePartiallyFailed {
+		t.Fatalf("state %s", got.State)
+	}
+	page, err := st.Records(ctx, b.BatchID, string(dispatch.RecordFailed), "", 100)
+	if err != nil || len(page.Records) != 5 || page.Next != "" || page.Records[0].Error != "render failed" {
+		t.Fatalf("failed records %+v %v", page, err)
+	}
+}
+
+// TestRecordsPagesAndList pages a batch's records with continuation tokens and lists the
+// tenant's batches by state.
+func TestRecordsPagesAndList(t *testing.T) {
+	t.Parallel()
+	st := newStore(t)
+	ctx := context.Background()
+	b, _ := newBatch(t, st, "t2", 120, true, true)
+	if b.State != dispatch.StateInvalid || b.Readiness != dispatch.ReadyInvalid || b.FailedCount != 12 {
+		t.Fatalf("submitted %s %s failed %d", b.State, b.Readiness, b.FailedCount)
+	}
+	var all []int
+	next := ""
+	for pages := 0; ; pages++ {
+		p, err := st.Records(ctx, b.BatchID, "", next, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range p.Records {
+			all = append(all, r.Index)
+		}
+		if next = p.Next; next == "" {
+			if pages != 2 {
+				t.Fatalf("%d pages", pages+1)
+			}
+			break
+		}
+	}
+	for i, idx := range all {
+		if idx != i {
+			t.Fatalf("record %d at position %d", idx, i)
+		}
+	}
+	if len(all) != 120 {
+		t.Fatalf("%d records", len(all))
+	}
+	inv, err := st.Records(ctx, b.BatchID, dispatch.RecordInvalid, "", 100)
+	if err != nil || len(inv.Records) != 12 {
+		t.Fatalf("invalid records %d %v", len(inv.Records), err)
+	}
+	if _, err := st.Records(ctx, b.BatchID, "", "bogus", 10); err == nil {
+		t.Fatal("a forged token was accepted")
+	}
+	b2, _ := newBatch(t, st, "t2", 3, true, false)
+	list, err := st.List(ctx, "t2", dispatch.StatePendingApproval)
+	if err != nil || len(list) != 1 || list[0].BatchID != b2.BatchID {
+		t.Fatalf("pending batches %v %v", list, err)
+	}
+	list, err = st.List(ctx, "t2", "")
+	if err != nil || len(list) != 2 {
+		t.Fatalf("all batches %v %v", list, err)
+	}
+	if other, _ := st.List(ctx, "t3", ""); len(other) != 0 {
+		t.Fatalf("another tenant sees %d batches", len(other))
+	}
+}
