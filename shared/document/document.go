@@ -39,7 +39,10 @@ type Document struct {
 	RequestHash  string
 	GeneratedBy  string
 	SourceSystem string
-	CreatedAt    time.Time
+	// ReferenceID names the batch a record's document belongs to (the activity row's link to
+	// its batch); empty for a one-record render.
+	ReferenceID string
+	CreatedAt   time.Time
 	// What auto-trigger started: the signing session and the delivery sessions (ids only).
 	ESignGroupID string
 	DeliveryIDs  []string
@@ -60,7 +63,7 @@ func Rendered(d *Document) kernel.Change {
 	c.Record(EvRendered, kernel.NoSlot, d.CreatedAt, map[string]any{
 		"templatePath": d.TemplatePath, "templateName": d.TemplateName, "templateVersion": d.TemplateVersion,
 		"pdfBlobPath": d.PDFBlobPath, "pdfHash": d.PDFHash, "pages": d.Pages, "documentId": d.DocumentID,
-		"generatedBy": d.GeneratedBy, "sourceSystem": d.SourceSystem,
+		"generatedBy": d.GeneratedBy, "sourceSystem": d.SourceSystem, "referenceId": d.ReferenceID,
 	})
 	return c
 }

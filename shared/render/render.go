@@ -261,25 +261,33 @@ func requestHash(req Request, pkg *template.Package, record map[string]any) (str
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// store renders and stores the document once. A document already stored under the
-// correlationId is this render when its request hash matches (created false), else 409.
+// store renders and stores p's document once (Produce).
 func (r *Renderer) store(ctx context.Context, p *plan) (*document.Document, bool, error) {
-	if d, err := r.existing(ctx, p); err != nil || d != nil {
-		return d, false, err
+	return r.Produce(ctx, p.pkg, p.record, p.doc)
+}
+
+// Produce renders record (validated against pkg) into d.PDFBlobPath, create-only, with its field
+// manifest beside it, and stores d with document.rendered: the one-record render and the batch
+// record job both produce their documents through it. d carries the ids, the path and the
+// RequestHash; Produce fills in the hash and the page count. A document already stored under
+// d's correlationId is this render when its request hash matches (created false), else 409
+// document_exists.
+func (r *Renderer) Produce(ctx context.Context, pkg *template.Package, record map[string]any, d *document.Document) (*document.Document, bool, error) {
+	if have, err := r.existing(ctx, d); err != nil || have != nil {
+		return have, false, err
 	}
-	filled, err := stamp.FillOptions{Title: p.doc.Title}.Fill(p.pkg.PDF, values(p.pkg, p.record))
+	filled, err := stamp.FillOptions{Title: d.Title}.Fill(pkg.PDF, values(pkg, record))
 	if err != nil {
 		return nil, false, err
 	}
-	d := p.doc
 	d.Pages, d.PDFHash = filled.Pages, "sha256:"+sha256Hex(filled.PDF)
 	if err := r.writeBlobs(ctx, d, filled); err != nil {
 		return nil, false, err
 	}
 	err = r.Store.Create(ctx, d, document.Rendered(d))
 	if apperr.KindOf(err) == apperr.KindConflict {
-		if d, err := r.existing(ctx, p); err != nil || d != nil {
-			return d, false, err
+		if have, err := r.existing(ctx, d); err != nil || have != nil {
+			return have, false, err
 		}
 	}
 	if err != nil {
@@ -288,17 +296,17 @@ func (r *Renderer) store(ctx context.Context, p *plan) (*document.Document, bool
 	return d, true, nil
 }
 
-// existing is the stored document of p's correlationId when it is p's render; nil when there
-// is none. Errors: 409 document_exists for another render (or another tenant's).
-func (r *Renderer) existing(ctx context.Context, p *plan) (*document.Document, error) {
-	d, err := r.Store.Load(ctx, p.doc.CorrelationID)
+// existing is the stored document of want's correlationId when it is the same render; nil when
+// there is none. Errors: 409 document_exists for another render (or another tenant's).
+func (r *Renderer) existing(ctx context.Context, want *document.Document) (*document.Document, error) {
+	d, err := r.Store.Load(ctx, want.CorrelationID)
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if d.TenantID != p.doc.TenantID || d.RequestHash != p.doc.RequestHash {
+	if d.TenantID != want.TenantID || d.RequestHash != want.RequestHash {
 		return nil, document.ErrExists(d.CorrelationID)
 	}
 	return d, nil

@@ -85,7 +85,8 @@ func encode(d *document.Document) (tablestore.Entity, error) {
 		"title": d.Title, "templatePath": d.TemplatePath, "templateName": d.TemplateName,
 		"templateVersion": int64(d.TemplateVersion), "pdfBlobPath": d.PDFBlobPath, "pdfHash": d.PDFHash,
 		"manifestPath": d.ManifestPath, "pages": int64(d.Pages), "requestHash": d.RequestHash,
-		"generatedBy": d.GeneratedBy, "sourceSystem": d.SourceSystem, "createdAtNs": kernel.Nanos(d.CreatedAt),
+		"generatedBy": d.GeneratedBy, "sourceSystem": d.SourceSystem, "referenceId": d.ReferenceID,
+		"createdAtNs":  kernel.Nanos(d.CreatedAt),
 		"esignGroupId": d.ESignGroupID, "deliveryIds": string(ids),
 	}}, nil
 }
@@ -98,7 +99,8 @@ func decode(e tablestore.Entity) (*document.Document, error) {
 		TemplateVersion: int(e.Int64("templateVersion")), PDFBlobPath: e.String("pdfBlobPath"),
 		PDFHash: e.String("pdfHash"), ManifestPath: e.String("manifestPath"), Pages: int(e.Int64("pages")),
 		RequestHash: e.String("requestHash"), GeneratedBy: e.String("generatedBy"),
-		SourceSystem: e.String("sourceSystem"), CreatedAt: kernel.FromNanos(e.Int64("createdAtNs")),
+		SourceSystem: e.String("sourceSystem"), ReferenceID: e.String("referenceId"),
+		CreatedAt:    kernel.FromNanos(e.Int64("createdAtNs")),
 		ESignGroupID: e.String("esignGroupId"), ETag: e.ETag,
 	}
 	if v := e.String("deliveryIds"); v != "" && v != "null" {
