@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/dispatcher/callback"
+	"github.com/esign-svc/esign/dispatcher/renderapi"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/callbacksig"
 	"github.com/esign-svc/esign/shared/documents"
@@ -92,6 +93,7 @@ var bodyRoutes = []bodyRoute{
 	{"DeliveryOTPSend", "POST", "delivery/{deliveryId}/otp/send", bodyNone, web.MaxJSONBody, authDelivery, false},
 	{"DeliveryOTPVerify", "POST", "delivery/{deliveryId}/otp/verify", bodyJSON, otpflow.MaxBody, authDelivery, false},
 	{"UploadDocument", "POST", "documents", bodyPDF, documents.MaxBytes, authInitiator, true},
+	{"Render", "POST", "render", bodyJSON, renderapi.MaxRenderBody, authInitiator, true},
 }
 
 // bodyCase is one body sent to every route, and the answer each kind of route gives it.
