@@ -47,12 +47,6 @@ import (
 // SASTTL is the life of a download URL (spec: typically 15 to 30 minutes).
 const SASTTL = 15 * time.Minute
 
-// Queue output bindings of the CreateDelivery function.
-const (
-	BindingInvite = "invite" // queue delivery.QueueInvite
-	BindingUpload = "upload" // queue delivery.QueueUpload
-)
-
 // API holds what the routes need.
 type API struct {
 	Creator  *delivery.Creator // the create use case

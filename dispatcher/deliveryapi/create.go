@@ -8,7 +8,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/delivery"
-	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/delivery/deliveryqueue"
 	"github.com/esign-svc/esign/shared/web"
 )
 
@@ -41,21 +41,10 @@ func Answer(correlationID string, c delivery.Created, recipients []string) Deliv
 	return resp
 }
 
-// Queue adds the queue messages a create's sessions need (delivery.Created.Messages) to the
-// invocation's outputs, bindings BindingInvite and BindingUpload.
+// Queue adds the queue messages a create's sessions need to the invocation's outputs
+// (deliveryqueue.Add).
 func Queue(ctx context.Context, c delivery.Created, mode delivery.Mode, tenant string) error {
-	invites, uploads := c.Messages(mode, tenant)
-	for _, m := range invites {
-		if err := funcproto.AddOutput(ctx, BindingInvite, m); err != nil {
-			return err
-		}
-	}
-	for _, m := range uploads {
-		if err := funcproto.AddOutput(ctx, BindingUpload, m); err != nil {
-			return err
-		}
-	}
-	return nil
+	return deliveryqueue.Add(ctx, c, mode, tenant)
 }
 
 // create is POST /api/delivery: delivery.Creator makes one session per recipient, each with its

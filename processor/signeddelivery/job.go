@@ -14,6 +14,7 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/delivery/deliveryqueue"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
@@ -27,8 +28,6 @@ const (
 	FunctionName       = "SignedDelivery"
 	PoisonFunctionName = "SignedDeliveryPoison"
 	QueueName          = "signeddelivery"
-	BindingInvite      = "invite" // queue delivery.QueueInvite
-	BindingUpload      = "upload" // queue delivery.QueueUpload
 )
 
 // Message names the completed session (esign.SealMessage's ids).
@@ -75,16 +74,8 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 	if err != nil {
 		return err
 	}
-	invites, uploads := c.Messages(req.Mode, s.TenantID)
-	for _, m := range invites {
-		if err := funcproto.AddOutput(ctx, BindingInvite, m); err != nil {
-			return err
-		}
-	}
-	for _, m := range uploads {
-		if err := funcproto.AddOutput(ctx, BindingUpload, m); err != nil {
-			return err
-		}
+	if err := deliveryqueue.Add(ctx, c, req.Mode, s.TenantID); err != nil {
+		return err
 	}
 	err = j.record(ctx, s.GroupID, func(s *esign.Session) (esign.Change, error) {
 		return esign.DeliveryStarted(s, c.DeliveryIDs, j.Now().UTC())

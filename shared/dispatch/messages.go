@@ -49,7 +49,9 @@ type NotifyMessage struct {
 
 // AAD binds an encrypted value of a batch to its batch and place: the record's data
 // ("record", index), the approvers ("approvers"), the submitter ("submitter").
-func RecordAAD(batchID string, index int) []byte { return pii.AAD(batchID, "record", strconv.Itoa(index)) }
+func RecordAAD(batchID string, index int) []byte {
+	return pii.AAD(batchID, "record", strconv.Itoa(index))
+}
 
 // ApproversAAD binds Batch.ApproversEnc (the approvers' addresses, JSON array) to its batch.
 func ApproversAAD(batchID string) []byte { return pii.AAD(batchID, "approvers") }
