@@ -38,8 +38,15 @@ func TestRenderAdoptsTheBlobsOfACrashedRun(t *testing.T) {
 	}
 	name := RenderedPrefix + req.Options.CorrelationID + ".pdf"
 	pdf, meta, err := f.blobs.ReadAll(ctx, ContainerDocuments, name, 10<<20)
-	if err != nil {
-		t.Fatalf("the first run's PDF: %v", err)
+	if err != nil || meta[metaRequestHash] == "" || meta[metaPDFHash] != "sha256:"+hexSum(pdf) || meta[metaPages] != "3" {
+		t.Fatalf("the first run's PDF: metadata %v (%v)", meta, err)
+	}
+	// The fill is deterministic; the first run's PDF is made to differ from the retry's (a
+	// comment after its end, its metadata to match) so that only adopting it gives its hash.
+	pdf = append(pdf, "\n% the first run's\n"...)
+	meta[metaPDFHash] = "sha256:" + hexSum(pdf)
+	if _, err := f.blobs.Put(ctx, ContainerDocuments, name, bytes.NewReader(pdf), "application/pdf", meta); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := f.docs.Load(ctx, req.Options.CorrelationID); apperr.KindOf(err) != apperr.KindNotFound {
 		t.Fatalf("document row after the crash: %v", err)
