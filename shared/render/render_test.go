@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/esign"
 )
@@ -239,10 +240,7 @@ func TestRenderRefusals(t *testing.T) {
 			req := f.request(t)
 			c.edit(&req)
 			_, err := f.r.Render(context.Background(), f.by, req)
-			e, ok := apperr.As(err)
-			if !ok || e.Kind != apperr.KindInvalid || len(e.Fields) == 0 || e.Fields[0].Field != c.field {
-				t.Fatalf("err = %#v, want 400 on %s", err, c.field)
-			}
+			wantInvalid(t, err, apperr.CodeInvalidRequest, c.field)
 			if req.Options.CorrelationID != "" && esign.ValidCorrelationID(req.Options.CorrelationID) {
 				if _, err := f.docs.Load(context.Background(), req.Options.CorrelationID); apperr.KindOf(err) != apperr.KindNotFound {
 					t.Fatalf("a document was stored: %v", err)
@@ -347,4 +345,42 @@ func TestRenderRequestHashIgnoresKeyOrder(t *testing.T) {
 func hexSum(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// TestRenderAutoTriggerDeliveryResumed: a run whose delivery sessions were made but whose
+// document update failed is resumed by the retry: the same deliveryIds (a replay, which queues
+// nothing new), document.delivery_started once.
+func TestRenderAutoTriggerDeliveryResumed(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	req := f.request(t)
+	req.TemplateSettings = json.RawMessage(`{"delivery":{"enabled":true,"recipients":[{"email":"r1@example.test"},{"email":"r2@example.test"}]}}`)
+	failing := *f.r
+	failing.Store = &failingDocs{Store: f.docs, failUpdate: true}
+	if _, err := failing.Render(ctx, f.by, req); !errors.Is(err, errStorage) {
+		t.Fatalf("first run: %v, want the injected failure", err)
+	}
+	made, err := f.deliveries.ListByCorrelation(ctx, f.by.TenantID, req.Options.CorrelationID)
+	if err != nil || len(made) != 2 {
+		t.Fatalf("the first run's deliveries: %d (%v)", len(made), err)
+	}
+	for i := 0; i < 2; i++ {
+		res, err := f.r.Render(ctx, f.by, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Delivery == nil || !res.Delivery.Replayed || len(res.Delivery.DeliveryIDs) != 2 ||
+			!slices.Equal(res.Document.DeliveryIDs, res.Delivery.DeliveryIDs) || res.DeliveryMode != "secure-email" {
+			t.Fatalf("retry %d: delivery %+v, document ids %v", i, res.Delivery, res.Document.DeliveryIDs)
+		}
+		for _, id := range res.Delivery.DeliveryIDs {
+			if !slices.ContainsFunc(made, func(d *delivery.Session) bool { return d.DeliveryID == id }) {
+				t.Fatalf("retry %d: delivery %s was not the first run's", i, id)
+			}
+		}
+	}
+	if kinds := f.events(t, req.Options.CorrelationID); count(kinds, document.EvDeliveryStarted) != 1 {
+		t.Fatalf("trail %v, want document.delivery_started once", kinds)
+	}
 }
