@@ -384,3 +384,47 @@ func TestRenderAutoTriggerDeliveryResumed(t *testing.T) {
 		t.Fatalf("trail %v, want document.delivery_started once", kinds)
 	}
 }
+
+// TestRenderDeliveryDocumentName: the file name a recipient sees comes from the title (or
+// options.fileNameTemplate) as a valid delivery documentName: a long title of two-byte
+// characters is kept whole up to 196 characters (not cut inside a character), path separators
+// and line breaks become a dash and a space.
+func TestRenderDeliveryDocumentName(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	greek := "a" + strings.Repeat("Ω", 150)
+	for _, c := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"two-byte title", Options{Title: greek}, greek + ".pdf"},
+		{"longer than a name", Options{Title: strings.Repeat("Ω", 250)}, strings.Repeat("Ω", 196) + ".pdf"},
+		{"separators", Options{Title: `Offer 1/2 \ draft`}, "Offer 1-2 - draft.pdf"},
+		{"file name template with a text field", Options{FileNameTemplate: "{{position}} {{notes}}"}, "Engineer Works remotely on Fridays. Second line.pdf"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := f.request(t)
+			var rec map[string]any
+			if err := json.Unmarshal(req.DataSource, &rec); err != nil {
+				t.Fatal(err)
+			}
+			rec["notes"] = "Works remotely on Fridays.\nSecond line"
+			req.DataSource, _ = json.Marshal(rec)
+			c.opts.CorrelationID = req.Options.CorrelationID
+			req.Options = c.opts
+			req.TemplateSettings = json.RawMessage(`{"delivery":{"enabled":true,"recipients":[{"email":"r1@example.test"}]}}`)
+			res, err := f.r.Render(context.Background(), f.by, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			made, err := f.deliveries.ListByCorrelation(context.Background(), f.by.TenantID, req.Options.CorrelationID)
+			if err != nil || len(made) != 1 || len(res.Delivery.DeliveryIDs) != 1 {
+				t.Fatalf("%d deliveries (%v)", len(made), err)
+			}
+			if made[0].DocumentName != c.want {
+				t.Fatalf("documentName %q, want %q", made[0].DocumentName, c.want)
+			}
+		})
+	}
+}
