@@ -89,6 +89,16 @@ func plan(corr string) delivery.CreateRequest {
 		ExpiresInHours: &hours, Recipients: []delivery.Recipient{{Email: "a@example.test", Name: "A"}, {Email: "b@example.test"}}}
 }
 
+// planJSON is the plan as esign.Creator keeps it (before encryption).
+func planJSON(t *testing.T, req delivery.CreateRequest) []byte {
+	t.Helper()
+	b, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // completed stores a one-signer session carrying thenDeliver (encrypted as esign.Creator does;
 // raw when encrypted is false) and walks it to complete with its signed PDF in the signed
 // container.
@@ -237,10 +247,7 @@ func TestHandleDeliversTheSignedPDF(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	corr := "corr-" + uuid.NewString()
-	p, err := json.Marshal(plan(corr))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := planJSON(t, plan(corr))
 	s := e.completed(t, p, true)
 	r := invoke(t, e.job.Handle, msgOf(s))
 	if r.status != http.StatusOK {
@@ -329,10 +336,7 @@ func TestHandleRefusedPlan(t *testing.T) {
 	corr := "corr-" + uuid.NewString()
 	bad := plan(corr)
 	bad.Recipients = nil
-	p, err := json.Marshal(bad)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := planJSON(t, bad)
 	s := e.completed(t, p, true)
 	if r := invoke(t, e.job.Handle, msgOf(s)); r.status != http.StatusOK || len(r.outputs) != 0 {
 		t.Fatalf("handle: %d outputs %v", r.status, r.outputs)
@@ -351,10 +355,7 @@ func TestHandleRefusedPlan(t *testing.T) {
 func TestHandlePoison(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	p, err := json.Marshal(plan("corr-" + uuid.NewString()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := planJSON(t, plan("corr-"+uuid.NewString()))
 	s := e.completed(t, p, true)
 	for i := 0; i < 2; i++ {
 		if r := invoke(t, e.job.HandlePoison, msgOf(s)); r.status != http.StatusOK || len(r.outputs) != 0 {
@@ -382,10 +383,7 @@ func TestHandlePoison(t *testing.T) {
 func TestHandleRefusesAndAcknowledges(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	p, err := json.Marshal(plan("corr-" + uuid.NewString()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := planJSON(t, plan("corr-"+uuid.NewString()))
 	s := e.completed(t, p, true)
 	for _, m := range []Message{{GroupID: s.GroupID, TenantID: "another-tenant"}, {GroupID: s.GroupID}, {TenantID: s.TenantID}} {
 		body, _ := json.Marshal(m)

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -32,11 +31,7 @@ func TestRenderAdoptsTheBlobsOfACrashedRun(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	req := f.request(t)
-	crashing := *f.r
-	crashing.Store = &failingDocs{Store: f.docs, failCreate: true}
-	if _, err := crashing.Render(ctx, f.by, req); !errors.Is(err, errStorage) {
-		t.Fatalf("first run: %v, want the injected failure", err)
-	}
+	f.failFirst(t, req, &failingDocs{Store: f.docs, failCreate: true})
 	name := RenderedPrefix + req.Options.CorrelationID + ".pdf"
 	pdf, meta, err := f.blobs.ReadAll(ctx, ContainerDocuments, name, 10<<20)
 	if err != nil || meta[metaRequestHash] == "" || meta[metaPDFHash] != "sha256:"+hexSum(pdf) || meta[metaPages] != "3" {
@@ -156,11 +151,7 @@ func TestRenderAutoTriggerResumed(t *testing.T) {
 	ctx := context.Background()
 	req := f.request(t)
 	req.TemplateSettings = json.RawMessage(`{"esign":{"enabled":true,"signers":` + signers + `}}`)
-	failing := *f.r
-	failing.Store = &failingDocs{Store: f.docs, failUpdate: true}
-	if _, err := failing.Render(ctx, f.by, req); !errors.Is(err, errStorage) {
-		t.Fatalf("first run: %v, want the injected failure", err)
-	}
+	f.failFirst(t, req, &failingDocs{Store: f.docs, failUpdate: true})
 	gid, err := f.sessions.GroupByCorrelation(ctx, f.by.TenantID, req.Options.CorrelationID)
 	if err != nil {
 		t.Fatalf("the first run's session: %v", err)
@@ -356,11 +347,7 @@ func TestRenderAutoTriggerDeliveryResumed(t *testing.T) {
 	ctx := context.Background()
 	req := f.request(t)
 	req.TemplateSettings = json.RawMessage(`{"delivery":{"enabled":true,"recipients":[{"email":"r1@example.test"},{"email":"r2@example.test"}]}}`)
-	failing := *f.r
-	failing.Store = &failingDocs{Store: f.docs, failUpdate: true}
-	if _, err := failing.Render(ctx, f.by, req); !errors.Is(err, errStorage) {
-		t.Fatalf("first run: %v, want the injected failure", err)
-	}
+	f.failFirst(t, req, &failingDocs{Store: f.docs, failUpdate: true})
 	made, err := f.deliveries.ListByCorrelation(ctx, f.by.TenantID, req.Options.CorrelationID)
 	if err != nil || len(made) != 2 {
 		t.Fatalf("the first run's deliveries: %d (%v)", len(made), err)

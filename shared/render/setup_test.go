@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,6 +188,16 @@ func (d *failingDocs) Update(ctx context.Context, cid string, step func(*documen
 		return nil, errStorage
 	}
 	return d.Store.Update(ctx, cid, step)
+}
+
+// failFirst renders req on docs, which fail, and checks the render failed with them.
+func (f *fixture) failFirst(t *testing.T, req Request, docs *failingDocs) {
+	t.Helper()
+	failing := *f.r
+	failing.Store = docs
+	if _, err := failing.Render(context.Background(), f.by, req); !errors.Is(err, errStorage) {
+		t.Fatalf("first run: %v, want the injected failure", err)
+	}
 }
 
 // wantInvalid checks err is a 400 of code whose first field is field.
