@@ -415,3 +415,35 @@ func TestRenderDeliveryDocumentName(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderConcurrentAutoTrigger: two renders of one request with templateSettings.esign at
+// once make one signing session; both answer its groupId, one as new; esign_started once.
+func TestRenderConcurrentAutoTrigger(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	req := f.request(t)
+	req.TemplateSettings = json.RawMessage(`{"esign":{"enabled":true,"signers":` + signers + `}}`)
+	var wg sync.WaitGroup
+	results := make([]Result, 2)
+	errs := make([]error, 2)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = f.r.Render(context.Background(), f.by, req)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := results[0], results[1]
+	if a.ESign.Session.GroupID != b.ESign.Session.GroupID || a.ESignNew == b.ESignNew {
+		t.Fatalf("groups %s %s, new %t %t: want one session, made once", a.ESign.Session.GroupID, b.ESign.Session.GroupID, a.ESignNew, b.ESignNew)
+	}
+	if kinds := f.events(t, req.Options.CorrelationID); count(kinds, document.EvESignStarted) != 1 {
+		t.Fatalf("trail %v, want document.esign_started once", kinds)
+	}
+}
