@@ -224,6 +224,14 @@ func TestRenderRefusals(t *testing.T) {
 		{"title with a control character", "options.title", func(r *Request) { r.Options.Title = "Offer\u0007" }},
 		{"title too long", "options.title", func(r *Request) { r.Options.Title = strings.Repeat("t", maxTitle+1) }},
 		{"documentId too long", "options.documentId", func(r *Request) { r.Options.DocumentID = strings.Repeat("d", maxOption+1) }},
+		{"documentIdTemplate of a line break", "options.documentIdTemplate", func(r *Request) {
+			r.Options.DocumentIDTemplate = "{{notes}}"
+			r.DataSource = withNotes(t, r.DataSource, "two\nlines")
+		}},
+		{"documentIdTemplate too long", "options.documentIdTemplate", func(r *Request) {
+			r.Options.DocumentIDTemplate = "{{notes}}"
+			r.DataSource = withNotes(t, r.DataSource, strings.Repeat("Ω", 129))
+		}},
 		{"correlationId form", "options.correlationId", func(r *Request) { r.Options.CorrelationID = "-not an id" }},
 		{"correlationId too long", "options.correlationId", func(r *Request) { r.Options.CorrelationID = strings.Repeat("c", 129) }},
 	} {
@@ -446,4 +454,19 @@ func TestRenderConcurrentAutoTrigger(t *testing.T) {
 	if kinds := f.events(t, req.Options.CorrelationID); count(kinds, document.EvESignStarted) != 1 {
 		t.Fatalf("trail %v, want document.esign_started once", kinds)
 	}
+}
+
+// withNotes is record with its notes set to notes.
+func withNotes(t *testing.T, record json.RawMessage, notes string) json.RawMessage {
+	t.Helper()
+	var rec map[string]any
+	if err := json.Unmarshal(record, &rec); err != nil {
+		t.Fatal(err)
+	}
+	rec["notes"] = notes
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
