@@ -228,6 +228,22 @@ func newDocument(by Caller, req Request, pkg *template.Package, record map[strin
 	if d.DocType == "" {
 		d.DocType = pkg.Name
 	}
+	// what a template made of the record meets the options' own limits, before anything is
+	// written (a documentId of a long text field was refused by the table after the blobs)
+	var errs []apperr.FieldError
+	if o.DocumentID == "" && d.DocumentID != cid {
+		field := "templatePath"
+		if o.DocumentIDTemplate != "" {
+			field = "options.documentIdTemplate"
+		}
+		errs = appendDerived(errs, field, "documentId", d.DocumentID, maxOption)
+	}
+	if o.Title == "" {
+		errs = appendDerived(errs, "templatePath", "title", d.Title, maxTitle)
+	}
+	if len(errs) > 0 {
+		return nil, apperr.Invalid(apperr.CodeInvalidRequest, errs...)
+	}
 	return d, nil
 }
 

@@ -93,3 +93,16 @@ func (o *Options) validate() error {
 	}
 	return nil
 }
+
+// appendDerived adds field's problem when v, the document's what expanded from field's template
+// for the record, is longer than max bytes or not one line of acceptable text.
+func appendDerived(errs []apperr.FieldError, field, what, v string, max int) []apperr.FieldError {
+	why := text.Problem(v, text.Line)
+	if len(v) > max {
+		why = fmt.Sprintf("is longer than %d bytes", max)
+	}
+	if why == "" {
+		return errs
+	}
+	return append(errs, apperr.Field(field, fmt.Sprintf("makes of this record a %s that %s", what, why)))
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/pdf/stamp"
 	"github.com/esign-svc/esign/shared/template"
+	"github.com/esign-svc/esign/shared/text"
 )
 
 // Auto-trigger defaults (spec "Auto-trigger settings", "Limits").
@@ -90,18 +91,28 @@ func deliveryRequest(s *template.DeliverySettings, o Options, pkg *template.Pack
 }
 
 // documentName is the file name a recipient sees: options.fileNameTemplate expanded, else the
-// title, with ".pdf".
+// title, with ".pdf", made a valid delivery documentName: path separators become "-", line
+// breaks and refused characters a space, and it is cut to MaxDocumentName characters (not
+// bytes: a cut inside a character is not UTF-8).
 func documentName(o Options, pkg *template.Package, record map[string]any, d *document.Document) string {
 	name := d.Title
 	if o.FileNameTemplate != "" {
 		name = template.Expand(o.FileNameTemplate, func(k string) string { return pkg.Text(record, k) })
 	}
-	name = strings.TrimSpace(name)
+	name = strings.TrimSpace(strings.Map(func(r rune) rune {
+		switch {
+		case r == '/' || r == '\\':
+			return '-'
+		case r == '\n' || r == '\r' || text.Refused(r):
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(name, "")))
 	if name == "" {
 		name = d.CorrelationID
 	}
-	if len(name) > delivery.MaxDocumentName-4 {
-		name = name[:delivery.MaxDocumentName-4]
+	if r := []rune(name); len(r) > delivery.MaxDocumentName-4 {
+		name = strings.TrimSpace(string(r[:delivery.MaxDocumentName-4]))
 	}
 	if !strings.HasSuffix(strings.ToLower(name), ".pdf") {
 		name += ".pdf"

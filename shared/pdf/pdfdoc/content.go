@@ -44,10 +44,12 @@ func Wrap(f *Font, s string, size, width float64) []string {
 				line = ""
 			}
 			for TextWidth(f, word, size) > width && utf8.RuneCountInString(word) > 1 {
+				// the longest head that fits, grown from one letter: measuring from the whole
+				// word down made a long word cubic in its length
 				rs := []rune(word)
-				n := len(rs) - 1
-				for n > 1 && TextWidth(f, string(rs[:n]), size) > width {
-					n--
+				n := 1
+				for n+1 < len(rs) && TextWidth(f, string(rs[:n+1]), size) <= width {
+					n++
 				}
 				lines = append(lines, string(rs[:n]))
 				word = string(rs[n:])

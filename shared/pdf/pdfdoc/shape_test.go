@@ -1,6 +1,9 @@
 package pdfdoc
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestShape(t *testing.T) {
 	t.Parallel()
@@ -67,6 +70,33 @@ func TestWrapNarrow(t *testing.T) {
 	for _, width := range []float64{0, 1} {
 		if got := Wrap(f, "ab c", 10, width); len(got) != 3 || got[0] != "a" || got[1] != "b" || got[2] != "c" {
 			t.Errorf("Wrap at width %v = %q, want [a b c]", width, got)
+		}
+	}
+}
+
+// TestWrapLongWord: a word wider than the line is cut into the longest heads that fit, in
+// order, Latin and two-byte letters alike.
+func TestWrapLongWord(t *testing.T) {
+	t.Parallel()
+	d := New()
+	f, err := NewFont(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, word := range []string{strings.Repeat("a", 700), strings.Repeat("Ωλ", 400)} {
+		const size, width = 10, 150
+		lines := Wrap(f, "x "+word, size, width)
+		if len(lines) < 3 || lines[0] != "x" || strings.Join(lines[1:], "") != word {
+			t.Fatalf("Wrap = %d lines starting %q, want x then the word in pieces", len(lines), lines[0])
+		}
+		for i, line := range lines[1:] {
+			rs := []rune(line)
+			if TextWidth(f, line, size) > width {
+				t.Fatalf("line %d (%d letters) is wider than %v", i+1, len(rs), float64(width))
+			}
+			if i+2 < len(lines) && TextWidth(f, line+string([]rune(lines[i+2])[:1]), size) <= width {
+				t.Fatalf("line %d (%d letters) could hold the next letter", i+1, len(rs))
+			}
 		}
 	}
 }
