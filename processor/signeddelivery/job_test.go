@@ -18,6 +18,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/delivery/deliveryqueue"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
@@ -203,7 +204,7 @@ func invoke(t *testing.T, h func(context.Context, funcproto.QueueMessage) error,
 // invites are the reply's invitation messages (one object or an array of them).
 func (r reply) invites(t *testing.T) []delivery.InviteMessage {
 	t.Helper()
-	raw, ok := r.outputs[BindingInvite]
+	raw, ok := r.outputs[deliveryqueue.BindingInvite]
 	if !ok {
 		return nil
 	}
