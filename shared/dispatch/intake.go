@@ -157,7 +157,7 @@ func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) 
 	var jsonl bytes.Buffer
 	for i, raw := range raws {
 		records[i], results[i] = checkRecord(pkg, recs[i], bs, now)
-		records[i].BatchID, records[i].Index = b.BatchID, i
+		records[i].BatchID, records[i].Index, results[i].Index = b.BatchID, i, i
 		if records[i].DataEnc, err = in.Cipher.Encrypt(raw, RecordAAD(b.BatchID, i)); err != nil {
 			return Submitted{}, err
 		}
@@ -438,7 +438,7 @@ func recipientResults(own map[string]any, required bool) []template.Result {
 	}
 	for i, e := range emails {
 		if !plainAddress(e) {
-			return bad(KeyRecipientEmail, fmt.Sprintf("address %d is not a plain e-mail address (name@example.com)", i+1))
+			return bad(KeyRecipientEmail, fmt.Sprintf("address %d is not a plain e-mail address", i+1))
 		}
 	}
 	if n, present := own[KeyRecipientName]; present && n != nil {
