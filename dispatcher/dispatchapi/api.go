@@ -71,6 +71,19 @@ func (a *API) caller(r *http.Request, roles ...string) (auth.Principal, error) {
 	return guard.Gate{Verifier: a.Verifier, Licence: a.Licence, Feature: licence.FeatureDispatch}.Caller(r, roles...)
 }
 
+// readOwn is the prologue of the routes that read one batch: a reader of the tenant, no body,
+// the batch of the path (another tenant's is batchstore.ErrNotFound).
+func (a *API) readOwn(r *http.Request) (*dispatch.Batch, error) {
+	p, err := a.caller(r, readers...)
+	if err != nil {
+		return nil, err
+	}
+	if err := web.NoBody(r); err != nil {
+		return nil, err
+	}
+	return a.loadOwn(r.Context(), p.TenantID, r.PathValue("batchId"))
+}
+
 // loadOwn loads a batch of the caller's tenant; another tenant's is batchstore.ErrNotFound.
 func (a *API) loadOwn(ctx context.Context, tenant, batchID string) (*dispatch.Batch, error) {
 	b, err := a.Store.Load(ctx, batchID)
@@ -166,14 +179,7 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 // get is GET /api/dispatch/batch/{batchId}: the batch with its validation results (read from
 // its JSON receipt). Errors: 404 batch_not_found.
 func (a *API) get(w http.ResponseWriter, r *http.Request) error {
-	p, err := a.caller(r, readers...)
-	if err != nil {
-		return err
-	}
-	if err := web.NoBody(r); err != nil {
-		return err
-	}
-	b, err := a.loadOwn(r.Context(), p.TenantID, r.PathValue("batchId"))
+	b, err := a.readOwn(r)
 	if err != nil {
 		return err
 	}
@@ -210,13 +216,10 @@ type recordOut struct {
 // records is GET /api/dispatch/batch/{batchId}/records?status=&continuationToken=&limit=:
 // the batch's records in index order, a page at a time (default 100, at most 1000). status
 // filters by intake status (DISPATCH_READY, INVALID) or processing state (pending, done,
-// failed, not-queued). Errors: 400 naming status, limit or continuationToken; 404.
+// failed, not-queued). Errors: 404; 400 naming status, limit or continuationToken.
 func (a *API) records(w http.ResponseWriter, r *http.Request) error {
-	p, err := a.caller(r, readers...)
+	b, err := a.readOwn(r)
 	if err != nil {
-		return err
-	}
-	if err := web.NoBody(r); err != nil {
 		return err
 	}
 	q := r.URL.Query()
@@ -236,10 +239,6 @@ func (a *API) records(w http.ResponseWriter, r *http.Request) error {
 			return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("limit", "must be 1 to 1000"))
 		}
 		limit = n
-	}
-	b, err := a.loadOwn(r.Context(), p.TenantID, r.PathValue("batchId"))
-	if err != nil {
-		return err
 	}
 	page, err := a.Store.Records(r.Context(), b.BatchID, status, q.Get("continuationToken"), limit)
 	if err != nil {
@@ -265,14 +264,7 @@ func (a *API) records(w http.ResponseWriter, r *http.Request) error {
 // receipt is GET /api/dispatch/batch/{batchId}/receipt: the stored intake receipt PDF.
 // Errors: 404.
 func (a *API) receipt(w http.ResponseWriter, r *http.Request) error {
-	p, err := a.caller(r, readers...)
-	if err != nil {
-		return err
-	}
-	if err := web.NoBody(r); err != nil {
-		return err
-	}
-	b, err := a.loadOwn(r.Context(), p.TenantID, r.PathValue("batchId"))
+	b, err := a.readOwn(r)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/esign"
-	"github.com/esign-svc/esign/shared/funcproto"
 )
 
 // Output binding names of the batch routes (the render route and decide) in function.json.
@@ -24,12 +23,7 @@ func EmitBatch(ctx context.Context, b *dispatch.Batch, ch dispatch.Change) error
 	if err != nil {
 		return err
 	}
-	for _, o := range outs {
-		if err := funcproto.AddOutput(ctx, o.binding, o.msg); err != nil {
-			return err
-		}
-	}
-	return nil
+	return add(ctx, outs)
 }
 
 func batchOutputs(b *dispatch.Batch, ch dispatch.Change) ([]output, error) {

@@ -38,10 +38,8 @@ const (
 	KeyRecipientName  = "recipientName"
 )
 
-// Templates loads template packages (template.Loader).
-type Templates interface {
-	Load(ctx context.Context, field, templatePath string) (*template.Package, error)
-}
+// Templates loads template packages (template.Loader), as the render use case does.
+type Templates = render.Templates
 
 // Blobs writes a batch's blobs and reads them back (blobstore.Store).
 type Blobs interface {
