@@ -68,6 +68,9 @@ param secretsAdminObjectId string
 @maxValue(10)
 param trustedProxyHops int = 1
 
+@description('Whether the submitter of a dispatch batch may also decide it (approve, reject, request changes); by default another approver of the tenant must.')
+param dispatchAllowSelfApproval bool = false
+
 @description('Elastic Premium keeps the handlers warm; Y1 (consumption) is cheaper and colder.')
 @allowed(['EP1', 'EP2', 'Y1'])
 param planSku string = 'EP1'
@@ -317,6 +320,7 @@ resource dispatcher 'Microsoft.Web/sites@2023-12-01' = {
         { name: 'LICENCE', value: kvRef.licence }
         { name: 'LICENCE_PUBLIC_KEY', value: licencePublicKey }
         { name: 'TRUSTED_PROXY_HOPS', value: string(trustedProxyHops) }
+        { name: 'DISPATCH_ALLOW_SELF_APPROVAL', value: string(dispatchAllowSelfApproval) }
       ])
     }
   }

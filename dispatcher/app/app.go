@@ -12,6 +12,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
+	"github.com/esign-svc/esign/shared/dispatch/batchstore"
 	"github.com/esign-svc/esign/shared/document/documentstore"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
@@ -35,6 +36,7 @@ type Deps struct {
 	Sessions   *sessionstore.Store
 	Deliveries *deliverystore.Store
 	Documents  *documentstore.Store // rendered documents
+	Batches    *batchstore.Store    // dispatch batches
 	Templates  *template.Loader     // template packages, cached by ETag
 	// Graph validates sharePointTarget at delivery create time (the processor uploads); nil
 	// without GRAPH_* settings: modes sharepoint and both are then refused (400).
@@ -85,6 +87,10 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
+	batches, err := batchstore.New(acct, batchstore.TableBatches, batchstore.TableIndex)
+	if err != nil {
+		return nil, err
+	}
 	sessions.InviteChecks().SetAfter(cfg.InviteCheckAfter)
 	deliveries.InviteChecks().SetAfter(cfg.InviteCheckAfter)
 	gc, err := cfg.Graph.Client()
@@ -97,7 +103,7 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	}
 	blobs := blobstore.New(acct)
 	return &Deps{Config: cfg, Account: acct, Verifier: ver, Licence: lic, Sessions: sessions, Deliveries: deliveries,
-		Documents: documents, Templates: &template.Loader{Blobs: blobs}, Graph: gc, Blobs: blobs,
+		Documents: documents, Batches: batches, Templates: &template.Loader{Blobs: blobs}, Graph: gc, Blobs: blobs,
 		Tokens: tokens.NewCodec(cfg.Tokens), Senders: send, Outbox: box, Logger: logger}, nil
 }
 
@@ -115,6 +121,9 @@ func New(ctx context.Context, d *Deps) (http.Handler, error) {
 	}
 	if err := d.Documents.Ensure(ensureCtx); err != nil {
 		return nil, fmt.Errorf("document table: %w", err)
+	}
+	if err := d.Batches.Ensure(ensureCtx); err != nil {
+		return nil, fmt.Errorf("dispatch tables: %w", err)
 	}
 	if d.Outbox != nil {
 		if err := d.Outbox.Ensure(ensureCtx); err != nil {

@@ -36,13 +36,18 @@ type Config struct {
 	// X-Forwarded-For. The client address recorded as evidence is the entry the outermost of
 	// them appended (web.ClientIPBehind); 0 takes the connection's remote address.
 	TrustedProxyHops int
-	Settings         map[string]string // what was read, secrets masked (for the start-up log)
+	// AllowSelfApproval is DISPATCH_ALLOW_SELF_APPROVAL (default false): the submitter of a
+	// dispatch batch may decide it.
+	AllowSelfApproval bool
+	Settings          map[string]string // what was read, secrets masked (for the start-up log)
 }
 
 // Settings of the dispatcher named in more than one place.
 const (
 	SettingInviteCheckAfter = "INVITE_CHECK_AFTER" // the delay of the invitation check
 	SettingTrustedProxyHops = "TRUSTED_PROXY_HOPS" // the proxies that append to X-Forwarded-For
+	// SettingAllowSelfApproval lets a batch's submitter decide it.
+	SettingAllowSelfApproval = "DISPATCH_ALLOW_SELF_APPROVAL"
 )
 
 // MaxTrustedProxyHops bounds TRUSTED_PROXY_HOPS.
@@ -85,6 +90,7 @@ func Load(lookup config.Lookup) (Config, error) {
 		r.Check(SettingInviteCheckAfter, fmt.Errorf("must be at least 1m (the queue delivers the invitation first)"))
 	}
 	c.TrustedProxyHops = r.Int(SettingTrustedProxyHops, web.DefaultTrustedProxyHops, 0, MaxTrustedProxyHops)
+	c.AllowSelfApproval = r.Bool(SettingAllowSelfApproval, false)
 	c.Settings = r.Summary()
 	return c, r.Err()
 }

@@ -5,14 +5,18 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/esign-svc/esign/dispatcher/callback"
 	"github.com/esign-svc/esign/dispatcher/deliveryapi"
+	"github.com/esign-svc/esign/dispatcher/dispatchapi"
 	"github.com/esign-svc/esign/dispatcher/documentsapi"
 	"github.com/esign-svc/esign/dispatcher/esignapi"
 	"github.com/esign-svc/esign/dispatcher/health"
 	"github.com/esign-svc/esign/dispatcher/portal"
 	"github.com/esign-svc/esign/dispatcher/renderapi"
 	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/documents"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/graph"
@@ -30,7 +34,8 @@ var invoked = []string{
 	"PortalDecline",  // notify and seal outputs
 	"Callback",       // seal and notify outputs
 	"CreateDelivery", // delivery invitation and upload queues
-	"Render",         // auto-trigger: notify, delivery invitation and upload queues
+	"Render",         // auto-trigger: notify, delivery invitation and upload queues; batch: dispatch, dispatch-notify
+	"DecideBatch",    // approve: the dispatch queue
 }
 
 // InvokedFunctions lists the functions invoked by name (see invoked).
@@ -39,7 +44,8 @@ func InvokedFunctions() []string { return slices.Clone(invoked) }
 // routes builds each area of the API once, from d, and registers its routes on mux, in this
 // order: health; the signing sessions' requester routes with the admin seal routes; the portal
 // (session, document proxy, then the signer's OTP challenge and cross-device transfer, which
-// share the portal's API); the signed portal callback; secure delivery; document upload; render.
+// share the portal's API); the signed portal callback; secure delivery; document upload; render
+// (with the batch intake); the batch routes.
 func routes(mux *http.ServeMux, d *Deps) {
 	mux.Handle("GET /api/health", health.Handler{Prober: d.Account, Version: version.Engine})
 
@@ -75,9 +81,13 @@ func routes(mux *http.ServeMux, d *Deps) {
 
 	(&renderapi.API{Renderer: &render.Renderer{Templates: d.Templates, Blobs: d.Blobs, Store: d.Documents,
 		Sessions: d.Sessions, ESign: sessions, Delivery: deliveries, Now: time.Now},
+		Intake: &dispatch.Intake{Templates: d.Templates, Blobs: d.Blobs, Store: d.Batches, Cipher: d.Config.PIICipher,
+			Now: time.Now, NewID: uuid.NewString},
 		Verifier: d.Verifier, Licence: d.Licence}).Routes(mux)
 	(&documentsapi.API{
 		Uploader: &documents.Uploader{Blobs: d.Blobs, Now: time.Now, NewID: documents.NewID},
 		Verifier: d.Verifier, Licence: d.Licence,
 	}).Routes(mux)
+	(&dispatchapi.API{Store: d.Batches, Blobs: d.Blobs, Verifier: d.Verifier, Licence: d.Licence,
+		AllowSelfApproval: d.Config.AllowSelfApproval, Now: time.Now}).Routes(mux)
 }

@@ -35,6 +35,11 @@ func Emit(ctx context.Context, s *esign.Session, slots []esign.Slot, ch esign.Ch
 	if err != nil {
 		return err
 	}
+	return add(ctx, outs)
+}
+
+// add adds every output, in order.
+func add(ctx context.Context, outs []output) error {
 	for _, o := range outs {
 		if err := funcproto.AddOutput(ctx, o.binding, o.msg); err != nil {
 			return err

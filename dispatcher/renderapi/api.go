@@ -1,18 +1,24 @@
 // Package renderapi serves POST /api/render (DESIGN 9): one record rendered from a template
-// package, with the auto-trigger of templateSettings. It authenticates an Entra ID JWT with the
-// initiator role and the licence's esign feature; the render and its auto-trigger are the
-// domain's (shared/render); this package decodes, authorises, calls it, queues what auto-trigger
-// asks for (signer invitations, delivery invitations and uploads) and encodes.
+// package, with the auto-trigger of templateSettings, or, for an array of records, a batch
+// submitted to dispatch (the intake receipt in answer). It authenticates an Entra ID JWT with the
+// initiator role and the licence's esign feature (and dispatch for a batch); the render and its
+// auto-trigger are the domain's (shared/render), the batch intake too (shared/dispatch); this
+// package decodes, authorises, calls them, queues what they ask for (signer invitations,
+// delivery invitations and uploads; the approvers' notice, the batch's dispatch) and encodes.
 package renderapi
 
 import (
+	"mime"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/esign-svc/esign/dispatcher/deliveryapi"
 	"github.com/esign-svc/esign/dispatcher/effects"
 	"github.com/esign-svc/esign/dispatcher/esignapi"
 	"github.com/esign-svc/esign/dispatcher/guard"
 	"github.com/esign-svc/esign/shared/auth"
+	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/render"
@@ -20,19 +26,26 @@ import (
 	"github.com/esign-svc/esign/shared/web"
 )
 
-// MaxRenderBody bounds a render request of one record (DESIGN 5: render requests are larger
-// than the 1 MiB of other JSON routes).
-const MaxRenderBody = 4 << 20
+// MaxRenderBody bounds a render request: a batch of up to 10,000 records (DESIGN 9).
+const MaxRenderBody = dispatch.MaxBodySize
+
+// Response headers of a batch submit (spec "Batch dispatch").
+const (
+	HeaderBatchID       = "X-Service-BatchId"
+	HeaderCorrelationID = "X-Service-CorrelationId"
+	HeaderReadiness     = "X-Service-DispatchReadiness"
+)
 
 // API holds what the route needs.
 type API struct {
 	Renderer *render.Renderer
+	Intake   *dispatch.Intake
 	Verifier *auth.Verifier
 	Licence  *licence.Licence
 }
 
-// Routes registers POST /api/render. Its function is invoked (queue outputs notify, invite and
-// upload).
+// Routes registers POST /api/render. Its function is invoked (queue outputs notify, invite,
+// upload, dispatch and dispatchnotify).
 func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("POST /api/render", web.Handle(a.render))
 }
@@ -63,8 +76,8 @@ type TemplateRef struct {
 // render is POST /api/render with one record: 201 with the document (and what auto-trigger
 // started), or 200 with the same answer for an idempotent retry. Errors: 401; 403 licence or
 // role; 400 naming the field at fault (record_invalid with ruleId per failed rule,
-// template_invalid, template_not_found, invalid_blob_path, batch_not_available for an array);
-// 409 document_exists; 413 body.
+// template_invalid, template_not_found, invalid_blob_path); 409 document_exists; 413 body. An
+// array of records is a batch (see batch).
 func (a *API) render(w http.ResponseWriter, r *http.Request) error {
 	p, err := guard.Gate{Verifier: a.Verifier, Licence: a.Licence, Feature: licence.FeatureEsign}.Caller(r, auth.RoleInitiator)
 	if err != nil {
@@ -75,6 +88,9 @@ func (a *API) render(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	who := kernel.Actor{Kind: "initiator", ID: p.CallerID(), IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
+	if req.Batch() {
+		return a.batch(w, r, p, who, req)
+	}
 	res, err := a.Renderer.Render(r.Context(), render.Caller{TenantID: p.TenantID, CallerID: who.ID, Actor: who}, req)
 	if err != nil {
 		return err
@@ -107,4 +123,56 @@ func (a *API) render(w http.ResponseWriter, r *http.Request) error {
 		status = http.StatusOK
 	}
 	return web.JSON(w, status, out)
+}
+
+// batch is POST /api/render with an array of records: the batch is validated and stored, and
+// the intake receipt answers, 202 (422 when the batch is invalid), as a PDF or, for Accept:
+// application/json, as JSON, with the batch's ids and readiness in the X-Service-* headers. The
+// approvers' notice (pending-approval) or the dispatch message (queued) go out as queue outputs.
+// Errors: 403 licence_feature_missing without the dispatch feature; the intake's 400s
+// (dispatch_required, the field at fault).
+func (a *API) batch(w http.ResponseWriter, r *http.Request, p auth.Principal, who kernel.Actor, req render.Request) error {
+	if err := a.Licence.Require(licence.FeatureDispatch); err != nil {
+		return err
+	}
+	sub, err := a.Intake.Submit(r.Context(), dispatch.Submitter{TenantID: p.TenantID, CallerID: who.ID, Email: p.Email, Actor: who}, req)
+	if err != nil {
+		return err
+	}
+	if err := effects.EmitBatch(r.Context(), sub.Batch, sub.Change); err != nil {
+		return err
+	}
+	status := http.StatusAccepted
+	if sub.Batch.Readiness == dispatch.ReadyInvalid {
+		status = http.StatusUnprocessableEntity
+	}
+	h := w.Header()
+	h.Set(HeaderBatchID, sub.Batch.BatchID)
+	h.Set(HeaderCorrelationID, sub.Batch.CorrelationID)
+	h.Set(HeaderReadiness, string(sub.Batch.Readiness))
+	if WantsJSON(r) {
+		return web.JSON(w, status, sub.Receipt)
+	}
+	return WritePDF(w, status, sub.PDF)
+}
+
+// WantsJSON reports whether the request's Accept names application/json (the receipt as JSON
+// instead of its PDF).
+func WantsJSON(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part))
+		if mt == "application/json" {
+			return true
+		}
+	}
+	return false
+}
+
+// WritePDF answers a PDF.
+func WritePDF(w http.ResponseWriter, status int, pdf []byte) error {
+	w.Header().Set("Content-Type", "application/pdf")
+	w.Header().Set("Content-Length", strconv.Itoa(len(pdf)))
+	w.WriteHeader(status)
+	_, err := w.Write(pdf)
+	return err
 }

@@ -32,6 +32,9 @@ type Principal struct {
 	ObjectID string   // oid
 	Name     string   // name (may be empty for app-only tokens)
 	Roles    []string // roles
+	// Email is the caller's address: the `email` claim, else `preferred_username` or `upn`
+	// when it is an address; empty for app-only tokens. Personal data: never logged.
+	Email string
 }
 
 // CallerID is the caller's id as the audit trail records it: the object id (oid), else the

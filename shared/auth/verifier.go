@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/mail"
 	"net/url"
 	"os"
 	"strings"
@@ -235,6 +236,7 @@ func principalOf(tok jwt.Token) (Principal, error) {
 	if p.Name, ok = stringClaim(claims, "name"); !ok {
 		return Principal{}, invalid("the token's name claim is not a string")
 	}
+	p.Email = emailOf(claims)
 	if r, present := claims["roles"]; present {
 		list, isList := r.([]any)
 		if !isList {
@@ -249,6 +251,18 @@ func principalOf(tok jwt.Token) (Principal, error) {
 		}
 	}
 	return p, nil
+}
+
+// emailOf is the first of the email, preferred_username and upn claims that is a plain
+// address; "" when none is.
+func emailOf(claims map[string]any) string {
+	for _, name := range []string{"email", "preferred_username", "upn"} {
+		s, _ := stringClaim(claims, name)
+		if a, err := mail.ParseAddress(s); s != "" && len(s) <= 254 && err == nil && a.Address == s {
+			return s
+		}
+	}
+	return ""
 }
 
 // stringClaim returns the claim as a string: ("", true) when absent, (_, false) when not a string.

@@ -486,3 +486,30 @@ func TestConcurrentMissesShareOneFetch(t *testing.T) {
 		t.Fatalf("fetches = %d, want 1", got)
 	}
 }
+
+// The caller's address is the email claim, else preferred_username or upn when that is an
+// address; a claim that is no address is passed over.
+func TestPrincipalEmail(t *testing.T) {
+	t.Parallel()
+	a, _, _ := keys(t)
+	v := newURLVerifier(t, newJWKSServer(t, jwksOf(t, a)).URL, newClock(t0))
+	for _, c := range []struct {
+		name string
+		set  claims
+		want string
+	}{
+		{"none", goodClaims(), ""},
+		{"email", goodClaims().with("email", "ada@example.com").with("preferred_username", "other@example.com"), "ada@example.com"},
+		{"preferred_username", goodClaims().with("preferred_username", "ada@example.com"), "ada@example.com"},
+		{"upn after a name that is no address", goodClaims().with("preferred_username", "ADA\\ada").with("upn", "ada@corp.example"), "ada@corp.example"},
+		{"display form refused", goodClaims().with("email", "Ada <ada@example.com>"), ""},
+	} {
+		p, err := v.Verify(context.Background(), mint(t, a, c.set))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if p.Email != c.want {
+			t.Errorf("%s: Email %q, want %q", c.name, p.Email, c.want)
+		}
+	}
+}

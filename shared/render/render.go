@@ -152,11 +152,10 @@ func (r *Renderer) plan(ctx context.Context, by Caller, req Request) (*plan, err
 	if req.TemplatePath == "" {
 		return nil, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("templatePath", "is required"))
 	}
-	if req.Batch() {
-		return nil, apperr.Invalid("batch_not_available",
-			apperr.Field("dataSource", "an array of records is batch dispatch, which this service does not offer yet: render one record (an object)"))
+	if req.Batch() { // the route hands an array to batch dispatch (dispatch.Intake)
+		return nil, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("dataSource", "must be one record (an object)"))
 	}
-	if err := req.Options.validate(); err != nil {
+	if err := req.Options.Validate(); err != nil {
 		return nil, err
 	}
 	record, err := req.Record()

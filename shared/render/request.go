@@ -69,8 +69,8 @@ func DecodeRecord(field string, raw []byte) (map[string]any, error) {
 	return rec, nil
 }
 
-// validate checks the options' lengths and characters; the correlationId's form is esign's.
-func (o *Options) validate() error {
+// Validate checks the options' lengths and characters; the correlationId's form is esign's.
+func (o *Options) Validate() error {
 	var errs []apperr.FieldError
 	for _, f := range []struct {
 		name, v string

@@ -14,6 +14,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -84,7 +85,10 @@ type TokenOptions struct {
 	Subject  string
 	ObjectID string
 	Name     string
-	Now      time.Time
+	// Email is the preferred_username claim, the caller's address (default
+	// <subject's local part>@dev.example.test).
+	Email string
+	Now   time.Time
 	// NotBefore, when set, overrides nbf (default: Now).
 	NotBefore time.Time
 }
@@ -119,9 +123,13 @@ func (p *IdP) Mint(o TokenOptions) (string, error) {
 	if o.Name == "" {
 		o.Name = "Dev User"
 	}
+	if o.Email == "" {
+		local, _, _ := strings.Cut(o.Subject, "@")
+		o.Email = local + "@dev.example.test"
+	}
 	claims := map[string]any{
 		"iss": o.Issuer, "aud": o.Audience, "sub": o.Subject, "oid": o.ObjectID, "tid": o.Tenant,
-		"name": o.Name, "ver": "2.0",
+		"name": o.Name, "preferred_username": o.Email, "ver": "2.0",
 		"iat": o.Now.Unix(), "nbf": o.NotBefore.Unix(), "exp": o.Now.Add(o.TTL).Unix(),
 	}
 	if !o.NoRoles {

@@ -13,10 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/esign-svc/esign/dispatcher/callback"
-	"github.com/esign-svc/esign/dispatcher/renderapi"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/callbacksig"
+	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/documents"
 	"github.com/esign-svc/esign/shared/otp/otpflow"
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
@@ -44,6 +46,7 @@ const (
 	authDocument                   // the portal access token in the path ({token})
 	authDelivery                   // the delivery access token as ?t=
 	authSigned                     // X-Esign-Signature over the raw body (the callback)
+	authApprover                   // Entra ID JWT with Dispatch.Approver (and the host key)
 )
 
 // bodyRoute is one route of the dispatcher: its function, method and route template (as its
@@ -93,7 +96,13 @@ var bodyRoutes = []bodyRoute{
 	{"DeliveryOTPSend", "POST", "delivery/{deliveryId}/otp/send", bodyNone, web.MaxJSONBody, authDelivery, false},
 	{"DeliveryOTPVerify", "POST", "delivery/{deliveryId}/otp/verify", bodyJSON, otpflow.MaxBody, authDelivery, false},
 	{"UploadDocument", "POST", "documents", bodyPDF, documents.MaxBytes, authInitiator, true},
-	{"Render", "POST", "render", bodyJSON, renderapi.MaxRenderBody, authInitiator, true},
+	{"Render", "POST", "render", bodyJSON, dispatch.MaxBodySize, authInitiator, true},
+	{"ListBatches", "GET", "dispatch/batch", bodyNone, web.MaxJSONBody, authInitiator, true},
+	{"GetBatch", "GET", "dispatch/batch/{batchId}", bodyNone, web.MaxJSONBody, authInitiator, true},
+	{"BatchRecords", "GET", "dispatch/batch/{batchId}/records", bodyNone, web.MaxJSONBody, authInitiator, true},
+	{"BatchReceipt", "GET", "dispatch/batch/{batchId}/receipt", bodyNone, web.MaxJSONBody, authInitiator, true},
+	{"DecideBatch", "POST", "dispatch/batch/{batchId}/decide", bodyJSON, web.MaxJSONBody, authApprover, true},
+	{"CancelBatch", "POST", "dispatch/batch/{batchId}/cancel", bodyNone, web.MaxJSONBody, authInitiator, true},
 }
 
 // bodyCase is one body sent to every route, and the answer each kind of route gives it.
@@ -171,7 +180,7 @@ func newBodyFixture(t *testing.T) *bodyFixture {
 	d := createDelivery(t, tenantA, deliveryBody(t, "secure-email", 1))[0]
 	return &bodyFixture{
 		vals: map[string]string{"groupId": created.str("groupId"), "correlationId": body["correlationId"].(string),
-			"slotIndex": "0", "deliveryId": d.ID, "token": url.PathEscape(act.str("accessToken"))},
+			"slotIndex": "0", "deliveryId": d.ID, "batchId": uuid.NewString(), "token": url.PathEscape(act.str("accessToken"))},
 		access: act.str("accessToken"), delivery: d.Token, secret: callbackSecret(t),
 	}
 }
@@ -191,6 +200,8 @@ func (f *bodyFixture) send(t *testing.T, rt bodyRoute, contentType string, raw [
 			h["Authorization"] = "Bearer " + svc.jwt(t, tenantA, "Esign.Initiator")
 		case authAdmin:
 			h["Authorization"] = "Bearer " + svc.jwt(t, tenantA, "Service.Admin")
+		case authApprover:
+			h["Authorization"] = "Bearer " + svc.jwt(t, tenantA, "Dispatch.Approver")
 		case authPortal:
 			h["Authorization"] = "Bearer " + f.access
 		case authDelivery:

@@ -17,7 +17,8 @@ import (
 )
 
 // TestLicenceWithoutEsignRefusesSigningRoutes runs a second dispatcher whose licence lacks the
-// esign feature: every signing route answers 403 licence_feature_missing, health still works.
+// esign and dispatch features: every signing and batch route answers 403
+// licence_feature_missing, health still works.
 func TestLicenceWithoutEsignRefusesSigningRoutes(t *testing.T) {
 	t.Parallel()
 	raw, err := os.ReadFile(filepath.Join(svc.keysDir, devkeys.KeysDir, devkeys.FileOperatorKey))
@@ -57,6 +58,12 @@ func TestLicenceWithoutEsignRefusesSigningRoutes(t *testing.T) {
 		{"POST", "/api/esign/session/x/cancel"},
 		{"POST", "/api/esign/session/x/revoke"},
 		{"DELETE", "/api/esign/session/x/slots/0/email"},
+		{"GET", "/api/dispatch/batch"},
+		{"GET", "/api/dispatch/batch/x"},
+		{"GET", "/api/dispatch/batch/x/records"},
+		{"GET", "/api/dispatch/batch/x/receipt"},
+		{"POST", "/api/dispatch/batch/x/decide"},
+		{"POST", "/api/dispatch/batch/x/cancel"},
 	} {
 		r := call(t, rt.method, h.URL()+rt.path+"?code="+h.HostKey(), createBody(t, "single", 1), tok)
 		if r.Status != 403 || r.code() != "licence_feature_missing" {

@@ -260,11 +260,11 @@ func TestRenderRefusals(t *testing.T) {
 			}
 		})
 	}
-	t.Run("an array is batch dispatch", func(t *testing.T) {
+	t.Run("an array without dispatch asked for", func(t *testing.T) {
 		t.Parallel()
 		body := renderBody(pkg, nil)
 		body["dataSource"] = []any{offerRecord()}
-		if r := renderCall(t, tenantA, body); r.Status != http.StatusBadRequest || r.code() != "batch_not_available" {
+		if r := renderCall(t, tenantA, body); r.Status != http.StatusBadRequest || r.code() != "dispatch_required" {
 			t.Fatalf("%d %s", r.Status, r.Raw)
 		}
 	})

@@ -51,7 +51,14 @@ type Doc struct {
 	root       types.IndirectRef
 	info       *types.IndirectRef
 	finishers  []func() error
+	// ascii: the update is written in 7-bit ASCII only (see SetASCII).
+	ascii bool
 }
+
+// SetASCII makes the update 7-bit ASCII text: no binary comment after the header, and every
+// stream ASCII85-encoded over its own filters. Such a PDF passes unchanged through a channel
+// that carries text only (the Functions host's HTTP output of an invoked function).
+func (d *Doc) SetASCII() { d.ascii = true }
 
 // New starts an empty document (no source): the caller adds pages with AddPage.
 func New() *Doc {

@@ -2,6 +2,7 @@ package pdfdoc
 
 import (
 	"bytes"
+	"encoding/ascii85"
 	"fmt"
 	"sort"
 	"strconv"
@@ -67,7 +68,10 @@ func (d *Doc) Update(infoRef *types.IndirectRef) ([]byte, error) {
 	sort.Ints(nrs)
 	var out bytes.Buffer
 	out.Grow(estimate)
-	if d.base == nil {
+	switch {
+	case d.base == nil && d.ascii:
+		out.WriteString("%PDF-1.7\n")
+	case d.base == nil:
 		out.WriteString("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
 	}
 	if n := len(d.base); n > 0 && d.base[n-1] != '\n' && d.base[n-1] != '\r' {
@@ -80,6 +84,9 @@ func (d *Doc) Update(infoRef *types.IndirectRef) ([]byte, error) {
 		fmt.Fprintf(&out, "%d %d obj\n", nr, d.gens[nr])
 		switch v := d.objs[nr].(type) {
 		case Stream:
+			if d.ascii {
+				v = asciiStream(v)
+			}
 			sd := v.Dict.Clone().(types.Dict)
 			sd.Update("Length", types.Integer(len(v.Data)))
 			out.WriteString(sd.PDFString())
@@ -111,6 +118,34 @@ func (d *Doc) Update(infoRef *types.IndirectRef) ([]byte, error) {
 	}
 	fmt.Fprintf(&out, "\nstartxref\n%d\n%%%%EOF\n", xref)
 	return out.Bytes(), nil
+}
+
+// asciiStream is s ASCII85-encoded, with /ASCII85Decode as its first filter (its decode
+// parameters, when it has any, shifted behind a null).
+func asciiStream(s Stream) Stream {
+	var b bytes.Buffer
+	w := ascii85.NewEncoder(&b)
+	_, _ = w.Write(s.Data)
+	_ = w.Close()
+	b.WriteString("~>")
+	dict := s.Dict.Clone().(types.Dict)
+	a85 := types.Name("ASCII85Decode")
+	switch f := dict["Filter"].(type) {
+	case nil:
+		dict["Filter"] = a85
+	case types.Array:
+		dict["Filter"] = append(types.Array{a85}, f...)
+	default:
+		dict["Filter"] = types.Array{a85, f}
+	}
+	switch p := dict["DecodeParms"].(type) {
+	case nil:
+	case types.Array:
+		dict["DecodeParms"] = append(types.Array{nil}, p...)
+	default:
+		dict["DecodeParms"] = types.Array{nil, p}
+	}
+	return Stream{Dict: dict, Data: b.Bytes()}
 }
 
 // runs splits sorted object numbers into runs of consecutive numbers: [first, count] pairs.

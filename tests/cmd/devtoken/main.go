@@ -6,7 +6,9 @@
 //
 // --roles "" mints a token without roles (to try a 403). The service knows a user by the oid
 // claim: --sub alone derives a stable oid from the tenant and the sub, so `--sub alice` and
-// `--sub bob` are two people of one tenant; --oid sets it outright.
+// `--sub bob` are two people of one tenant (a batch's submitter and its approver, say); --oid
+// sets it outright. The token's preferred_username, the caller's address, is
+// <sub>@dev.example.test.
 package main
 
 import (

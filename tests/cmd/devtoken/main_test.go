@@ -116,6 +116,9 @@ func TestSubAndOIDPlayTwoPeople(t *testing.T) {
 	if alice.CallerID() == bob.CallerID() || alice.CallerID() == dev.CallerID() || bob.CallerID() == dev.CallerID() {
 		t.Errorf("not distinct people: alice %q bob %q dev %q", alice.CallerID(), bob.CallerID(), dev.CallerID())
 	}
+	if alice.Email != "alice@dev.example.test" || bob.Email != "bob@dev.example.test" {
+		t.Errorf("addresses (preferred_username): alice %q bob %q", alice.Email, bob.Email)
+	}
 	if alice.CallerID() != alice2.CallerID() {
 		t.Errorf("alice is two people: %q, %q", alice.CallerID(), alice2.CallerID())
 	}

@@ -1,0 +1,468 @@
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/mail"
+	"strings"
+	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/render"
+	"github.com/esign-svc/esign/shared/template"
+)
+
+// Blob containers of a batch (DESIGN 9): dispatch/<batchId>/records.jsonl and
+// dispatch/<batchId>/receipt.json, receipts/<batchId>.pdf.
+const (
+	ContainerDispatch = "dispatch"
+	ContainerReceipts = "receipts"
+)
+
+// Codes of the intake's refusals.
+const (
+	CodeDispatchRequired = "dispatch_required"
+	// MaxRecipients bounds a record's recipientEmail list (the delivery create's limit).
+	MaxRecipients = 20
+)
+
+// The per-record keys that are dispatch's own (spec "Per-record special fields"): not fields of
+// the template unless the template declares them.
+const (
+	KeyRecipientEmail = "recipientEmail"
+	KeyRecipientName  = "recipientName"
+)
+
+// Templates loads template packages (template.Loader), as the render use case does.
+type Templates = render.Templates
+
+// Blobs writes a batch's blobs and reads them back (blobstore.Store).
+type Blobs interface {
+	Put(ctx context.Context, container, name string, r io.Reader, contentType string, metadata map[string]string) (string, error)
+	ReadAll(ctx context.Context, container, name string, limit int64) ([]byte, map[string]string, error)
+	EnsureContainer(ctx context.Context, name string) error
+}
+
+// Store keeps batches (batchstore.Store).
+type Store interface {
+	Create(ctx context.Context, b *Batch, records []Record, ch Change) error
+	Load(ctx context.Context, batchID string) (*Batch, error)
+}
+
+// Cipher encrypts personal data (pii.Cipher).
+type Cipher interface {
+	Encrypt(plaintext, aad []byte) (string, error)
+}
+
+// Intake is the batch submit (DESIGN 9): validate every record, store the batch, answer the
+// receipt. Safe for concurrent use.
+type Intake struct {
+	Templates Templates
+	Blobs     Blobs
+	Store     Store
+	Cipher    Cipher
+	Now       func() time.Time
+	NewID     func() string
+}
+
+// Submitter is who submits: the tenant, the caller's id (the audit's, never an address), the
+// caller's e-mail address (for the completion notice; may be empty) and the audit actor.
+type Submitter struct {
+	TenantID string
+	CallerID string
+	Email    string
+	Actor    kernel.Actor
+}
+
+// Submitted is a stored batch with its receipt.
+type Submitted struct {
+	Batch   *Batch
+	Change  Change
+	Receipt Receipt
+	PDF     []byte
+}
+
+// Submit validates and stores req's batch (req.Batch() is true). Every record is checked with
+// the template's validator; the batch is invalid (nothing queued), pending-approval or queued
+// as dispatch.Submit decides, and the receipt is stored either way. Errors (nothing stored):
+// 400 naming the field at fault (templatePath, options.*, templateSettings.*, dataSource,
+// dataSource[i] for a record that is no object or too large, options.supersedes);
+// dispatch_required when neither features.dispatch nor an enabled distribution requiring
+// approval asks for dispatch; the template loader's; the stores'.
+func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) (Submitted, error) {
+	if req.TemplatePath == "" {
+		return Submitted{}, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("templatePath", "is required"))
+	}
+	if err := req.Options.Validate(); err != nil {
+		return Submitted{}, err
+	}
+	o := req.Options
+	if o.CorrelationID != "" && !esign.ValidCorrelationID(o.CorrelationID) {
+		return Submitted{}, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("options.correlationId",
+			"must be 1 to 128 letters, digits or . _ : ~ - and start with a letter or digit"))
+	}
+	raws, recs, err := splitRecords(req.DataSource)
+	if err != nil {
+		return Submitted{}, err
+	}
+	pkg, err := in.Templates.Load(ctx, "templatePath", req.TemplatePath)
+	if err != nil {
+		return Submitted{}, err
+	}
+	settings, err := pkg.Merge("templateSettings", req.TemplateSettings)
+	if err != nil {
+		return Submitted{}, err
+	}
+	dist := settings.Distribution
+	if dist == nil {
+		dist = &template.Distribution{}
+	}
+	if !req.Features["dispatch"] && !(dist.Enabled && dist.RequireApproval) {
+		return Submitted{}, apperr.Invalid(CodeDispatchRequired, apperr.Field("features.dispatch",
+			"an array of records is batch dispatch: set features.dispatch to true, or templateSettings.distribution enabled and requireApproval"))
+	}
+	bs, err := batchSettings(dist, o, pkg)
+	if err != nil {
+		return Submitted{}, err
+	}
+	if o.Supersedes != "" {
+		if err := in.checkSupersedes(ctx, by.TenantID, o.Supersedes); err != nil {
+			return Submitted{}, err
+		}
+	}
+	now := in.Now().UTC()
+	b := &Batch{BatchID: in.NewID(), TenantID: by.TenantID, CorrelationID: o.CorrelationID, Title: o.Title,
+		TemplatePath: req.TemplatePath, TemplateName: pkg.Name, TemplateVersion: pkg.Version, SubmittedBy: by.CallerID,
+		Settings: bs, Supersedes: o.Supersedes}
+	if b.CorrelationID == "" {
+		b.CorrelationID = in.NewID()
+	}
+	if b.Title == "" {
+		b.Title = pkg.Name
+	}
+	b.RecordsPath = ContainerDispatch + "/" + b.BatchID + "/records.jsonl"
+	b.ReceiptPath = ContainerReceipts + "/" + b.BatchID + ".pdf"
+	if err := in.encryptContacts(b, by.Email, dist.ApproversEmail); err != nil {
+		return Submitted{}, err
+	}
+	records := make([]Record, len(raws))
+	results := make([]ValidationResult, len(raws))
+	var jsonl bytes.Buffer
+	for i, raw := range raws {
+		records[i], results[i] = checkRecord(pkg, recs[i], bs, now)
+		records[i].BatchID, records[i].Index, results[i].Index = b.BatchID, i, i
+		if records[i].DataEnc, err = in.Cipher.Encrypt(raw, RecordAAD(b.BatchID, i)); err != nil {
+			return Submitted{}, err
+		}
+		jsonl.Write(raw)
+		jsonl.WriteByte('\n')
+	}
+	ch := Submit(b, records, dist.RequireApproval, now)
+	ch.By(by.Actor)
+	out := Submitted{Batch: b, Change: ch, Receipt: receiptOf(b, results)}
+	if out.PDF, err = receiptPDF(out.Receipt); err != nil {
+		return Submitted{}, err
+	}
+	receiptJSON, err := json.Marshal(out.Receipt)
+	if err != nil {
+		return Submitted{}, err
+	}
+	for _, w := range []struct {
+		container, name, ctype string
+		data                   []byte
+	}{
+		{ContainerDispatch, b.BatchID + "/records.jsonl", "application/x-ndjson", jsonl.Bytes()},
+		{ContainerDispatch, b.BatchID + "/" + ReceiptJSONName, "application/json", receiptJSON},
+		{ContainerReceipts, b.BatchID + ".pdf", "application/pdf", out.PDF},
+	} {
+		if err := in.put(ctx, w.container, w.name, w.ctype, w.data); err != nil {
+			return Submitted{}, err
+		}
+	}
+	if err := in.Store.Create(ctx, b, records, ch); err != nil {
+		return Submitted{}, err
+	}
+	return out, nil
+}
+
+// ReceiptJSONName is the JSON receipt's name under dispatch/<batchId>/: the batch's
+// validationResults are read from it (one blob, not one table row per record).
+const ReceiptJSONName = "receipt.json"
+
+// ReadReceipt reads a batch's JSON receipt. Errors: the store's (KindNotFound).
+func ReadReceipt(ctx context.Context, blobs Blobs, batchID string) (Receipt, error) {
+	raw, _, err := blobs.ReadAll(ctx, ContainerDispatch, batchID+"/"+ReceiptJSONName, 64<<20)
+	if err != nil {
+		return Receipt{}, err
+	}
+	var r Receipt
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return Receipt{}, apperr.Wrap(err, apperr.KindInternal, "receipt_unreadable", "the batch's receipt does not decode")
+	}
+	return r, nil
+}
+
+// put writes a blob, creating its container on first use.
+func (in *Intake) put(ctx context.Context, container, name, ctype string, data []byte) error {
+	_, err := in.Blobs.Put(ctx, container, name, bytes.NewReader(data), ctype, nil)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		if err := in.Blobs.EnsureContainer(ctx, container); err != nil {
+			return err
+		}
+		_, err = in.Blobs.Put(ctx, container, name, bytes.NewReader(data), ctype, nil)
+	}
+	return err
+}
+
+// splitRecords decodes dataSource as an array of 1 to MaxRecords objects of at most
+// MaxRecordBytes each, compacted (one line of records.jsonl each) and decoded. Errors: 400
+// naming dataSource or dataSource[i] (up to 20 of them).
+func splitRecords(ds json.RawMessage) ([]json.RawMessage, []map[string]any, error) {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(ds, &raws); err != nil {
+		return nil, nil, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("dataSource", "must be an array of records (objects)"))
+	}
+	switch {
+	case len(raws) == 0:
+		return nil, nil, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("dataSource", "must hold at least one record"))
+	case len(raws) > MaxRecords:
+		return nil, nil, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("dataSource",
+			fmt.Sprintf("holds %d records; a batch holds at most %d", len(raws), MaxRecords)))
+	}
+	recs := make([]map[string]any, len(raws))
+	var errs []apperr.FieldError
+	for i, raw := range raws {
+		field := fmt.Sprintf("dataSource[%d]", i)
+		var err error
+		if len(raw) > MaxRecordBytes {
+			errs = append(errs, apperr.Field(field, fmt.Sprintf("is %d bytes; a record is at most %d", len(raw), MaxRecordBytes)))
+		} else if recs[i], err = render.DecodeRecord(field, raw); err != nil {
+			e, _ := apperr.As(err)
+			errs = append(errs, e.Fields...)
+		} else {
+			var buf bytes.Buffer
+			if json.Compact(&buf, raw) == nil {
+				raws[i] = buf.Bytes() // one line of records.jsonl
+			}
+		}
+		if len(errs) == 20 {
+			break
+		}
+	}
+	if len(errs) > 0 {
+		return nil, nil, apperr.Invalid(apperr.CodeInvalidRequest, errs...)
+	}
+	return raws, recs, nil
+}
+
+// batchSettings are the batch's processing settings: the merged distribution block and the
+// options. Errors: 400 naming templateSettings.distribution.* for a value outside the spec's.
+func batchSettings(d *template.Distribution, o render.Options, pkg *template.Package) (Settings, error) {
+	const at = "templateSettings.distribution."
+	s := Settings{Mode: d.Mode, FileNameTemplate: o.FileNameTemplate, ZipBundle: d.ZipBundle, DeliveryMode: DeliveryNone,
+		ExpiresInHours: DefaultExpiresInHours, DocumentIDTemplate: o.DocumentIDTemplate, DocType: o.DocType,
+		GeneratedBy: o.GeneratedBy, SourceSystem: o.SourceSystem}
+	if s.Mode == "" {
+		s.Mode = ModeIndividual
+	}
+	if s.FileNameTemplate == "" {
+		s.FileNameTemplate = d.FileNameTemplate
+	}
+	if s.DocumentIDTemplate == "" {
+		s.DocumentIDTemplate = pkg.DocumentIDTemplate
+	}
+	if s.DocType == "" {
+		s.DocType = pkg.Name
+	}
+	var errs []apperr.FieldError
+	if s.Mode != ModeIndividual && s.Mode != ModeCombined {
+		errs = append(errs, apperr.Field(at+"mode", "must be individual or combined"))
+	}
+	if s.ZipBundle && s.Mode != ModeIndividual {
+		errs = append(errs, apperr.Field(at+"zipBundle", "bundles individual PDFs: set it only with mode individual"))
+	}
+	if len(s.FileNameTemplate) > 256 {
+		errs = append(errs, apperr.Field(at+"fileNameTemplate", "must be at most 256 bytes"))
+	}
+	if c := d.DeliveryConfig; c != nil {
+		switch c.Mode {
+		case "", DeliveryNone:
+		case DeliverySecureEmail:
+			s.DeliveryMode = DeliverySecureEmail
+		default:
+			errs = append(errs, apperr.Field(at+"deliveryConfig.mode", "must be secure-email or none"))
+		}
+		if c.ExpiresInHours != nil {
+			if h := *c.ExpiresInHours; h < 1 || h > 8760 {
+				errs = append(errs, apperr.Field(at+"deliveryConfig.expiresInHours", "must be 1 to 8760"))
+			} else {
+				s.ExpiresInHours = h
+			}
+		}
+	}
+	for i, a := range d.ApproversEmail {
+		if !plainAddress(a) {
+			errs = append(errs, apperr.Field(fmt.Sprintf("%sapproversEmail[%d]", at, i), "must be a plain e-mail address"))
+		}
+	}
+	if len(errs) > 0 {
+		return Settings{}, apperr.Invalid(apperr.CodeInvalidRequest, errs...)
+	}
+	return s, nil
+}
+
+// checkSupersedes: the batch a resubmission replaces is the tenant's, and invalid or
+// changes-requested. Errors: 400 naming options.supersedes.
+func (in *Intake) checkSupersedes(ctx context.Context, tenant, id string) error {
+	old, err := in.Store.Load(ctx, id)
+	if apperr.KindOf(err) == apperr.KindNotFound || (err == nil && old.TenantID != tenant) {
+		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("options.supersedes", "names no batch of this tenant"))
+	}
+	if err != nil {
+		return err
+	}
+	if old.State != StateInvalid && old.State != StateChangesRequested {
+		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("options.supersedes",
+			"names a batch that is "+string(old.State)+": only an invalid or changes-requested batch is resubmitted"))
+	}
+	return nil
+}
+
+// encryptContacts keeps the submitter's address and the approvers' (a JSON array), encrypted
+// and bound to the batch.
+func (in *Intake) encryptContacts(b *Batch, submitter string, approvers []string) error {
+	var err error
+	if submitter != "" {
+		if b.SubmitterEmailEnc, err = in.Cipher.Encrypt([]byte(submitter), SubmitterAAD(b.BatchID)); err != nil {
+			return err
+		}
+	}
+	if len(approvers) > 0 {
+		list, _ := json.Marshal(approvers)
+		if b.ApproversEnc, err = in.Cipher.Encrypt(list, ApproversAAD(b.BatchID)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkRecord validates one record: dispatch's own keys (recipientEmail, recipientName) here,
+// the rest with the template's validator. The two keys are taken out of the record the
+// template sees unless the template declares them as fields, so its unknown-key check does not
+// refuse them; the processor reads them from the stored record.
+func checkRecord(pkg *template.Package, rec map[string]any, s Settings, now time.Time) (Record, ValidationResult) {
+	own := map[string]any{}
+	for _, k := range []string{KeyRecipientEmail, KeyRecipientName} {
+		if v, ok := rec[k]; ok && !declares(pkg, k) {
+			own[k] = v
+			delete(rec, k)
+		}
+	}
+	results := append(recipientResults(own, s.DeliveryMode == DeliverySecureEmail), pkg.Validate(rec, now)...)
+	r := Record{Status: RecordReady, State: RecordPending}
+	v := ValidationResult{Status: ResultValid}
+	if t := s.DocumentIDTemplate; t != "" {
+		v.DocumentID = template.Expand(t, func(key string) string { return pkg.Text(rec, key) })
+	}
+	for _, res := range results {
+		switch res.Severity {
+		case template.SeverityError:
+			r.Status, r.State = RecordInvalid, RecordNotQueued
+		case template.SeverityWarning:
+			r.Warning = true
+		}
+		r.Messages = append(r.Messages, message(res))
+	}
+	switch {
+	case r.Status == RecordInvalid:
+		r.Warning = false
+		v.Status = ResultInvalid
+	case r.Warning:
+		v.Status = ResultWarning
+	}
+	v.Messages = r.Messages
+	return r, v
+}
+
+func declares(pkg *template.Package, key string) bool {
+	for _, f := range pkg.Fields {
+		if f.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// message is a result as the receipt lists it: "<severity> <field>: <message> (<rule>)". It
+// names keys and rules, never a record's values.
+func message(r template.Result) string {
+	s := string(r.Severity) + " "
+	if r.FieldKey != "" {
+		s += r.FieldKey + ": "
+	}
+	s += r.Message
+	if r.RuleID != "" {
+		s += " (" + r.RuleID + ")"
+	}
+	return s
+}
+
+// recipientResults checks recipientEmail (required for secure-email delivery; one address or a
+// ";"-separated list, each a plain address, at most MaxRecipients) and recipientName (text,
+// ";"-separated, aligned by index with the addresses: not more names than addresses).
+func recipientResults(own map[string]any, required bool) []template.Result {
+	bad := func(key, msg string) []template.Result {
+		return []template.Result{{RuleID: "dispatch." + key, FieldKey: key, Severity: template.SeverityError, Message: msg}}
+	}
+	raw, present := own[KeyRecipientEmail]
+	if !present || raw == nil {
+		if required {
+			return bad(KeyRecipientEmail, "is required: deliveryConfig.mode is secure-email")
+		}
+		return nil
+	}
+	list, ok := raw.(string)
+	if !ok {
+		return bad(KeyRecipientEmail, "must be a string of addresses separated by ;")
+	}
+	emails := splitList(list)
+	if len(emails) == 0 || len(emails) > MaxRecipients {
+		return bad(KeyRecipientEmail, fmt.Sprintf("must hold 1 to %d addresses separated by ;", MaxRecipients))
+	}
+	for i, e := range emails {
+		if !plainAddress(e) {
+			return bad(KeyRecipientEmail, fmt.Sprintf("address %d is not a plain e-mail address", i+1))
+		}
+	}
+	if n, present := own[KeyRecipientName]; present && n != nil {
+		names, ok := n.(string)
+		if !ok || strings.ContainsAny(names, "\r\n") {
+			return bad(KeyRecipientName, "must be a string of names separated by ;")
+		}
+		if len(strings.Split(names, ";")) > len(emails) {
+			return bad(KeyRecipientName, "has more names than recipientEmail has addresses (names align by index)")
+		}
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ";") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// plainAddress reports whether s is a bare address with a dotted domain.
+func plainAddress(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && len(s) <= 254 && strings.Contains(s[strings.LastIndexByte(s, '@')+1:], ".")
+}
