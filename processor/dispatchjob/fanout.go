@@ -44,7 +44,7 @@ func (j *Job) HandleDispatch(ctx context.Context, qm funcproto.QueueMessage) err
 		funcproto.Logf(ctx, "dispatch: batch %s is %s; message acknowledged", b.BatchID, b.State)
 		return nil
 	}
-	page, err := j.Batches.Records(ctx, b.BatchID, dispatch.RecordReady, batchstore.StartAt(m.From), PageSize)
+	page, err := j.Batches.Records(ctx, b.BatchID, dispatch.RecordReady, batchstore.StartAt(m.From), j.page())
 	if err != nil {
 		return err
 	}

@@ -74,7 +74,7 @@ func (j *Job) HandleFinish(ctx context.Context, qm funcproto.QueueMessage) error
 func (j *Job) eachDone(ctx context.Context, b *dispatch.Batch, fn func(r *dispatch.Record) error) error {
 	after := ""
 	for {
-		page, err := j.Batches.Records(ctx, b.BatchID, string(dispatch.RecordDone), after, PageSize)
+		page, err := j.Batches.Records(ctx, b.BatchID, string(dispatch.RecordDone), after, j.page())
 		if err != nil {
 			return err
 		}

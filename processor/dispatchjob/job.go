@@ -82,6 +82,16 @@ type Job struct {
 	// Approvers are DISPATCH_APPROVERS: the approvers of a batch that names none.
 	Approvers []string
 	Now       func() time.Time
+	// Page is how many records one fan-out invocation queues and one listing reads (0:
+	// PageSize).
+	Page int
+}
+
+func (j *Job) page() int {
+	if j.Page > 0 {
+		return j.Page
+	}
+	return PageSize
 }
 
 var systemActor = kernel.Actor{Kind: "system", ID: "dispatch"}
