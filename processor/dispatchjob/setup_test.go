@@ -102,8 +102,8 @@ func newEnv(t *testing.T) *env {
 			t.Fatal(err)
 		}
 	}
-	e.cipher = must(pii.ParseCipher("e1:"+randKey()))
-	ring := must(tokens.ParseKeyRing("k1:"+randKey()))
+	e.cipher = must(pii.ParseCipher("e1:" + randKey()))
+	ring := must(tokens.ParseKeyRing("k1:" + randKey()))
 	hasher := must(pii.NewHasher([]byte(randKey())))
 	for _, c := range []string{"templates", "documents"} {
 		if err := e.blobs.EnsureContainer(ctx, c); err != nil {
