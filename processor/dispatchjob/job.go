@@ -85,6 +85,8 @@ type Job struct {
 	// Page is how many records one fan-out invocation queues and one listing reads (0:
 	// PageSize).
 	Page int
+
+	cache cache
 }
 
 func (j *Job) page() int {

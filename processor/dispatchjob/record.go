@@ -51,7 +51,7 @@ func (j *Job) HandleRecord(ctx context.Context, qm funcproto.QueueMessage) error
 	if err != nil {
 		return err
 	}
-	ok, err := j.processed(ctx, b, r.Index, o)
+	ok, err := j.processed(ctx, b, r, o)
 	if err != nil || !ok {
 		return err
 	}
@@ -71,7 +71,7 @@ func (j *Job) HandleRecordPoison(ctx context.Context, qm funcproto.QueueMessage)
 	if err != nil || r == nil {
 		return err
 	}
-	_, err = j.processed(ctx, b, r.Index, dispatch.Outcome{Err: ReasonRetriesExhausted})
+	_, err = j.processed(ctx, b, r, dispatch.Outcome{Err: ReasonRetriesExhausted})
 	return err
 }
 
@@ -82,9 +82,12 @@ func (j *Job) loadRecord(ctx context.Context, qm funcproto.QueueMessage) (*dispa
 	if err := qm.Decode(&m); err != nil {
 		return nil, nil, err
 	}
-	b, err := j.load(ctx, m.BatchID, m.TenantID)
+	b, err := j.cache.batch(m.BatchID, func() (*dispatch.Batch, error) { return j.load(ctx, m.BatchID, m.TenantID) })
 	if err != nil || b == nil {
 		return nil, nil, err
+	}
+	if b.TenantID != m.TenantID {
+		return nil, nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the message's tenant is not the batch's"))
 	}
 	if b.State != dispatch.StateProcessing {
 		funcproto.Logf(ctx, "dispatch-record: batch %s is %s; record %d acknowledged", b.BatchID, b.State, m.Index)
@@ -104,10 +107,11 @@ func (j *Job) loadRecord(ctx context.Context, qm funcproto.QueueMessage) (*dispa
 	return b, r, nil
 }
 
-// processed records o (counters in the same transaction) and interprets the change's effects.
+// processed records o for r as read (counters in the same transaction) and interprets the change's effects.
 // ok is false when the record had been processed meanwhile (nothing written).
-func (j *Job) processed(ctx context.Context, b *dispatch.Batch, index int, o dispatch.Outcome) (bool, error) {
-	after, ch, err := j.Batches.Processed(ctx, b.BatchID, index, o, j.Now().UTC())
+func (j *Job) processed(ctx context.Context, b *dispatch.Batch, r *dispatch.Record, o dispatch.Outcome) (bool, error) {
+	index := r.Index
+	after, ch, err := j.Batches.ProcessedFrom(ctx, r, o, j.Now().UTC())
 	if errors.Is(err, dispatch.ErrRecordDone) || errors.Is(err, dispatch.ErrNotProcessing) {
 		funcproto.Logf(ctx, "dispatch-record: batch %s record %d processed before; message acknowledged", b.BatchID, index)
 		return false, nil
@@ -135,7 +139,7 @@ func (j *Job) process(ctx context.Context, b *dispatch.Batch, r *dispatch.Record
 		o.Err = ReasonUnreadable
 		return o, nil, nil
 	}
-	pkg, err := j.Templates.Load(ctx, "templatePath", b.TemplatePath)
+	pkg, err := j.loadTemplate(ctx, b.TemplatePath)
 	if permanent(err) {
 		o.Err = reasonRender + codeOf(err)
 		return o, nil, nil
