@@ -2,16 +2,10 @@ package dispatchjob
 
 import (
 	"archive/zip"
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
-
-	"github.com/pdfcpu/pdfcpu/pkg/api"
-	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu"
-	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/dispatch"
@@ -90,40 +84,30 @@ func (j *Job) eachDone(ctx context.Context, b *dispatch.Batch, fn func(r *dispat
 }
 
 // combine merges every done record's PDF in index order into
-// documents/dispatch/<batchId>/combined.pdf. The sources are read one at a time and merged into
-// the destination document (pdfcpu), which is written through a pipe into a streaming upload:
-// memory holds the merged document's objects and one source, never all sources at once.
+// documents/dispatch/<batchId>/combined.pdf: the merger writes each record's pages as it reads
+// them into a pipe read by a block-by-block upload, so memory holds one record PDF and the
+// output's object offsets, never the merged document.
 func (j *Job) combine(ctx context.Context, b *dispatch.Batch) (string, error) {
-	conf := model.NewDefaultConfiguration()
-	conf.Cmd = model.MERGECREATE
-	conf.ValidationMode = model.ValidationRelaxed
-	conf.CreateBookmarks = false
-	var dest *model.Context
-	err := j.eachDone(ctx, b, func(r *dispatch.Record) error {
-		raw, err := j.read(ctx, r.PDFBlobPath)
+	name := recordDir + b.BatchID + "/" + combinedName + ".pdf"
+	err := j.upload(ctx, render.ContainerDocuments, name, "application/pdf", func(w io.Writer) error {
+		m, err := newMerger(w)
 		if err != nil {
 			return err
 		}
-		src, err := api.ReadAndValidate(bytes.NewReader(raw), conf)
-		if err != nil {
-			return apperr.Wrap(err, apperr.KindInternal, "combine_failed", "record %d's PDF does not merge", r.Index)
-		}
-		if dest == nil {
-			dest = src
-			dest.EnsureVersionForWriting()
+		err = j.eachDone(ctx, b, func(r *dispatch.Record) error {
+			raw, err := j.read(ctx, r.PDFBlobPath)
+			if err != nil {
+				return err
+			}
+			if err := m.add(raw); err != nil {
+				return apperr.Wrap(err, apperr.KindInternal, "combine_failed", "record %d's PDF does not merge", r.Index)
+			}
 			return nil
+		})
+		if err != nil {
+			return err
 		}
-		if err := pdfcpu.MergeXRefTables(fmt.Sprint(r.Index), src, dest, false, false); err != nil {
-			return apperr.Wrap(err, apperr.KindInternal, "combine_failed", "record %d's PDF does not merge", r.Index)
-		}
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	name := recordDir + b.BatchID + "/" + combinedName + ".pdf"
-	err = j.upload(ctx, render.ContainerDocuments, name, "application/pdf", func(w io.Writer) error {
-		return api.WriteContext(dest, w)
+		return m.close()
 	})
 	return render.ContainerDocuments + "/" + name, err
 }

@@ -165,7 +165,7 @@ func TestRedeliveredRecordWhileProcessing(t *testing.T) {
 
 // TestFailedRecordsPartiallyFail: a record whose data does not decrypt and one the host gave
 // up on (the poison handler) fail with their reasons while the others complete; the combined
-// PDF holds the done records' pages in index order.
+// PDF (well-formed by qpdf) holds the done records' pages in index order.
 func TestFailedRecordsPartiallyFail(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -206,6 +206,9 @@ func TestFailedRecordsPartiallyFail(t *testing.T) {
 	if n, err := api.PageCount(bytes.NewReader(combined), nil); err != nil || n != pages {
 		t.Fatalf("combined has %d pages, want %d (%v)", n, pages, err)
 	}
+	if out, err := exec.Command("qpdf", "--check", writeTemp(t, combined)).CombinedOutput(); err != nil {
+		t.Fatalf("qpdf --check: %v\n%s", err, out)
+	}
 	text := pdfText(t, combined)
 	if i0, i2 := strings.Index(text, "Person 0"), strings.Index(text, "Person 2"); i0 < 0 || i2 < i0 || strings.Contains(text, "Person 1") {
 		t.Fatalf("combined text order: %d %d", i0, i2)
@@ -215,13 +218,18 @@ func TestFailedRecordsPartiallyFail(t *testing.T) {
 	}
 }
 
-func pdfText(t *testing.T, pdf []byte) string {
+func writeTemp(t *testing.T, pdf []byte) string {
 	t.Helper()
 	f := filepath.Join(t.TempDir(), "c.pdf")
 	if err := os.WriteFile(f, pdf, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("pdftotext", f, "-").Output()
+	return f
+}
+
+func pdfText(t *testing.T, pdf []byte) string {
+	t.Helper()
+	out, err := exec.Command("pdftotext", writeTemp(t, pdf), "-").Output()
 	if err != nil {
 		t.Fatalf("pdftotext: %v", err)
 	}
