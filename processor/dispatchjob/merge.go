@@ -42,11 +42,14 @@ func (m *merger) write(s string) error {
 
 // add appends src's pages.
 func (m *merger) add(src []byte) error {
-	ctx, err := api.ReadAndValidate(bytes.NewReader(src), m.conf)
+	ctx, err := api.ReadContext(bytes.NewReader(src), m.conf) // our own renders: read, not validated
 	if err != nil {
 		return err
 	}
 	xt := ctx.XRefTable
+	if err := xt.EnsurePageCount(); err != nil {
+		return err
+	}
 	renum := map[int]int{}
 	var queue []int // old object numbers, in the order of their new numbers
 	newNr := func(old int) int {
