@@ -39,6 +39,9 @@ func (j *Job) HandleNotify(ctx context.Context, qm funcproto.QueueMessage) error
 	if m.Kind != dispatch.NoticeApprovers && m.Kind != dispatch.NoticeFinished {
 		return funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("kind", "must be approvers or finished")))
 	}
+	if j.Email == nil {
+		return funcproto.Permanent(apperr.New(apperr.KindInternal, "no_email_provider", "the processor has no e-mail provider"))
+	}
 	b, err := j.load(ctx, m.BatchID, m.TenantID)
 	if err != nil || b == nil {
 		return err
