@@ -16,11 +16,7 @@ import (
 // batch already processing fans its page out again (record jobs acknowledge a record processed
 // before). A batch in another state is acknowledged with a log line.
 func (j *Job) HandleDispatch(ctx context.Context, qm funcproto.QueueMessage) error {
-	var m dispatch.BatchMessage
-	if err := qm.Decode(&m); err != nil {
-		return err
-	}
-	b, err := j.load(ctx, m.BatchID, m.TenantID)
+	m, b, err := j.loadBatch(ctx, qm)
 	if err != nil || b == nil {
 		return err
 	}

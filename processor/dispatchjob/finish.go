@@ -22,11 +22,7 @@ const maxRecordPDF = 64 << 20
 // finished before (a redelivered message) is acknowledged with nothing written; a retry before
 // the finish was recorded writes the combined PDF or the bundle again, whole.
 func (j *Job) HandleFinish(ctx context.Context, qm funcproto.QueueMessage) error {
-	var m dispatch.BatchMessage
-	if err := qm.Decode(&m); err != nil {
-		return err
-	}
-	b, err := j.load(ctx, m.BatchID, m.TenantID)
+	_, b, err := j.loadBatch(ctx, qm)
 	if err != nil || b == nil {
 		return err
 	}

@@ -118,6 +118,16 @@ func (j *Job) load(ctx context.Context, batchID, tenantID string) (*dispatch.Bat
 	return b, nil
 }
 
+// loadBatch decodes a dispatch.BatchMessage and loads its batch (nil: gone, acknowledged).
+func (j *Job) loadBatch(ctx context.Context, qm funcproto.QueueMessage) (dispatch.BatchMessage, *dispatch.Batch, error) {
+	var m dispatch.BatchMessage
+	if err := qm.Decode(&m); err != nil {
+		return m, nil, err
+	}
+	b, err := j.load(ctx, m.BatchID, m.TenantID)
+	return m, b, err
+}
+
 // effects is the processor's interpreter of the batch machine's effects: EffectFinish puts the
 // batch on dispatch-finish, EffectNotifySubmitter puts the finished notice on dispatch-notify.
 // Errors: esign.UnknownEffect (internal) for any other kind, before any output is added;
