@@ -212,8 +212,8 @@ func TestBatchDispatchThroughTheHost(t *testing.T) {
 
 // BenchmarkBatch times a batch of b.N records (E2E_BENCHTIME=1000x: 1,000; 10000x: 10,000;
 // larger N runs batches of 10,000 one after the other) from its dispatch message to finished
-// through the local host and Azurite, without delivery: "zip" writes the individual PDFs and
-// streams the ZIP bundle, "combined" merges them into one PDF. Each reports records per second
+// through the local host and Azurite, without delivery: "individual" writes the record PDFs,
+// "zip" also streams the ZIP bundle, "combined" merges them into one PDF. Each reports records per second
 // and the processor handler's peak resident memory during the run (VmHWM, reset before the
 // batch through /proc/<pid>/clear_refs), and the seconds of those spent finishing (merging or
 // bundling after the last record).
@@ -222,6 +222,7 @@ func BenchmarkBatch(b *testing.B) {
 		name string
 		s    dispatch.Settings
 	}{
+		{"individual", dispatch.Settings{Mode: dispatch.ModeIndividual}},
 		{"zip", dispatch.Settings{Mode: dispatch.ModeIndividual, ZipBundle: true}},
 		{"combined", dispatch.Settings{Mode: dispatch.ModeCombined}},
 	} {
