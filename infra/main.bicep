@@ -22,6 +22,9 @@ param portalUrl string
 @description('The signing portal API base URL (https); the processor POSTs {portalApiUrl}/v1/purge after each seal.')
 param portalApiUrl string
 
+@description('Batch dispatch: the approvers e-mailed a batch waiting for approval when the batch names none (comma-separated addresses; empty: such a batch notifies nobody).')
+param dispatchApprovers string = ''
+
 @description('Entra ID issuer of the callers\' JWTs, e.g. https://login.microsoftonline.com/<tenant>/v2.0')
 param authIssuer string
 
@@ -346,6 +349,7 @@ resource processor 'Microsoft.Web/sites@2023-12-01' = {
         // The post-seal purge at the portal, signed with the shared portal secret.
         { name: 'PORTAL_API_URL', value: portalApiUrl }
         { name: 'PORTAL_CALLBACK_SECRETS', value: kvRef['portal-callback-secrets'] }
+        { name: 'DISPATCH_APPROVERS', value: dispatchApprovers }
       ])
     }
   }

@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/esign-svc/esign/processor/deliveryupload"
+	"github.com/esign-svc/esign/processor/dispatchjob"
 	"github.com/esign-svc/esign/processor/expiry"
 	"github.com/esign-svc/esign/processor/invitecheck"
 	"github.com/esign-svc/esign/processor/notifyjob"
@@ -18,11 +19,15 @@ import (
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
+	"github.com/esign-svc/esign/shared/dispatch/batchstore"
+	"github.com/esign-svc/esign/shared/document/documentstore"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/graph"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/outbox"
+	"github.com/esign-svc/esign/shared/render"
+	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/version"
 )
@@ -41,11 +46,14 @@ type Deps struct {
 	Sessions *sessionstore.Store
 	// Deliveries is the delivery store the delivery jobs and the invitation reconciler share.
 	Deliveries *deliverystore.Store
-	Tokens     *tokens.Codec
-	Providers  notify.Providers
-	Outbox     *outbox.Outbox // nil unless a channel uses the outbox
-	Graph      *graph.Client  // the document-library uploads; nil without GRAPH_* settings
-	Now        func() time.Time
+	// Batches and Documents are the batch dispatch's stores (the record jobs' document rows).
+	Batches   *batchstore.Store
+	Documents *documentstore.Store
+	Tokens    *tokens.Codec
+	Providers notify.Providers
+	Outbox    *outbox.Outbox // nil unless a channel uses the outbox
+	Graph     *graph.Client  // the document-library uploads; nil without GRAPH_* settings
+	Now       func() time.Time
 }
 
 // Build makes the dependencies from the configuration. It does no I/O (New ensures the
@@ -66,6 +74,14 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
+	batches, err := batchstore.New(acct, batchstore.TableBatches, batchstore.TableIndex)
+	if err != nil {
+		return nil, err
+	}
+	documents, err := documentstore.New(acct, documentstore.TableDocuments)
+	if err != nil {
+		return nil, err
+	}
 	p, box, err := providers(cfg, acct)
 	if err != nil {
 		return nil, err
@@ -75,7 +91,7 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 		return nil, err
 	}
 	return &Deps{Config: cfg, Account: acct, Logger: logger, Sessions: sessions, Deliveries: deliveries,
-		Tokens: tokens.NewCodec(cfg.Tokens), Providers: p, Outbox: box, Graph: gc, Now: time.Now}, nil
+		Batches: batches, Documents: documents, Tokens: tokens.NewCodec(cfg.Tokens), Providers: p, Outbox: box, Graph: gc, Now: time.Now}, nil
 }
 
 // Ensure creates the tables the jobs use when missing. Errors: the storage ones.
@@ -84,6 +100,12 @@ func (d *Deps) Ensure(ctx context.Context) error {
 		return err
 	}
 	if err := d.Deliveries.Ensure(ctx); err != nil {
+		return err
+	}
+	if err := d.Batches.Ensure(ctx); err != nil {
+		return err
+	}
+	if err := d.Documents.Ensure(ctx); err != nil {
 		return err
 	}
 	if d.Outbox != nil {
@@ -103,7 +125,8 @@ type Function struct {
 // ReconcileSealing, the delivery jobs (DeliveryInvite, DeliveryUpload and their poison
 // handlers), the portal purge (PortalPurge, PortalPurgePoison) and the invitation reconciler
 // (ReconcileInvitations), and the delivery that waited for signing (SignedDelivery,
-// SignedDeliveryPoison).
+// SignedDeliveryPoison), and batch dispatch (Dispatch, DispatchRecord, DispatchRecordPoison,
+// DispatchFinish, DispatchNotify).
 // Errors: a wiring mistake (a missing dependency).
 func Functions(d *Deps) ([]Function, error) {
 	notifier, err := notifyjob.New(notifyjob.Deps{Store: d.Sessions, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
@@ -128,9 +151,10 @@ func Functions(d *Deps) ([]Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	signed := &signeddelivery.Job{Sessions: d.Sessions, Cipher: d.Config.PIICipher, Now: d.Now,
-		Creator: &delivery.Creator{Store: d.Deliveries, Docs: blobstore.New(d.Account), CheckTarget: graph.DeliveryTargets(d.Graph),
-			Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}}
+	creator := &delivery.Creator{Store: d.Deliveries, Docs: blobstore.New(d.Account), CheckTarget: graph.DeliveryTargets(d.Graph),
+		Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}
+	signed := &signeddelivery.Job{Sessions: d.Sessions, Cipher: d.Config.PIICipher, Now: d.Now, Creator: creator}
+	batches := dispatchJob(d, creator)
 	return []Function{
 		{notifyjob.FunctionName, funcproto.QueueHandler(notifier.Handle)},
 		{notifyjob.PoisonFunctionName, funcproto.QueueHandler(notifier.HandlePoison)},
@@ -147,6 +171,11 @@ func Functions(d *Deps) ([]Function, error) {
 		{invitecheck.FunctionName, funcproto.TimerHandler(invites.Handle)},
 		{signeddelivery.FunctionName, funcproto.QueueHandler(signed.Handle)},
 		{signeddelivery.PoisonFunctionName, funcproto.QueueHandler(signed.HandlePoison)},
+		{dispatchjob.FunctionDispatch, funcproto.QueueHandler(batches.HandleDispatch)},
+		{dispatchjob.FunctionRecord, funcproto.QueueHandler(batches.HandleRecord)},
+		{dispatchjob.FunctionRecordPoison, funcproto.QueueHandler(batches.HandleRecordPoison)},
+		{dispatchjob.FunctionFinish, funcproto.QueueHandler(batches.HandleFinish)},
+		{dispatchjob.FunctionNotify, funcproto.QueueHandler(batches.HandleNotify)},
 	}, nil
 }
 
@@ -167,4 +196,14 @@ func New(ctx context.Context, d *Deps) (http.Handler, error) {
 		router.Handle(f.Name, f.Handler)
 	}
 	return router, nil
+}
+
+// dispatchJob is the batch processor: record PDFs rendered through the render use case's
+// Produce (no auto-trigger: the batch's delivery is its own), deliveries through creator.
+func dispatchJob(d *Deps, creator *delivery.Creator) *dispatchjob.Job {
+	blobs := blobstore.New(d.Account)
+	templates := &template.Loader{Blobs: blobs}
+	return &dispatchjob.Job{Batches: d.Batches, Templates: templates, Creator: creator, Blobs: blobs,
+		Producer: &render.Renderer{Templates: templates, Blobs: blobs, Store: d.Documents, Now: d.Now},
+		Cipher:   d.Config.PIICipher, Email: d.Providers.Email, Approvers: d.Config.DispatchApprovers, Now: d.Now}
 }

@@ -4,6 +4,8 @@ package app
 
 import (
 	"errors"
+	"strings"
+
 	"github.com/esign-svc/esign/shared/appconfig"
 
 	"github.com/esign-svc/esign/processor/seal"
@@ -22,7 +24,11 @@ type Config struct {
 	PortalAPIURL string
 	PortalSecret string
 	Seal         seal.Config // the seal key and chain, SEAL_TSA_URL, SEAL_RECONCILE_AFTER
-	Settings     map[string]string
+	// DispatchApprovers is DISPATCH_APPROVERS (comma-separated addresses): who is e-mailed a
+	// batch waiting for approval when the batch names no approversEmail. Kept out of the
+	// settings summary (addresses are personal data).
+	DispatchApprovers []string
+	Settings          map[string]string
 }
 
 // Load reads the configuration through lookup; the error names every setting at fault.
@@ -41,8 +47,23 @@ func Load(lookup config.Lookup) (Config, error) {
 			}
 		}
 	}
+	c.DispatchApprovers = splitAddresses(r.OptionalSecret(SettingDispatchApprovers))
 	c.Settings = r.Summary()
 	sealCfg, sealErr := seal.LoadConfig(lookup)
 	c.Seal = sealCfg
 	return c, errors.Join(r.Err(), sealErr)
+}
+
+// SettingDispatchApprovers names the deployment's batch approvers.
+const SettingDispatchApprovers = "DISPATCH_APPROVERS"
+
+// splitAddresses is a comma-separated list's non-empty entries, trimmed.
+func splitAddresses(v string) []string {
+	var out []string
+	for _, a := range strings.Split(v, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }

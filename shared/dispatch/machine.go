@@ -22,6 +22,10 @@ const (
 	EvRecordFailed     = "batch.record_failed"
 	EvCompleted        = "batch.completed"
 	EvPartiallyFailed  = "batch.partially_failed"
+	// EvNoticeSent audits a notice e-mail (data: kind, count of recipients; never an address);
+	// EvNoticeSkipped one that had no recipient.
+	EvNoticeSent    = "batch.notice_sent"
+	EvNoticeSkipped = "batch.notice_skipped"
 )
 
 // Effects of the batch machine; the apps' interpreters know each of them.

@@ -300,6 +300,17 @@ func (h *Host) printFunctions() {
 	}
 }
 
+// HandlerPID is the process id of app's running handler (the app folder's base name), 0 when
+// there is no such app. Benchmarks read the handler's memory from /proc/<pid>/status.
+func (h *Host) HandlerPID(app string) int {
+	for _, a := range h.apps {
+		if p := a.proc.Load(); a.name == app && p != nil {
+			return p.cmd.Process.Pid
+		}
+	}
+	return 0
+}
+
 // URL is the front end's base URL, e.g. "http://127.0.0.1:7071" (no trailing slash).
 func (h *Host) URL() string { return "http://" + h.ln.Addr().String() }
 

@@ -137,7 +137,7 @@ func devValues(t *testing.T) (map[string]string, map[string]string) {
 			"acsEmailSender": "no-reply@example.com", "acsSmsFrom": "+15550100",
 			"smtpHost": "smtp.example.com", "smtpPort": "587", "smtpUsername": "relay", "smtpFrom": "no-reply@example.com",
 			"storage.name": "acmestabc", "identity.properties.clientId": "00000000-0000-4000-8000-000000000001",
-			"smsProvider": "customer-acs",
+			"smsProvider": "customer-acs", "dispatchApprovers": "approver@example.com, ops@example.com",
 			// The seal file is uploaded after deployment; here it stands at a temporary path.
 			"'/home/site/seal/seal.p12'": p12Path,
 		}

@@ -212,14 +212,30 @@ func (s *Store) Records(ctx context.Context, batchID, filter, after string, limi
 // written); dispatch.ErrNotProcessing; ErrConcurrent after recordAttempts lost races; the
 // tablestore ones.
 func (s *Store) Processed(ctx context.Context, batchID string, index int, o dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, error) {
+	r, err := s.Record(ctx, batchID, index)
+	if err != nil {
+		return nil, dispatch.Change{}, err
+	}
+	return s.ProcessedFrom(ctx, r, o, now)
+}
+
+// ProcessedFrom is Processed for a record the caller has just read (the record job reads it
+// for its data): its first attempt spares the record's read; a retry reads it again.
+func (s *Store) ProcessedFrom(ctx context.Context, rec *dispatch.Record, o dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, error) {
+	batchID, index := rec.BatchID, rec.Index
 	for attempt := 1; ; attempt++ {
 		b, err := s.Load(ctx, batchID)
 		if err != nil {
 			return nil, dispatch.Change{}, err
 		}
-		r, err := s.Record(ctx, batchID, index)
-		if err != nil {
-			return nil, dispatch.Change{}, err
+		r := rec
+		if attempt > 1 {
+			if r, err = s.Record(ctx, batchID, index); err != nil {
+				return nil, dispatch.Change{}, err
+			}
+		} else {
+			cp := *rec
+			r = &cp // the caller's record stays as read
 		}
 		ch, err := dispatch.Processed(b, r, o, now)
 		if err != nil {

@@ -1,0 +1,75 @@
+package dispatchjob
+
+import (
+	"context"
+	"errors"
+
+	"github.com/esign-svc/esign/shared/dispatch"
+	"github.com/esign-svc/esign/shared/dispatch/batchstore"
+	"github.com/esign-svc/esign/shared/funcproto"
+)
+
+// HandleDispatch is the Dispatch queue function (dispatch.BatchMessage). The first page (From
+// 0) moves the batch from queued to processing; then it fans out one dispatch.RecordMessage per
+// pending ready record from From on, at most PageSize, and the next page as a BatchMessage on
+// its own queue, so no invocation holds more than PageSize outputs. A redelivered message of a
+// batch already processing fans its page out again (record jobs acknowledge a record processed
+// before). A batch in another state is acknowledged with a log line.
+func (j *Job) HandleDispatch(ctx context.Context, qm funcproto.QueueMessage) error {
+	m, b, err := j.loadBatch(ctx, qm)
+	if err != nil || b == nil {
+		return err
+	}
+	if m.From == 0 && b.State == dispatch.StateQueued {
+		var ch dispatch.Change
+		b, ch, err = j.Batches.Update(ctx, b.BatchID, func(b *dispatch.Batch) (dispatch.Change, error) {
+			ch, err := dispatch.StartProcessing(b, j.Now().UTC())
+			ch.By(systemActor)
+			return ch, err
+		})
+		switch {
+		case errors.Is(err, dispatch.ErrNotQueued) && b != nil && b.State == dispatch.StateProcessing:
+			// another delivery of this message started it: fan out again
+		case err != nil:
+			return j.notQueued(ctx, b, err)
+		case ch.Asks(dispatch.EffectFinish):
+			return effects(ctx, b, ch.Effects)
+		}
+	}
+	if b.State != dispatch.StateProcessing {
+		funcproto.Logf(ctx, "dispatch: batch %s is %s; message acknowledged", b.BatchID, b.State)
+		return nil
+	}
+	page, err := j.Batches.Records(ctx, b.BatchID, dispatch.RecordReady, batchstore.StartAt(m.From), j.page())
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, r := range page.Records {
+		if r.State != dispatch.RecordPending {
+			continue
+		}
+		if err := funcproto.AddOutput(ctx, BindingRecord, dispatch.RecordMessage{BatchID: b.BatchID, TenantID: b.TenantID, Index: r.Index}); err != nil {
+			return err
+		}
+		n++
+	}
+	if page.Next != "" {
+		next := page.Records[len(page.Records)-1].Index + 1
+		if err := funcproto.AddOutput(ctx, BindingNext, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: b.TenantID, From: next}); err != nil {
+			return err
+		}
+	}
+	funcproto.Logf(ctx, "dispatch: batch %s: %d record(s) from index %d queued", b.BatchID, n, m.From)
+	return nil
+}
+
+// notQueued acknowledges a dispatch message of a batch that is not waiting (cancelled,
+// finished); other errors are returned.
+func (j *Job) notQueued(ctx context.Context, b *dispatch.Batch, err error) error {
+	if !errors.Is(err, dispatch.ErrNotQueued) || b == nil {
+		return err
+	}
+	funcproto.Logf(ctx, "dispatch: batch %s is %s, not queued; message acknowledged", b.BatchID, b.State)
+	return nil
+}

@@ -1,0 +1,166 @@
+package dispatchjob
+
+import (
+	"archive/zip"
+	"context"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/dispatch"
+	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/render"
+)
+
+// maxRecordPDF bounds one record PDF read for the combined PDF.
+const maxRecordPDF = 64 << 20
+
+// HandleFinish is the DispatchFinish queue function (dispatch.BatchMessage): with every ready
+// record processed it writes the combined PDF (mode combined) or the ZIP bundle (zipBundle),
+// then ends the batch completed or partially-failed and queues the submitter's notice. A batch
+// finished before (a redelivered message) is acknowledged with nothing written; a retry before
+// the finish was recorded writes the combined PDF or the bundle again, whole.
+func (j *Job) HandleFinish(ctx context.Context, qm funcproto.QueueMessage) error {
+	_, b, err := j.loadBatch(ctx, qm)
+	if err != nil || b == nil {
+		return err
+	}
+	if b.State != dispatch.StateProcessing || !b.Done() {
+		funcproto.Logf(ctx, "dispatch-finish: batch %s is %s with %d of %d records processed; message acknowledged",
+			b.BatchID, b.State, b.ProcessedCount, b.ReadyCount)
+		return nil
+	}
+	var combined, bundle string
+	done := b.ProcessedCount - b.ErrorCount
+	switch {
+	case done == 0:
+	case b.Settings.Mode == dispatch.ModeCombined:
+		if combined, err = j.combine(ctx, b); err != nil {
+			return err
+		}
+	case b.Settings.ZipBundle:
+		if bundle, err = j.bundle(ctx, b); err != nil {
+			return err
+		}
+	}
+	after, ch, err := j.Batches.Update(ctx, b.BatchID, func(b *dispatch.Batch) (dispatch.Change, error) {
+		ch, err := dispatch.Finish(b, combined, bundle, j.Now().UTC())
+		ch.By(systemActor)
+		return ch, err
+	})
+	if errors.Is(err, dispatch.ErrNotProcessing) {
+		funcproto.Logf(ctx, "dispatch-finish: batch %s finished before; message acknowledged", b.BatchID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	funcproto.Logf(ctx, "dispatch-finish: batch %s %s (%d processed, %d failed)", after.BatchID, after.State, after.ProcessedCount, after.ErrorCount)
+	return effects(ctx, after, ch.Effects)
+}
+
+// eachDone calls fn with every done record of the batch in index order, a page at a time.
+func (j *Job) eachDone(ctx context.Context, b *dispatch.Batch, fn func(r *dispatch.Record) error) error {
+	after := ""
+	for {
+		page, err := j.Batches.Records(ctx, b.BatchID, string(dispatch.RecordDone), after, j.page())
+		if err != nil {
+			return err
+		}
+		for i := range page.Records {
+			if err := fn(&page.Records[i]); err != nil {
+				return err
+			}
+		}
+		if after = page.Next; after == "" {
+			return nil
+		}
+	}
+}
+
+// combine merges every done record's PDF in index order into
+// documents/dispatch/<batchId>/combined.pdf: the merger writes each record's pages as it reads
+// them into a pipe read by a block-by-block upload, so memory holds one record PDF and the
+// output's object offsets, never the merged document.
+func (j *Job) combine(ctx context.Context, b *dispatch.Batch) (string, error) {
+	name := recordDir + b.BatchID + "/" + combinedName + ".pdf"
+	err := j.upload(ctx, render.ContainerDocuments, name, "application/pdf", func(w io.Writer) error {
+		m, err := newMerger(w)
+		if err != nil {
+			return err
+		}
+		err = j.eachDone(ctx, b, func(r *dispatch.Record) error {
+			raw, err := j.read(ctx, r.PDFBlobPath)
+			if err != nil {
+				return err
+			}
+			if err := m.add(raw); err != nil {
+				return apperr.Wrap(err, apperr.KindInternal, "combine_failed", "record %d's PDF does not merge", r.Index)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return m.close()
+	})
+	return render.ContainerDocuments + "/" + name, err
+}
+
+// bundle streams every done record's PDF, in index order, into bundles/<batchId>.zip: the ZIP
+// is written into a pipe read by a block-by-block upload, so neither the archive nor a PDF is
+// ever whole in memory.
+func (j *Job) bundle(ctx context.Context, b *dispatch.Batch) (string, error) {
+	name := b.BatchID + ".zip"
+	err := j.upload(ctx, ContainerBundle, name, "application/zip", func(w io.Writer) error {
+		zw := zip.NewWriter(w)
+		err := j.eachDone(ctx, b, func(r *dispatch.Record) error {
+			c, n, _ := strings.Cut(r.PDFBlobPath, "/")
+			body, _, err := j.Blobs.Open(ctx, c, n)
+			if err != nil {
+				return err
+			}
+			defer body.Close()
+			f, err := zw.CreateHeader(&zip.FileHeader{Name: n[strings.LastIndexByte(n, '/')+1:], Method: zip.Store, Modified: r.ProcessedAt})
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(f, body)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		return zw.Close()
+	})
+	return ContainerBundle + "/" + name, err
+}
+
+// upload writes what write produces to container/name through a pipe (the upload sends it
+// block by block), creating the container when it is missing. A failed write fails the upload.
+func (j *Job) upload(ctx context.Context, container, name, ctype string, write func(io.Writer) error) error {
+	if err := j.Blobs.EnsureContainer(ctx, container); err != nil {
+		return err
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(write(pw)) }()
+	_, err := j.Blobs.Put(ctx, container, name, pr, ctype, nil)
+	pr.CloseWithError(errors.New("dispatch: upload ended")) // unblocks the writer when Put stopped early
+	return err
+}
+
+// read is one record PDF, whole (bounded by maxRecordPDF).
+func (j *Job) read(ctx context.Context, path string) ([]byte, error) {
+	c, n, _ := strings.Cut(path, "/")
+	body, _, err := j.Blobs.Open(ctx, c, n)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	raw, err := io.ReadAll(io.LimitReader(body, maxRecordPDF+1))
+	if err == nil && len(raw) > maxRecordPDF {
+		err = apperr.New(apperr.KindInternal, "combine_failed", "a record PDF exceeds %d bytes", maxRecordPDF)
+	}
+	return raw, err
+}

@@ -1,0 +1,157 @@
+// Package dispatchjob is the processor's half of governed batch dispatch (DESIGN 9): the
+// low-priority dispatch queue moves a queued batch to processing and fans its ready records out
+// in pages; a record job renders one record into documents/dispatch/<batchId>/<fileName>.pdf
+// (its own correlationId, a document row whose referenceId is the batch) and, with
+// deliveryConfig.mode secure-email, makes one delivery session per recipientEmail; the last
+// record's change asks for the finish, which merges (combined) or bundles (zipBundle) the PDFs
+// and ends the batch completed or partially-failed; the notice job e-mails the approvers and the
+// submitter, each notice once.
+//
+// Counters are the batch store's: a record's outcome and the batch's counters are written in one
+// transaction, so a redelivered record message changes nothing and concurrent record jobs never
+// lose a count.
+package dispatchjob
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/dispatch"
+	"github.com/esign-svc/esign/shared/dispatch/batchstore"
+	"github.com/esign-svc/esign/shared/document"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/render"
+	"github.com/esign-svc/esign/shared/template"
+)
+
+// Function names (processor/functions/<Name>/function.json).
+const (
+	FunctionDispatch     = "Dispatch"
+	FunctionRecord       = "DispatchRecord"
+	FunctionRecordPoison = "DispatchRecordPoison"
+	FunctionFinish       = "DispatchFinish"
+	FunctionNotify       = "DispatchNotify"
+)
+
+// Output bindings of the functions.
+const (
+	BindingRecord   = "record"   // Dispatch: queue dispatch-record
+	BindingNext     = "next"     // Dispatch: queue dispatch (the next fan-out page)
+	BindingFinish   = "finish"   // Dispatch, DispatchRecord, DispatchRecordPoison: queue dispatch-finish
+	BindingInvite   = "invite"   // DispatchRecord: queue deliveryinvite
+	BindingNotify   = "notify"   // DispatchFinish: queue dispatch-notify
+	ContainerBundle = "bundles"  // the ZIP bundles (bundles/<batchId>.zip)
+	PageSize        = 500        // records fanned out by one Dispatch invocation
+	combinedName    = "combined" // documents/dispatch/<batchId>/combined.pdf
+)
+
+// Blobs reads the record PDFs and writes the combined PDF and the bundle (blobstore.Store).
+type Blobs interface {
+	Open(ctx context.Context, container, name string) (io.ReadCloser, blobstore.Props, error)
+	Put(ctx context.Context, container, name string, r io.Reader, contentType string, metadata map[string]string) (string, error)
+	EnsureContainer(ctx context.Context, name string) error
+}
+
+// Producer renders a record into its document (render.Renderer).
+type Producer interface {
+	Produce(ctx context.Context, pkg *template.Package, record map[string]any, d *document.Document) (*document.Document, bool, error)
+}
+
+// Creator makes delivery sessions (delivery.Creator).
+type Creator interface {
+	Create(ctx context.Context, by delivery.Requester, key string, req delivery.CreateRequest) (delivery.Created, error)
+}
+
+// Job is the batch processor. Safe for concurrent use.
+type Job struct {
+	Batches   *batchstore.Store
+	Templates render.Templates
+	Producer  Producer
+	Creator   Creator
+	Blobs     Blobs
+	Cipher    *pii.Cipher
+	Email     notify.Sender
+	// Approvers are DISPATCH_APPROVERS: the approvers of a batch that names none.
+	Approvers []string
+	Now       func() time.Time
+	// Page is how many records one fan-out invocation queues and one listing reads (0:
+	// PageSize).
+	Page int
+
+	cache cache
+}
+
+func (j *Job) page() int {
+	if j.Page > 0 {
+		return j.Page
+	}
+	return PageSize
+}
+
+var systemActor = kernel.Actor{Kind: "system", ID: "dispatch"}
+
+// load reads the batch a message names: nil when it is gone (acknowledged). Errors: Permanent
+// for a message without ids or of another tenant; the store's.
+func (j *Job) load(ctx context.Context, batchID, tenantID string) (*dispatch.Batch, error) {
+	if batchID == "" || tenantID == "" {
+		return nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("batchId", "batchId and tenantId are required")))
+	}
+	b, err := j.Batches.Load(ctx, batchID)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		funcproto.Logf(ctx, "dispatch: no batch %s; message acknowledged", batchID)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if b.TenantID != tenantID {
+		return nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the message's tenant is not the batch's"))
+	}
+	return b, nil
+}
+
+// loadBatch decodes a dispatch.BatchMessage and loads its batch (nil: gone, acknowledged).
+func (j *Job) loadBatch(ctx context.Context, qm funcproto.QueueMessage) (dispatch.BatchMessage, *dispatch.Batch, error) {
+	var m dispatch.BatchMessage
+	if err := qm.Decode(&m); err != nil {
+		return m, nil, err
+	}
+	b, err := j.load(ctx, m.BatchID, m.TenantID)
+	return m, b, err
+}
+
+// effects is the processor's interpreter of the batch machine's effects: EffectFinish puts the
+// batch on dispatch-finish, EffectNotifySubmitter puts the finished notice on dispatch-notify.
+// Errors: esign.UnknownEffect (internal) for any other kind, before any output is added;
+// funcproto.AddOutput's.
+func effects(ctx context.Context, b *dispatch.Batch, effs []dispatch.Effect) error {
+	type output struct {
+		binding string
+		msg     any
+	}
+	outs := make([]output, 0, len(effs))
+	for _, e := range effs {
+		switch e.Kind {
+		case dispatch.EffectFinish:
+			outs = append(outs, output{BindingFinish, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: b.TenantID}})
+		case dispatch.EffectNotifySubmitter:
+			outs = append(outs, output{BindingNotify, dispatch.NotifyMessage{BatchID: b.BatchID, TenantID: b.TenantID, Kind: dispatch.NoticeFinished}})
+		default:
+			return esign.UnknownEffect(e.Kind)
+		}
+	}
+	for _, o := range outs {
+		if err := funcproto.AddOutput(ctx, o.binding, o.msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,328 @@
+package dispatchjob
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pdfcpu/pdfcpu/pkg/api"
+
+	"github.com/esign-svc/esign/shared/dispatch"
+	"github.com/esign-svc/esign/shared/pii"
+)
+
+// records is every record of the batch in index order.
+func (e *env) records(t *testing.T, batchID string) []dispatch.Record {
+	t.Helper()
+	p, err := e.batches.Records(context.Background(), batchID, "", "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Records
+}
+
+func (e *env) read(t *testing.T, path string) []byte {
+	t.Helper()
+	c, n, _ := strings.Cut(path, "/")
+	b, _, err := e.blobs.ReadAll(context.Background(), c, n, 64<<20)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return b
+}
+
+func (e *env) eventCount(t *testing.T, batchID, kind string) int {
+	t.Helper()
+	evs, err := e.batches.Events(context.Background(), batchID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ev := range evs {
+		if ev.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// TestBatchCompletes runs a READY batch with secure-email delivery through the jobs: one PDF
+// per record under its fileNameTemplate name, each hashing to its pdfHash, with a document row
+// naming the batch; one delivery session per recipientEmail entry, found by the record's
+// correlationId, names aligned; then completed, the submitter e-mailed once. Redelivered
+// record, finish and notice messages change nothing and add no output.
+func TestBatchCompletes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	recs := []map[string]any{e.offer(0), e.offer(1), e.offer(2)}
+	recs[0]["recipientEmail"], recs[0]["recipientName"] = "a@x.test; b@x.test", "Ann;Bob"
+	recs[1]["recipientEmail"] = "c@x.test"
+	recs[2]["recipientEmail"], recs[2]["recipientName"] = "d@x.test;e@x.test", ";Eve"
+	s := dispatch.Settings{Mode: dispatch.ModeIndividual, FileNameTemplate: "Offer {{employeeName}} {BATCHID}-{BATCHID_1}",
+		DeliveryMode: dispatch.DeliverySecureEmail, ExpiresInHours: 48, GeneratedBy: "tests"}
+	b := e.batch(t, recs, s, false, func(b *dispatch.Batch, _ []dispatch.Record) {
+		b.SubmitterEmailEnc = must(e.cipher.EncryptString("sub@x.test", dispatch.SubmitterAAD(b.BatchID)))
+	})
+	finishes, invites := e.run(t, b)
+	if len(finishes) != 1 || invites != 5 {
+		t.Fatalf("%d finishes, %d invitations", len(finishes), invites)
+	}
+	got := must(e.batches.Load(ctx, b.BatchID))
+	if got.State != dispatch.StateCompleted || got.ProcessedCount != 3 || got.ErrorCount != 0 {
+		t.Fatalf("batch %s processed %d errors %d", got.State, got.ProcessedCount, got.ErrorCount)
+	}
+	names := []string{"offer-person-0-0-1.pdf", "offer-person-1-1-2.pdf", "offer-person-2-2-3.pdf"}
+	wantNames := [][]string{{"Ann", "Bob"}, {""}, {"", "Eve"}}
+	for i, r := range e.records(t, b.BatchID) {
+		if r.State != dispatch.RecordDone || r.CorrelationID != b.CorrelationID+"-"+string(rune('1'+i)) {
+			t.Fatalf("record %d: %s %q %s", i, r.State, r.CorrelationID, r.Error)
+		}
+		if want := "documents/dispatch/" + b.BatchID + "/" + strings.ReplaceAll(names[i], "offer-person", "Offer-Person"); r.PDFBlobPath != want {
+			t.Fatalf("record %d path %s, want %s", i, r.PDFBlobPath, want)
+		}
+		sum := sha256.Sum256(e.read(t, r.PDFBlobPath))
+		if r.PDFHash != "sha256:"+hex.EncodeToString(sum[:]) {
+			t.Fatalf("record %d: pdfHash %s does not match its blob", i, r.PDFHash)
+		}
+		d := must(e.docs.Load(ctx, r.CorrelationID))
+		if d.ReferenceID != b.BatchID || d.PDFBlobPath != r.PDFBlobPath || d.GeneratedBy != "tests" {
+			t.Fatalf("document %+v", d)
+		}
+		sessions := must(e.deliveries.ListByCorrelation(ctx, tenant, r.CorrelationID))
+		if len(sessions) != len(wantNames[i]) || len(r.DeliveryIDs) != len(sessions) {
+			t.Fatalf("record %d: %d sessions, %d ids", i, len(sessions), len(r.DeliveryIDs))
+		}
+		for _, s := range sessions {
+			j := -1
+			for k, id := range r.DeliveryIDs {
+				if id == s.DeliveryID {
+					j = k
+				}
+			}
+			if j < 0 || s.RecipientName != wantNames[i][j] || s.ExpiresAt.Sub(s.CreatedAt).Hours() != 48 {
+				t.Fatalf("record %d session %d: name %q expires %v", i, j, s.RecipientName, s.ExpiresAt.Sub(s.CreatedAt))
+			}
+		}
+	}
+	rows := must(e.box.List(ctx))
+	if len(rows) != 1 || rows[0].Recipient != "sub@x.test" || !strings.Contains(rows[0].Text, "Outcome: completed") {
+		t.Fatalf("outbox %+v", rows)
+	}
+	// Redeliveries: a record, the finish, the notice.
+	if r := deliver(t, e.job.HandleRecord, dispatch.RecordMessage{BatchID: b.BatchID, TenantID: tenant, Index: 1}); r.count() != 0 {
+		t.Fatalf("redelivered record: %v", r.Outputs)
+	}
+	if r := deliver(t, e.job.HandleFinish, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant}); r.count() != 0 {
+		t.Fatalf("redelivered finish: %v", r.Outputs)
+	}
+	deliver(t, e.job.HandleNotify, dispatch.NotifyMessage{BatchID: b.BatchID, TenantID: tenant, Kind: dispatch.NoticeFinished})
+	after := must(e.batches.Load(ctx, b.BatchID))
+	if after.ProcessedCount != 3 || after.ETag != got.ETag || len(must(e.box.List(ctx))) != 1 {
+		t.Fatalf("redeliveries changed the batch (%d processed) or sent again", after.ProcessedCount)
+	}
+	if e.eventCount(t, b.BatchID, dispatch.EvNoticeSent) != 1 || e.eventCount(t, b.BatchID, dispatch.EvCompleted) != 1 {
+		t.Fatal("notice or completion not audited once")
+	}
+}
+
+// TestRedeliveredRecordWhileProcessing delivers a record message twice before the batch ends:
+// the second changes no counter and adds no output.
+func TestRedeliveredRecordWhileProcessing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	b := e.batch(t, []map[string]any{e.offer(0), e.offer(1)}, dispatch.Settings{Mode: dispatch.ModeIndividual}, false, nil)
+	r := deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant})
+	if n := len(r.outputs(BindingRecord)); n != 2 {
+		t.Fatalf("%d record messages", n)
+	}
+	msg := dispatch.RecordMessage{BatchID: b.BatchID, TenantID: tenant, Index: 0}
+	deliver(t, e.job.HandleRecord, msg)
+	before := must(e.batches.Load(ctx, b.BatchID))
+	if r := deliver(t, e.job.HandleRecord, msg); r.count() != 0 {
+		t.Fatalf("outputs %v", r.Outputs)
+	}
+	again := must(e.batches.Load(ctx, b.BatchID))
+	if before.ProcessedCount != 1 || again.ProcessedCount != 1 || again.ETag != before.ETag {
+		t.Fatalf("processed %d then %d", before.ProcessedCount, again.ProcessedCount)
+	}
+	// A redelivered dispatch message of the processing batch fans out only the pending record.
+	r = deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant})
+	if out := r.outputs(BindingRecord); len(out) != 1 || !strings.Contains(string(out[0]), `"index":1`) {
+		t.Fatalf("fan-out again: %s", out)
+	}
+}
+
+// TestFailedRecordsPartiallyFail: a record whose data does not decrypt and one the host gave
+// up on (the poison handler) fail with their reasons while the others complete; the combined
+// PDF (well-formed by qpdf) holds the done records' pages in index order.
+func TestFailedRecordsPartiallyFail(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	recs := []map[string]any{e.offer(0), e.offer(1), e.offer(2), e.offer(3)}
+	b := e.batch(t, recs, dispatch.Settings{Mode: dispatch.ModeCombined}, false, func(b *dispatch.Batch, rs []dispatch.Record) {
+		rs[1].DataEnc = must(e.cipher.Encrypt([]byte(`{}`), pii.AAD("another", "record", "1")))
+	})
+	// Record 3's message was poisoned before the fan-out reached it.
+	deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant})
+	if r := deliver(t, e.job.HandleRecordPoison, dispatch.RecordMessage{BatchID: b.BatchID, TenantID: tenant, Index: 3}); r.count() != 0 {
+		t.Fatalf("poison outputs %v", r.Outputs)
+	}
+	finishes, _ := e.run(t, b)
+	if len(finishes) != 1 {
+		t.Fatalf("%d finishes", len(finishes))
+	}
+	got := must(e.batches.Load(ctx, b.BatchID))
+	if got.State != dispatch.StatePartiallyFailed || got.ProcessedCount != 4 || got.ErrorCount != 2 {
+		t.Fatalf("batch %s processed %d errors %d", got.State, got.ProcessedCount, got.ErrorCount)
+	}
+	rs := e.records(t, b.BatchID)
+	if rs[1].Error != ReasonUnreadable || rs[3].Error != ReasonRetriesExhausted || rs[0].State != dispatch.RecordDone || rs[2].State != dispatch.RecordDone {
+		t.Fatalf("records %+v", rs)
+	}
+	if got.CombinedPath != "documents/dispatch/"+b.BatchID+"/combined.pdf" {
+		t.Fatalf("combined path %q", got.CombinedPath)
+	}
+	combined := e.read(t, got.CombinedPath)
+	pages := 0
+	for _, i := range []int{0, 2} {
+		n, err := api.PageCount(bytes.NewReader(e.read(t, rs[i].PDFBlobPath)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages += n
+	}
+	if n, err := api.PageCount(bytes.NewReader(combined), nil); err != nil || n != pages {
+		t.Fatalf("combined has %d pages, want %d (%v)", n, pages, err)
+	}
+	if out, err := exec.Command("qpdf", "--check", writeTemp(t, combined)).CombinedOutput(); err != nil {
+		t.Fatalf("qpdf --check: %v\n%s", err, out)
+	}
+	text := pdfText(t, combined)
+	if i0, i2 := strings.Index(text, "Person 0"), strings.Index(text, "Person 2"); i0 < 0 || i2 < i0 || strings.Contains(text, "Person 1") {
+		t.Fatalf("combined text order: %d %d", i0, i2)
+	}
+	if e.eventCount(t, b.BatchID, dispatch.EvNoticeSkipped) != 1 {
+		t.Fatal("the submitter's notice without an address was not recorded as skipped")
+	}
+}
+
+func writeTemp(t *testing.T, pdf []byte) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "c.pdf")
+	if err := os.WriteFile(f, pdf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func pdfText(t *testing.T, pdf []byte) string {
+	t.Helper()
+	out, err := exec.Command("pdftotext", writeTemp(t, pdf), "-").Output()
+	if err != nil {
+		t.Fatalf("pdftotext: %v", err)
+	}
+	return string(out)
+}
+
+// TestZipBundle bundles the records' PDFs into bundles/<batchId>.zip, in index order, each entry
+// equal to its PDF; the records are fanned out and listed in pages of two.
+func TestZipBundle(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.job.Page = 2 // two fan-out pages, two listing pages
+	b := e.batch(t, []map[string]any{e.offer(0), e.offer(1), e.offer(2)},
+		dispatch.Settings{Mode: dispatch.ModeIndividual, ZipBundle: true, FileNameTemplate: "{{employeeName}}"}, false, nil)
+	e.run(t, b)
+	got := must(e.batches.Load(context.Background(), b.BatchID))
+	if got.State != dispatch.StateCompleted || got.BundlePath != "bundles/"+b.BatchID+".zip" {
+		t.Fatalf("%s %q", got.State, got.BundlePath)
+	}
+	raw := e.read(t, got.BundlePath)
+	zr, err := zip.NewReader(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := e.records(t, b.BatchID)
+	if len(zr.File) != len(rs) {
+		t.Fatalf("%d entries", len(zr.File))
+	}
+	for i, f := range zr.File {
+		if want := "Person-" + string(rune('0'+i)) + "_" + string(rune('1'+i)) + ".pdf"; f.Name != want || !strings.HasSuffix(rs[i].PDFBlobPath, "/"+want) {
+			t.Fatalf("entry %d %s, record %s", i, f.Name, rs[i].PDFBlobPath)
+		}
+		rc, _ := f.Open()
+		body, _ := io.ReadAll(rc)
+		rc.Close()
+		if !bytes.Equal(body, e.read(t, rs[i].PDFBlobPath)) {
+			t.Fatalf("entry %d differs from its PDF", i)
+		}
+	}
+}
+
+// TestApproversNotice e-mails a pending batch's summary to its approvers once, or to the
+// deployment's approvers when the batch names none; nothing in the logs names an address.
+func TestApproversNotice(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.job.Approvers = []string{"ops@x.test"}
+	named := e.batch(t, []map[string]any{e.offer(0)}, dispatch.Settings{Mode: dispatch.ModeIndividual}, true, func(b *dispatch.Batch, _ []dispatch.Record) {
+		list := must(json.Marshal([]string{"ap1@x.test", "ap2@x.test"}))
+		b.ApproversEnc = must(e.cipher.Encrypt(list, dispatch.ApproversAAD(b.BatchID)))
+	})
+	unnamed := e.batch(t, []map[string]any{e.offer(1)}, dispatch.Settings{Mode: dispatch.ModeIndividual}, true, nil)
+	for _, b := range []*dispatch.Batch{named, unnamed, named} {
+		r := deliver(t, e.job.HandleNotify, dispatch.NotifyMessage{BatchID: b.BatchID, TenantID: tenant, Kind: dispatch.NoticeApprovers})
+		if strings.Contains(strings.Join(r.Logs, "\n"), "@") {
+			t.Fatalf("logs name an address: %v", r.Logs)
+		}
+	}
+	var to []string
+	for _, row := range must(e.box.List(ctx)) {
+		if row.Kind != KindApprovers || !strings.Contains(row.Text, "pending approval") && !strings.Contains(row.Text, "waits for a decision") {
+			t.Fatalf("row %+v", row)
+		}
+		to = append(to, row.Recipient)
+	}
+	if strings.Join(to, ",") != "ap1@x.test,ap2@x.test,ops@x.test" {
+		t.Fatalf("sent to %v", to)
+	}
+	// A dispatch message of a batch waiting for approval starts nothing.
+	if r := deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: named.BatchID, TenantID: tenant}); r.count() != 0 {
+		t.Fatalf("outputs %v", r.Outputs)
+	}
+	if got := must(e.batches.Load(ctx, named.BatchID)); got.State != dispatch.StatePendingApproval {
+		t.Fatalf("state %s", got.State)
+	}
+}
+
+// TestFileName covers the name rules: tokens, the unsafe characters, the index appended when
+// the template has no index token, the default.
+func TestFileName(t *testing.T) {
+	t.Parallel()
+	text := func(k string) string { return map[string]string{"n": "Zoë O'Neil / HR", "id": "A7"}[k] }
+	for _, c := range []struct{ tmpl, want string }{
+		{"{{n}}-{BATCHID_1}", "Zo-O-Neil-HR-5.pdf"},
+		{"doc {BATCHID}.pdf", "doc-4.pdf"},
+		{"{{id}}", "A7_5.pdf"},
+		{"", "batch-1-5.pdf"},
+		{"{{missing}}", "batch-1-5.pdf"},
+		{"../{{id}}", "A7_5.pdf"},
+	} {
+		if got := FileName(c.tmpl, 4, "batch-1-5", text); got != c.want {
+			t.Errorf("%q: %q, want %q", c.tmpl, got, c.want)
+		}
+	}
+}

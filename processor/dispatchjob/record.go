@@ -1,0 +1,347 @@
+package dispatchjob
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/dispatch"
+	"github.com/esign-svc/esign/shared/document"
+	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/render"
+	"github.com/esign-svc/esign/shared/template"
+)
+
+// Failure reasons of a record (Record.Error: codes, never personal data).
+const (
+	ReasonUnreadable       = "record_unreadable"  // its data does not decrypt or decode
+	ReasonRetriesExhausted = "retries_exhausted"  // the host gave up on its message
+	reasonDelivery         = "delivery_refused: " // + the delivery use case's code
+	reasonRender           = "render_failed: "    // + the template's or the renderer's code
+	recordDir              = "dispatch/"          // documents/dispatch/<batchId>/
+	maxFileName            = 120                  // characters of a file name, ".pdf" included
+	fieldRecipients        = "recipientEmail"     // per-record special fields (spec)
+	fieldRecipientNames    = "recipientName"      //
+	tokenIndex0            = "{BATCHID}"          // fileNameTemplate: the 0-based index
+	tokenIndex1            = "{BATCHID_1}"        // the 1-based index
+	deliveryKeyPrefix      = "dispatch:"          // delivery idempotency key: dispatch:<batchId>:<index>
+	defaultRecordSeparator = ";"                  // recipientEmail and recipientName lists
+)
+
+// HandleRecord is the DispatchRecord queue function (dispatch.RecordMessage): it processes one
+// record and records its outcome with the batch's counters. A record processed before (a
+// redelivered message) is acknowledged with nothing written and no output. A record that can
+// never succeed (unreadable data, template gone or changed so the record no longer validates,
+// a PDF path taken, delivery refused) is recorded failed with a short reason and acknowledged;
+// a transient failure (storage) is returned, retried by the host, then poisoned. The change of
+// the batch's last record puts the batch on dispatch-finish.
+func (j *Job) HandleRecord(ctx context.Context, qm funcproto.QueueMessage) error {
+	b, r, err := j.loadRecord(ctx, qm)
+	if err != nil || r == nil {
+		return err
+	}
+	o, invites, err := j.process(ctx, b, r)
+	if err != nil {
+		return err
+	}
+	ok, err := j.processed(ctx, b, r, o)
+	if err != nil || !ok {
+		return err
+	}
+	for _, m := range invites {
+		if err := funcproto.AddOutput(ctx, BindingInvite, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// HandleRecordPoison is the DispatchRecordPoison function: the host gave up on a record; it is
+// recorded failed (retries_exhausted) unless it was processed meanwhile, which may finish the
+// batch.
+func (j *Job) HandleRecordPoison(ctx context.Context, qm funcproto.QueueMessage) error {
+	b, r, err := j.loadRecord(ctx, qm)
+	if err != nil || r == nil {
+		return err
+	}
+	_, err = j.processed(ctx, b, r, dispatch.Outcome{Err: ReasonRetriesExhausted})
+	return err
+}
+
+// loadRecord reads the message's batch and record: nil record when there is nothing to do (the
+// batch is gone or not processing, the record was processed).
+func (j *Job) loadRecord(ctx context.Context, qm funcproto.QueueMessage) (*dispatch.Batch, *dispatch.Record, error) {
+	var m dispatch.RecordMessage
+	if err := qm.Decode(&m); err != nil {
+		return nil, nil, err
+	}
+	b, err := j.cache.batch(m.BatchID, func() (*dispatch.Batch, error) { return j.load(ctx, m.BatchID, m.TenantID) })
+	if err != nil || b == nil {
+		return nil, nil, err
+	}
+	if b.TenantID != m.TenantID {
+		return nil, nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the message's tenant is not the batch's"))
+	}
+	if b.State != dispatch.StateProcessing {
+		funcproto.Logf(ctx, "dispatch-record: batch %s is %s; record %d acknowledged", b.BatchID, b.State, m.Index)
+		return nil, nil, nil
+	}
+	r, err := j.Batches.Record(ctx, b.BatchID, m.Index)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		return nil, nil, funcproto.Permanent(err)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if r.State != dispatch.RecordPending || r.Status != dispatch.RecordReady {
+		funcproto.Logf(ctx, "dispatch-record: batch %s record %d is %s; message acknowledged", b.BatchID, r.Index, r.State)
+		return nil, nil, nil
+	}
+	return b, r, nil
+}
+
+// processed records o for r as read (counters in the same transaction) and interprets the change's effects.
+// ok is false when the record had been processed meanwhile (nothing written).
+func (j *Job) processed(ctx context.Context, b *dispatch.Batch, r *dispatch.Record, o dispatch.Outcome) (bool, error) {
+	index := r.Index
+	after, ch, err := j.Batches.ProcessedFrom(ctx, r, o, j.Now().UTC())
+	if errors.Is(err, dispatch.ErrRecordDone) || errors.Is(err, dispatch.ErrNotProcessing) {
+		funcproto.Logf(ctx, "dispatch-record: batch %s record %d processed before; message acknowledged", b.BatchID, index)
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if o.Err != "" {
+		funcproto.Logf(ctx, "dispatch-record: batch %s record %d failed (%s)", b.BatchID, index, o.Err)
+	}
+	return true, effects(ctx, after, ch.Effects)
+}
+
+// process renders, stores and delivers one record. A permanent failure comes back as the
+// outcome's Err (with what was decided so far); err is for a failure worth retrying.
+func (j *Job) process(ctx context.Context, b *dispatch.Batch, r *dispatch.Record) (dispatch.Outcome, []delivery.InviteMessage, error) {
+	o := dispatch.Outcome{CorrelationID: b.CorrelationID + "-" + strconv.Itoa(r.Index+1)}
+	raw, err := j.Cipher.Decrypt(r.DataEnc, dispatch.RecordAAD(b.BatchID, r.Index))
+	if err != nil {
+		o.Err = ReasonUnreadable
+		return o, nil, nil
+	}
+	record, err := render.DecodeRecord("record", raw)
+	if err != nil {
+		o.Err = ReasonUnreadable
+		return o, nil, nil
+	}
+	pkg, err := j.loadTemplate(ctx, b.TemplatePath)
+	if permanent(err) {
+		o.Err = reasonRender + codeOf(err)
+		return o, nil, nil
+	}
+	if err != nil {
+		return o, nil, err
+	}
+	own := takeOwnKeys(pkg, record)
+	now := j.Now().UTC()
+	if err := template.Errors("record", pkg.Validate(record, now)); err != nil {
+		o.Err = reasonRender + codeOf(err)
+		return o, nil, nil
+	}
+	d := newDocument(b, r, pkg, record, raw)
+	d.CreatedAt = now
+	o.CorrelationID, o.DocumentID, o.PDFBlobPath = d.CorrelationID, d.DocumentID, d.PDFBlobPath
+	d, _, err = j.Producer.Produce(ctx, pkg, record, d)
+	if permanent(err) {
+		o.Err = reasonRender + codeOf(err)
+		return o, nil, nil
+	}
+	if err != nil {
+		return o, nil, err
+	}
+	o.PDFHash = d.PDFHash
+	if b.Settings.DeliveryMode != dispatch.DeliverySecureEmail {
+		return o, nil, nil
+	}
+	c, err := j.Creator.Create(ctx, delivery.Requester{TenantID: b.TenantID, CallerID: b.SubmittedBy, Actor: systemActor},
+		deliveryKeyPrefix+b.BatchID+":"+strconv.Itoa(r.Index), deliveryRequest(b, d, own))
+	if permanent(err) {
+		o.Err = reasonDelivery + codeOf(err)
+		return o, nil, nil
+	}
+	if err != nil {
+		return o, nil, err
+	}
+	o.DeliveryIDs = c.DeliveryIDs
+	invites, _ := c.Messages(delivery.ModeSecureEmail, b.TenantID)
+	return o, invites, nil
+}
+
+// permanent reports whether err can never go away by retrying: a refusal of the input (400,
+// 404, 409), as opposed to storage or a provider being unavailable.
+func permanent(err error) bool {
+	switch apperr.KindOf(err) {
+	case apperr.KindInvalid, apperr.KindNotFound, apperr.KindConflict:
+		return err != nil
+	}
+	return false
+}
+
+func codeOf(err error) string {
+	if e, ok := apperr.As(err); ok && e.Code != "" {
+		return e.Code
+	}
+	return "error"
+}
+
+// newDocument is the record's document: its correlationId is Settings.DocumentIDTemplate
+// expanded when that is a valid correlationId, else <batch correlationId>-<index+1>; its
+// documentId that expansion (or the package's documentIdTemplate), else the correlationId; its
+// path documents/dispatch/<batchId>/<fileName>; its referenceId the batch. The request hash
+// covers the batch, the index and the record, so a redelivered record adopts its own PDF.
+func newDocument(b *dispatch.Batch, r *dispatch.Record, pkg *template.Package, record map[string]any, raw []byte) *document.Document {
+	text := func(k string) string { return pkg.Text(record, k) }
+	s := b.Settings
+	cid := b.CorrelationID + "-" + strconv.Itoa(r.Index+1)
+	docID := ""
+	if s.DocumentIDTemplate != "" {
+		docID = strings.TrimSpace(template.Expand(s.DocumentIDTemplate, text))
+		if esign.ValidCorrelationID(docID) {
+			cid = docID
+		}
+	} else if pkg.DocumentIDTemplate != "" {
+		docID = strings.TrimSpace(template.Expand(pkg.DocumentIDTemplate, text))
+	}
+	if docID == "" {
+		docID = cid
+	}
+	d := &document.Document{
+		CorrelationID: cid, TenantID: b.TenantID, CreatedBy: b.SubmittedBy, DocumentID: docID,
+		DocType: firstOf(s.DocType, pkg.Name), Title: firstOf(strings.TrimSpace(template.Expand(pkg.Title, text)), pkg.Name),
+		TemplatePath: b.TemplatePath, TemplateName: pkg.Name, TemplateVersion: pkg.Version,
+		PDFBlobPath: render.ContainerDocuments + "/" + recordDir + b.BatchID + "/" + FileName(s.FileNameTemplate, r.Index, cid, text),
+		GeneratedBy: s.GeneratedBy, SourceSystem: s.SourceSystem, ReferenceID: b.BatchID,
+	}
+	d.ManifestPath = d.PDFBlobPath + ".manifest.json"
+	sum := sha256.Sum256([]byte(b.BatchID + "\x00" + strconv.Itoa(r.Index) + "\x00" + string(raw)))
+	d.RequestHash = hex.EncodeToString(sum[:])
+	return d
+}
+
+// FileName is a record's PDF file name: tmpl with {BATCHID} (the 0-based index), {BATCHID_1}
+// (1-based) and {{field}} expanded, reduced to a safe blob name segment (letters, digits, '.',
+// '_', '-'; anything else becomes '-'), at most 120 characters, ending in ".pdf". A template
+// without an index token gets "_<index+1>" appended, so two records never share a name; an
+// empty template (or expansion) gives "<correlationId>.pdf".
+func FileName(tmpl string, index int, correlationID string, text func(string) string) string {
+	name := strings.TrimSpace(tmpl)
+	if name != "" {
+		indexed := strings.Contains(name, tokenIndex0) || strings.Contains(name, tokenIndex1)
+		name = strings.NewReplacer(tokenIndex1, strconv.Itoa(index+1), tokenIndex0, strconv.Itoa(index)).Replace(name)
+		name = strings.TrimSuffix(safeSegment(template.Expand(name, text)), ".pdf")
+		if name != "" && !indexed {
+			name += "_" + strconv.Itoa(index+1)
+		}
+	}
+	if name == "" {
+		name = safeSegment(correlationID)
+	}
+	if len(name) > maxFileName-4 {
+		name = name[:maxFileName-4]
+	}
+	return name + ".pdf"
+}
+
+// safeSegment keeps ASCII letters, digits, '.', '_' and '-', turns every run of anything else
+// into one '-', and trims separators and dots from both ends.
+func safeSegment(s string) string {
+	var sb strings.Builder
+	dash := false
+	for _, c := range s {
+		ok := c < 0x80 && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-')
+		if !ok {
+			if !dash {
+				sb.WriteByte('-')
+			}
+			dash = true
+			continue
+		}
+		sb.WriteRune(c)
+		dash = false
+	}
+	return strings.Trim(sb.String(), "-_.")
+}
+
+// takeOwnKeys takes dispatch's own keys (recipientEmail, recipientName) out of the record the
+// template sees, unless the template declares them as fields, as the intake validated it; it
+// returns their values.
+func takeOwnKeys(pkg *template.Package, record map[string]any) map[string]any {
+	own := map[string]any{}
+	for _, k := range []string{fieldRecipients, fieldRecipientNames} {
+		v, ok := record[k]
+		if !ok {
+			continue
+		}
+		own[k] = v
+		if !slices.ContainsFunc(pkg.Fields, func(f template.Field) bool { return f.Key == k }) {
+			delete(record, k)
+		}
+	}
+	return own
+}
+
+// deliveryRequest is the record's secure-email delivery: one recipient per recipientEmail
+// entry (';'-separated), named by the recipientName entry of the same position.
+func deliveryRequest(b *dispatch.Batch, d *document.Document, record map[string]any) delivery.CreateRequest {
+	var emails []string
+	for _, e := range splitList(record[fieldRecipients]) {
+		if e != "" {
+			emails = append(emails, e)
+		}
+	}
+	names := splitList(record[fieldRecipientNames])
+	req := delivery.CreateRequest{CorrelationID: d.CorrelationID, DocumentID: d.DocumentID,
+		DocumentName: d.PDFBlobPath[strings.LastIndexByte(d.PDFBlobPath, '/')+1:], PDFBlobPath: d.PDFBlobPath,
+		Mode: delivery.ModeSecureEmail}
+	for i, e := range emails {
+		rc := delivery.Recipient{Email: e}
+		if i < len(names) {
+			rc.Name = names[i]
+		}
+		req.Recipients = append(req.Recipients, rc)
+	}
+	h := b.Settings.ExpiresInHours
+	if h <= 0 {
+		h = dispatch.DefaultExpiresInHours
+	}
+	req.ExpiresInHours = &h
+	return req
+}
+
+// splitList is a ';'-separated field's entries, trimmed, empty ones kept (names stay aligned
+// with the addresses by position; the addresses drop theirs, as the intake counts them).
+func splitList(v any) []string {
+	s, _ := v.(string)
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	parts := strings.Split(s, defaultRecordSeparator)
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
+}
+
+func firstOf(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

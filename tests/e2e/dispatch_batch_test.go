@@ -1,0 +1,304 @@
+package e2e
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/azure/queuestore"
+	"github.com/esign-svc/esign/shared/delivery/deliverystore"
+	"github.com/esign-svc/esign/shared/dispatch"
+	"github.com/esign-svc/esign/shared/dispatch/batchstore"
+	"github.com/esign-svc/esign/shared/pii"
+)
+
+// batchWait bounds the wait for a small batch to finish through the host; batchTimeout a
+// benchmark's batch of up to 10,000 records (10 records per second at least).
+const (
+	batchWait    = 90 * time.Second
+	batchTimeout = dispatch.MaxRecords*100*time.Millisecond + time.Minute
+)
+
+func storageAccount(t testing.TB) *azconn.Account {
+	t.Helper()
+	acct, err := azconn.New(azconn.Config{ConnectionString: svc.azurite.ConnectionString()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acct
+}
+
+// batchStore is the dispatcher's and the processor's batch store, opened on the test Azurite.
+func batchStore(t testing.TB) *batchstore.Store {
+	t.Helper()
+	st, err := batchstore.New(storageAccount(t), batchstore.TableBatches, batchstore.TableIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Ensure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// storeBatch stores a queued batch of records (each encrypted under its record's AAD as the
+// intake does, with the run's PII key) on template pkg, as an auto-approved render would.
+func storeBatch(t testing.TB, pkg string, records []map[string]any, s dispatch.Settings, submitter string) *dispatch.Batch {
+	t.Helper()
+	cipher, err := pii.ParseCipher(svc.settings["PII_ENC_KEYS"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &dispatch.Batch{BatchID: uuid.NewString(), TenantID: tenantA, CorrelationID: "batch-" + uuid.NewString()[:8],
+		Title: "Offers", TemplatePath: pkg, TemplateName: "Offer letter", TemplateVersion: 1, SubmittedBy: "oid-e2e", Settings: s}
+	if submitter != "" {
+		if b.SubmitterEmailEnc, err = cipher.EncryptString(submitter, dispatch.SubmitterAAD(b.BatchID)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs := make([]dispatch.Record, len(records))
+	for i, rec := range records {
+		raw, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, err := cipher.Encrypt(raw, dispatch.RecordAAD(b.BatchID, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs[i] = dispatch.Record{BatchID: b.BatchID, Index: i, Status: dispatch.RecordReady, State: dispatch.RecordPending, DataEnc: enc}
+	}
+	ch := dispatch.Submit(b, recs, false, time.Now().UTC())
+	if b.State != dispatch.StateQueued {
+		t.Fatalf("submitted %s", b.State)
+	}
+	if err := batchStore(t).Create(context.Background(), b, recs, ch); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// enqueueBatch puts the batch on the dispatch queue, as the dispatcher's enqueue effect does.
+func enqueueBatch(t testing.TB, b *dispatch.Batch) {
+	t.Helper()
+	q, err := queuestore.New(storageAccount(t), dispatch.QueueDispatch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Send(context.Background(), dispatch.BatchMessage{BatchID: b.BatchID, TenantID: b.TenantID}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFinished polls the batch until it is completed or partially-failed.
+func waitFinished(t testing.TB, st *batchstore.Store, id string, within time.Duration) *dispatch.Batch {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		b, err := st.Load(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.State == dispatch.StateCompleted || b.State == dispatch.StatePartiallyFailed {
+			return b
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("batch %s still %s after %v (%d of %d processed)", id, b.State, within, b.ProcessedCount, b.ReadyCount)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// batchOffer is a valid record of the sample package for person i, starting in a month.
+func batchOffer(i int) map[string]any {
+	return map[string]any{"employeeName": "Person " + strconv.Itoa(i), "employeeEmail": email(100 + i), "position": "Engineer",
+		"salary": 50000 + i, "currency": "EUR", "startDate": time.Now().AddDate(0, 1, 0).Format("2006-01-02")}
+}
+
+// TestBatchDispatchThroughTheHost puts a queued batch on the dispatch queue of the running
+// processor and waits for it: every record rendered into its named PDF (hash as recorded),
+// delivery sessions per recipientEmail found by the record's correlationId, the ZIP bundle of
+// the PDFs in record order, the submitter e-mailed once.
+func TestBatchDispatchThroughTheHost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pkg := uploadPackage(t, examplePackage(t))
+	recs := []map[string]any{batchOffer(0), batchOffer(1), batchOffer(2)}
+	recs[0]["recipientEmail"], recs[0]["recipientName"] = email(110)+";"+email(111), "Ann;Bob"
+	recs[1]["recipientEmail"] = email(112)
+	recs[2]["recipientEmail"] = email(113)
+	submitter := email(120)
+	b := storeBatch(t, pkg, recs, dispatch.Settings{Mode: dispatch.ModeIndividual, ZipBundle: true,
+		FileNameTemplate: "offer-{BATCHID_1}", DeliveryMode: dispatch.DeliverySecureEmail}, submitter)
+	enqueueBatch(t, b)
+	st := batchStore(t)
+	got := waitFinished(t, st, b.BatchID, batchWait)
+	if got.State != dispatch.StateCompleted || got.ProcessedCount != 3 || got.ErrorCount != 0 {
+		t.Fatalf("batch %s: %d processed, %d failed", got.State, got.ProcessedCount, got.ErrorCount)
+	}
+	page, err := st.Records(ctx, b.BatchID, "", "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliveries, err := deliverystore.New(storageAccount(t), deliverystore.TableSessions, deliverystore.TableIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pdfs [][]byte
+	for i, r := range page.Records {
+		if r.PDFBlobPath != fmt.Sprintf("documents/dispatch/%s/offer-%d.pdf", b.BatchID, i+1) {
+			t.Fatalf("record %d at %s", i, r.PDFBlobPath)
+		}
+		c, n, _ := strings.Cut(r.PDFBlobPath, "/")
+		pdf, _, err := blobs(t).ReadAll(ctx, c, n, 16<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum := sha256.Sum256(pdf); r.PDFHash != "sha256:"+hex.EncodeToString(sum[:]) {
+			t.Fatalf("record %d: the PDF does not hash to %s", i, r.PDFHash)
+		}
+		pdfs = append(pdfs, pdf)
+		sessions, err := deliveries.ListByCorrelation(ctx, tenantA, r.CorrelationID)
+		if err != nil || len(sessions) != len(strings.Split(recs[i]["recipientEmail"].(string), ";")) {
+			t.Fatalf("record %d: %d delivery sessions (%v)", i, len(sessions), err)
+		}
+	}
+	raw, _, err := blobs(t).ReadAll(ctx, "bundles", b.BatchID+".zip", 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil || len(zr.File) != 3 {
+		t.Fatalf("bundle: %v", err)
+	}
+	for i, f := range zr.File {
+		rc, _ := f.Open()
+		var buf bytes.Buffer
+		_, _ = buf.ReadFrom(rc)
+		rc.Close()
+		if f.Name != fmt.Sprintf("offer-%d.pdf", i+1) || !bytes.Equal(buf.Bytes(), pdfs[i]) {
+			t.Fatalf("bundle entry %d: %s", i, f.Name)
+		}
+	}
+	deadline := time.Now().Add(batchWait)
+	for {
+		n := 0
+		for _, r := range allMail(t) {
+			if r.Recipient == submitter && r.CorrelationID == b.CorrelationID {
+				n++
+			}
+		}
+		if n == 1 {
+			break
+		}
+		if n > 1 || time.Now().After(deadline) {
+			t.Fatalf("%d completion e-mails to the submitter", n)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// BenchmarkBatch times a batch of b.N records (E2E_BENCHTIME=1000x: 1,000; 10000x: 10,000;
+// larger N runs batches of 10,000 one after the other) from its dispatch message to finished
+// through the local host and Azurite, without delivery: "individual" writes the record PDFs,
+// "zip" also streams the ZIP bundle, "combined" merges them into one PDF. Each reports records per second
+// and the processor handler's peak resident memory during the run (VmHWM, reset before the
+// batch through /proc/<pid>/clear_refs), and the seconds of those spent finishing (merging or
+// bundling after the last record).
+func BenchmarkBatch(b *testing.B) {
+	for _, m := range []struct {
+		name string
+		s    dispatch.Settings
+	}{
+		{"individual", dispatch.Settings{Mode: dispatch.ModeIndividual}},
+		{"zip", dispatch.Settings{Mode: dispatch.ModeIndividual, ZipBundle: true}},
+		{"combined", dispatch.Settings{Mode: dispatch.ModeCombined}},
+	} {
+		b.Run(m.name, func(b *testing.B) { benchBatch(b, m.s) })
+	}
+}
+
+func benchBatch(b *testing.B, s dispatch.Settings) {
+	pkg := uploadPackage(b, examplePackage(b))
+	st := batchStore(b)
+	pid := svc.host.HandlerPID("processor")
+	var batches []*dispatch.Batch
+	for left := b.N; left > 0; left -= dispatch.MaxRecords {
+		recs := make([]map[string]any, min(left, dispatch.MaxRecords))
+		for i := range recs {
+			recs[i] = batchOffer(i)
+		}
+		batches = append(batches, storeBatch(b, pkg, recs, s, ""))
+	}
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
+		b.Fatalf("reset the handler's peak memory: %v", err)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	var finishing time.Duration
+	for _, bt := range batches {
+		enqueueBatch(b, bt)
+		if got := waitFinished(b, st, bt.BatchID, batchTimeout); got.State != dispatch.StateCompleted {
+			b.Fatalf("batch %s: %d failed", got.State, got.ErrorCount)
+		}
+		finishing += finishTime(b, st, bt.BatchID)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "records/s")
+	b.ReportMetric(finishing.Seconds(), "finish-s")
+	b.ReportMetric(float64(peakKB(b, pid))/1024, "peak-MB")
+	b.ReportMetric(0, "ns/op")
+}
+
+// finishTime is how long the batch's finish took: from its last record's outcome to its end
+// (the combined PDF or the bundle written), by the audit trail's times.
+func finishTime(b *testing.B, st *batchstore.Store, id string) time.Duration {
+	evs, err := st.Events(context.Background(), id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var last, end time.Time
+	for _, ev := range evs {
+		switch ev.Kind {
+		case dispatch.EvRecordProcessed, dispatch.EvRecordFailed:
+			if ev.At.After(last) {
+				last = ev.At
+			}
+		case dispatch.EvCompleted, dispatch.EvPartiallyFailed:
+			end = ev.At
+		}
+	}
+	return end.Sub(last)
+}
+
+// peakKB is a process's VmHWM in kB.
+func peakKB(b *testing.B, pid int) int {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb
+		}
+	}
+	b.Fatal("no VmHWM in /proc status")
+	return 0
+}
