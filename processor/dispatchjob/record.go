@@ -13,7 +13,6 @@ import (
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/document"
-	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/template"
@@ -199,9 +198,10 @@ func codeOf(err error) string {
 	return "error"
 }
 
-// newDocument is the record's document: its correlationId is Settings.DocumentIDTemplate
-// expanded when that is a valid correlationId, else <batch correlationId>-<index+1>; its
-// documentId that expansion (or the package's documentIdTemplate), else the correlationId; its
+// newDocument is the record's document: its correlationId is <batch correlationId>-<index+1>
+// (unique: a document id made by documentIdTemplate repeats across batches, a customer's
+// statement every month, and would collide with an earlier batch's document); its documentId
+// the expansion of Settings.DocumentIDTemplate (or the package's), else the correlationId; its
 // path documents/dispatch/<batchId>/<fileName>; its referenceId the batch. The request hash
 // covers the batch, the index and the record, so a redelivered record adopts its own PDF.
 func newDocument(b *dispatch.Batch, r *dispatch.Record, pkg *template.Package, record map[string]any, raw []byte) *document.Document {
@@ -211,9 +211,6 @@ func newDocument(b *dispatch.Batch, r *dispatch.Record, pkg *template.Package, r
 	docID := ""
 	if s.DocumentIDTemplate != "" {
 		docID = strings.TrimSpace(template.Expand(s.DocumentIDTemplate, text))
-		if esign.ValidCorrelationID(docID) {
-			cid = docID
-		}
 	} else if pkg.DocumentIDTemplate != "" {
 		docID = strings.TrimSpace(template.Expand(pkg.DocumentIDTemplate, text))
 	}
