@@ -175,6 +175,7 @@ func Functions(d *Deps) ([]Function, error) {
 		{dispatchjob.FunctionRecord, funcproto.QueueHandler(batches.HandleRecord)},
 		{dispatchjob.FunctionRecordPoison, funcproto.QueueHandler(batches.HandleRecordPoison)},
 		{dispatchjob.FunctionFinish, funcproto.QueueHandler(batches.HandleFinish)},
+		{dispatchjob.FunctionFinishPoison, funcproto.QueueHandler(batches.HandleFinishPoison)},
 		{dispatchjob.FunctionNotify, funcproto.QueueHandler(batches.HandleNotify)},
 	}, nil
 }

@@ -10,11 +10,16 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/render"
 )
 
 // maxRecordPDF bounds one record PDF read for the combined PDF.
 const maxRecordPDF = 64 << 20
+
+// EvArtifactFailed records that a finish given up by the host ended the batch without its
+// combined PDF or ZIP bundle.
+const EvArtifactFailed = "batch.artifact_failed"
 
 // HandleFinish is the DispatchFinish queue function (dispatch.BatchMessage): with every ready
 // record processed it writes the combined PDF (mode combined) or the ZIP bundle (zipBundle),
@@ -22,6 +27,18 @@ const maxRecordPDF = 64 << 20
 // finished before (a redelivered message) is acknowledged with nothing written; a retry before
 // the finish was recorded writes the combined PDF or the bundle again, whole.
 func (j *Job) HandleFinish(ctx context.Context, qm funcproto.QueueMessage) error {
+	return j.finish(ctx, qm, false)
+}
+
+// HandleFinishPoison is the DispatchFinish-poison queue function: the host gave up on a
+// finish (the combined PDF or the ZIP bundle could not be written). So that the batch does not
+// stay processing for good, it finishes the batch without them, recording
+// batch.artifact_failed (what was not made) before the batch's final state.
+func (j *Job) HandleFinishPoison(ctx context.Context, qm funcproto.QueueMessage) error {
+	return j.finish(ctx, qm, true)
+}
+
+func (j *Job) finish(ctx context.Context, qm funcproto.QueueMessage, poisoned bool) error {
 	_, b, err := j.loadBatch(ctx, qm)
 	if err != nil || b == nil {
 		return err
@@ -31,10 +48,17 @@ func (j *Job) HandleFinish(ctx context.Context, qm funcproto.QueueMessage) error
 			b.BatchID, b.State, b.ProcessedCount, b.ReadyCount)
 		return nil
 	}
-	var combined, bundle string
+	var combined, bundle, failed string
 	done := b.ProcessedCount - b.ErrorCount
 	switch {
 	case done == 0:
+	case poisoned:
+		failed = "bundle"
+		if b.Settings.Mode == dispatch.ModeCombined {
+			failed = "combined"
+		} else if !b.Settings.ZipBundle {
+			failed = ""
+		}
 	case b.Settings.Mode == dispatch.ModeCombined:
 		if combined, err = j.combine(ctx, b); err != nil {
 			return err
@@ -45,7 +69,12 @@ func (j *Job) HandleFinish(ctx context.Context, qm funcproto.QueueMessage) error
 		}
 	}
 	after, ch, err := j.Batches.Update(ctx, b.BatchID, func(b *dispatch.Batch) (dispatch.Change, error) {
-		ch, err := dispatch.Finish(b, combined, bundle, j.Now().UTC())
+		var ch dispatch.Change
+		if failed != "" {
+			ch.Record(EvArtifactFailed, kernel.NoSlot, j.Now().UTC(), map[string]any{"what": failed, "reason": ReasonRetriesExhausted})
+		}
+		fin, err := dispatch.Finish(b, combined, bundle, j.Now().UTC())
+		ch.Merge(fin)
 		ch.By(systemActor)
 		return ch, err
 	})

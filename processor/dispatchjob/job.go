@@ -38,6 +38,7 @@ const (
 	FunctionRecord       = "DispatchRecord"
 	FunctionRecordPoison = "DispatchRecordPoison"
 	FunctionFinish       = "DispatchFinish"
+	FunctionFinishPoison = "DispatchFinishPoison"
 	FunctionNotify       = "DispatchNotify"
 )
 

@@ -326,3 +326,33 @@ func TestFileName(t *testing.T) {
 		}
 	}
 }
+
+// TestFinishPoisonEndsTheBatch gives a combined batch's finish to the poison handler, as the
+// host does after the finish kept failing: the batch ends (completed: every record was
+// processed) without the combined PDF, batch.artifact_failed recorded once, the submitter's
+// notice queued; the poison message delivered again changes nothing.
+func TestFinishPoisonEndsTheBatch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	b := e.batch(t, []map[string]any{e.offer(0), e.offer(1)}, dispatch.Settings{Mode: dispatch.ModeCombined}, false, nil)
+	r := deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: b.TenantID})
+	var finish []json.RawMessage
+	for _, m := range r.outputs(BindingRecord) {
+		finish = append(finish, deliver(t, e.job.HandleRecord, m).outputs(BindingFinish)...)
+	}
+	if len(finish) != 1 {
+		t.Fatalf("%d finish messages", len(finish))
+	}
+	p := deliver(t, e.job.HandleFinishPoison, finish[0])
+	got := must(e.batches.Load(context.Background(), b.BatchID))
+	if got.State != dispatch.StateCompleted || got.CombinedPath != "" || len(p.outputs(BindingNotify)) != 1 {
+		t.Fatalf("%s combined %q notices %d", got.State, got.CombinedPath, len(p.outputs(BindingNotify)))
+	}
+	if n := e.eventCount(t, b.BatchID, EvArtifactFailed); n != 1 {
+		t.Fatalf("%d %s events", n, EvArtifactFailed)
+	}
+	again := deliver(t, e.job.HandleFinishPoison, finish[0])
+	if again.count() != 0 || e.eventCount(t, b.BatchID, EvArtifactFailed) != 1 {
+		t.Fatal("the poison message delivered again wrote or queued something")
+	}
+}
