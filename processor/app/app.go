@@ -177,6 +177,8 @@ func Functions(d *Deps) ([]Function, error) {
 		{dispatchjob.FunctionFinish, funcproto.QueueHandler(batches.HandleFinish)},
 		{dispatchjob.FunctionFinishPoison, funcproto.QueueHandler(batches.HandleFinishPoison)},
 		{dispatchjob.FunctionNotify, funcproto.QueueHandler(batches.HandleNotify)},
+		{dispatchjob.FunctionDispatchPoison, funcproto.QueueHandler(batches.HandleDispatch)},
+		{dispatchjob.FunctionNotifyPoison, funcproto.QueueHandler(batches.HandleNotify)},
 	}, nil
 }
 

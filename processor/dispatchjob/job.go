@@ -34,12 +34,17 @@ import (
 
 // Function names (processor/functions/<Name>/function.json).
 const (
-	FunctionDispatch     = "Dispatch"
-	FunctionRecord       = "DispatchRecord"
-	FunctionRecordPoison = "DispatchRecordPoison"
-	FunctionFinish       = "DispatchFinish"
-	FunctionFinishPoison = "DispatchFinishPoison"
-	FunctionNotify       = "DispatchNotify"
+	FunctionDispatch = "Dispatch"
+	// FunctionDispatchPoison and FunctionNotifyPoison give a fan-out or a notice the host gave
+	// up on one more run of the same (idempotent) handler: a fan-out sends only records still
+	// pending, a notice is claimed once.
+	FunctionDispatchPoison = "DispatchPoison"
+	FunctionNotifyPoison   = "DispatchNotifyPoison"
+	FunctionRecord         = "DispatchRecord"
+	FunctionRecordPoison   = "DispatchRecordPoison"
+	FunctionFinish         = "DispatchFinish"
+	FunctionFinishPoison   = "DispatchFinishPoison"
+	FunctionNotify         = "DispatchNotify"
 )
 
 // Output bindings of the functions.
