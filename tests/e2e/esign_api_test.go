@@ -46,8 +46,14 @@ func TestCreateSessionAndStatus(t *testing.T) {
 	for _, e := range st.JSON["events"].([]any) {
 		kinds = append(kinds, e.(map[string]any)["kind"].(string))
 	}
-	if !slices.Equal(kinds, []string{"session.created", "slot.invited", "slot.invited"}) {
+	// The create's own events; the processor may already have recorded an invitation sent.
+	if len(kinds) < 3 || !slices.Equal(kinds[:3], []string{"session.created", "slot.invited", "slot.invited"}) {
 		t.Errorf("events %v", kinds)
+	}
+	for _, k := range kinds[min(3, len(kinds)):] {
+		if k != "notification.sent" {
+			t.Errorf("events %v", kinds)
+		}
 	}
 	if r.Header.Get("X-Correlation-Id") == "" {
 		t.Error("create answer lacks X-Correlation-Id")
