@@ -340,7 +340,10 @@ func (fm *Form) parseFields(v *value, key string, max int) *problem {
 	if v.kind == kNull {
 		return nil
 	}
-	return eachItem(v, key, max-len(fm.Fields), func(i int, item *value, path string, s fieldSpec) *problem {
+	if v.kind == kList && len(fm.Fields) > 0 && len(fm.Fields)+len(v.vals) > max {
+		return at(v, key, "brings the fields of all steps to more than %d", max)
+	}
+	return eachItem(v, key, max, func(i int, item *value, path string, s fieldSpec) *problem {
 		f := Field{Key: s.Key, Type: FieldType(s.Type), Required: s.Required, MinLength: s.MinLength, MaxLength: s.MaxLength,
 			Min: s.Min, Max: s.Max, Options: s.Options, Label: s.Label, Help: s.Help}
 		switch {
