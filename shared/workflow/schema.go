@@ -70,13 +70,8 @@ func (s *Schema) ValidateStep(stepIndex int, data map[string]any) error {
 	if stepIndex < 0 || stepIndex >= len(s.Steps) {
 		return apperr.Invalid(CodeInvalidStep, apperr.Field("stepIndex", fmt.Sprintf("must be a step index from 0 to %d", len(s.Steps)-1)))
 	}
-	keys := make([]string, 0, len(data))
-	for k := range data {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	var results []template.Result
-	for _, k := range keys {
+	for _, k := range sortedKeys(data) {
 		if i, ok := s.stepOf[k]; !ok || i != stepIndex {
 			results = append(results, template.Result{RuleID: template.CheckUnknown, FieldKey: k, Severity: template.SeverityError,
 				Message: fmt.Sprintf("is not a field of step %d (%s)", stepIndex, s.Steps[stepIndex].ID)})
