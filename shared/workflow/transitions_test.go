@@ -294,4 +294,3 @@ func assertNoPersonalData(t *testing.T, data map[string]any) {
 		}
 	}
 }
-
