@@ -452,20 +452,15 @@ func (fm *Form) parseRules(v *value) *problem {
 	ids := map[string]int{}
 	return eachItem(v, "rules", MaxRules, func(i int, item *value, path string, s ruleSpec) *problem {
 		r := Rule{ID: s.ID, Expr: s.Expr, Severity: Severity(s.Severity), Message: s.Message, FieldKey: s.FieldKey}
+		if pr := uniqueID(ids, item, "rules", path, s.ID, i); pr != nil {
+			return pr
+		}
 		switch {
-		case strings.TrimSpace(s.ID) == "":
-			return at(orItem(item.get("id"), item), path, "id is required")
-		case len(s.ID) > 64 || strings.ContainsFunc(s.ID, refusedInLine):
-			return at(item.get("id"), path+".id", "must be one line of at most 64 characters")
 		case strings.TrimSpace(s.Expr) == "":
 			return at(orItem(item.get("expr"), item), path, "expr is required")
 		case len(s.Expr) > MaxExprLength:
 			return at(item.get("expr"), path+".expr", "is longer than %d characters", MaxExprLength)
 		}
-		if j, dup := ids[s.ID]; dup {
-			return at(item.get("id"), path+".id", "repeats the id of rules[%d]", j)
-		}
-		ids[s.ID] = i
 		switch r.Severity {
 		case "":
 			r.Severity = SeverityError
@@ -487,6 +482,22 @@ func (fm *Form) parseRules(v *value) *problem {
 		fm.programs = append(fm.programs, prg)
 		return nil
 	})
+}
+
+// uniqueID checks item i's id of a list at key: given, one line of at most 64 characters, not
+// the id of an earlier item (ids, which it extends).
+func uniqueID(ids map[string]int, item *value, key, path, id string, i int) *problem {
+	switch {
+	case strings.TrimSpace(id) == "":
+		return at(orItem(item.get("id"), item), path, "id is required")
+	case len(id) > 64 || strings.ContainsFunc(id, refusedInLine):
+		return at(item.get("id"), path+".id", "must be one line of at most 64 characters")
+	}
+	if j, dup := ids[id]; dup {
+		return at(item.get("id"), path+".id", "repeats the id of %s[%d]", key, j)
+	}
+	ids[id] = i
+	return nil
 }
 
 func orItem(v, item *value) *value {

@@ -123,18 +123,12 @@ func (s *WorkflowSchema) parseSteps(v *value) *problem {
 	}
 	ids := map[string]int{}
 	return eachItem(v, "steps", MaxSteps, func(i int, item *value, path string, sp stepSpec) *problem {
-		switch {
-		case strings.TrimSpace(sp.ID) == "":
-			return at(orItem(item.get("id"), item), path, "id is required")
-		case len(sp.ID) > 64 || strings.ContainsFunc(sp.ID, refusedInLine):
-			return at(item.get("id"), path+".id", "must be one line of at most 64 characters")
-		case strings.ContainsFunc(sp.Title, refusedInLine):
+		if pr := uniqueID(ids, item, "steps", path, sp.ID, i); pr != nil {
+			return pr
+		}
+		if strings.ContainsFunc(sp.Title, refusedInLine) {
 			return at(item.get("title"), path+".title", "must be one line without control characters")
 		}
-		if j, dup := ids[sp.ID]; dup {
-			return at(item.get("id"), path+".id", "repeats the id of steps[%d]", j)
-		}
-		ids[sp.ID] = i
 		first := len(s.Fields)
 		if f := item.get("fields"); f != nil {
 			if pr := s.parseFields(f, path+".fields", MaxFields); pr != nil {

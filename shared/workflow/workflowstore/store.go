@@ -133,10 +133,7 @@ func (s *Store) Load(ctx context.Context, id string) (*workflow.Workflow, error)
 // Update loads the workflow, runs step and writes its change with the kernel's bounded retry
 // (aggstore.MaxAttempts). A step error comes back with nothing written.
 func (s *Store) Update(ctx context.Context, id string, step func(*workflow.Workflow) (kernel.Change, error)) (*workflow.Workflow, kernel.Change, error) {
-	return s.tab.Update(ctx, id, func(w *workflow.Workflow) (kernel.Change, []tablestore.Op, error) {
-		ch, err := step(w)
-		return ch, nil, err
-	})
+	return s.tab.Update(ctx, id, aggstore.Plain(step))
 }
 
 // Events is the workflow's audit trail, oldest first.
