@@ -260,6 +260,9 @@ func (w *Workflow) SaveStep(s *Schema, step int, data map[string]any, now time.T
 		if err := s.ValidateStep(step, data); err != nil {
 			return err
 		}
+		for len(x.Data) <= step { // a row older than its schema's last step
+			x.Data = append(x.Data, map[string]any{})
+		}
 		d := make(map[string]any, len(x.Data[step])+len(data))
 		for k, v := range x.Data[step] {
 			d[k] = v
@@ -281,7 +284,8 @@ func (w *Workflow) SaveStep(s *Schema, step int, data map[string]any, now time.T
 // ErrInvalidState): before the final step it moves to the next step (a changes-requested
 // workflow is in-progress again); on the final step it validates all the data: passed goes to
 // pending-approval at stage 1 (sealing without approval stages); failed goes to
-// validation-failed, or with governance to pending-approval with outcome failed.
+// validation-failed, or with governance (and approval stages to decide an exception) to
+// pending-approval with outcome failed.
 func (w *Workflow) Advance(s *Schema, now time.Time) (kernel.Change, error) {
 	return w.commit(func(x *Workflow, c *kernel.Change) error {
 		if x.State != StateInProgress && x.State != StateChangesRequested {
@@ -309,7 +313,7 @@ func (x *Workflow) finalValidation(s *Schema, c *kernel.Change, now time.Time) {
 		x.Outcome = OutcomeFailed
 	}
 	x.Changes = nil
-	if errs > 0 && !s.Governance {
+	if errs > 0 && (!s.Governance || x.TotalStages == 0) { // an exception needs a reviewer
 		x.State = StateValidationFailed
 		c.Record(EvValidationFailed, kernel.NoSlot, now, map[string]any{"errors": errs, "warnings": warns})
 		return
@@ -539,7 +543,7 @@ func (w *Workflow) Escalate(s *Schema, now time.Time) (kernel.Change, error) {
 		if x.State != StatePendingApproval {
 			return ErrInvalidState
 		}
-		if x.Approver+1 >= len(s.Stages[x.Stage].Approvers) {
+		if x.Stage >= len(s.Stages) || x.Approver+1 >= len(s.Stages[x.Stage].Approvers) {
 			return ErrNoFurtherApprover
 		}
 		x.Approver++

@@ -31,7 +31,7 @@ func must(t *testing.T) func(kernel.Change, error) kernel.Change {
 
 func TestCreate(t *testing.T) {
 	t.Parallel()
-	flow, _, _ := schemas(t)
+	flow, _, _, _ := schemas(t)
 	w := &Workflow{ID: "wf"}
 	c := must(t)(Create(w, flow, nil, t0))
 	if w.State != StateInProgress || w.TotalSteps != 2 || w.TotalStages != 2 || len(w.Data) != 2 || !reflect.DeepEqual(kinds(c), []string{EvCreated}) ||
@@ -83,7 +83,7 @@ func mustRead(t *testing.T, name string) []byte {
 // governance exception whose justification is kept verbatim, then sealing and complete.
 func TestWholeFlow(t *testing.T) {
 	t.Parallel()
-	_, gov, _ := schemas(t)
+	_, gov, _, _ := schemas(t)
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
 	w := &Workflow{ID: "wf"}
 	must(t)(Create(w, gov, nil, at(0)))
@@ -127,7 +127,7 @@ func TestWholeFlow(t *testing.T) {
 
 func TestSaveStepMergesAndClears(t *testing.T) {
 	t.Parallel()
-	flow, _, _ := schemas(t)
+	flow, _, _, _ := schemas(t)
 	w := &Workflow{ID: "wf"}
 	must(t)(Create(w, flow, map[string]any{"name": "Acme"}, t0))
 	must(t)(w.SaveStep(flow, 1, map[string]any{"spend": 3.0}, t0))

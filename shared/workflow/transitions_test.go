@@ -19,8 +19,8 @@ import (
 var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 
 // schemas: the flow (2 steps, stages Finance [2 approvers] and Legal [1]), the same with
-// governance, and without approval stages.
-func schemas(t *testing.T) (flow, gov, open *Schema) {
+// governance, without approval stages, and with governance but no stages.
+func schemas(t *testing.T) (flow, gov, open, openGov *Schema) {
 	t.Helper()
 	raw, err := os.ReadFile("testdata/flow.yaml")
 	if err != nil {
@@ -34,7 +34,8 @@ func schemas(t *testing.T) (flow, gov, open *Schema) {
 		return s
 	}
 	y := string(raw)
-	return parse(y), parse("governance: true\n" + y), parse(y[:strings.Index(y, "approval:")])
+	noStages := y[:strings.Index(y, "approval:")]
+	return parse(y), parse("governance: true\n" + y), parse(noStages), parse("governance: true\n" + noStages)
 }
 
 // start is a workflow in state at step, stage and approver, with data whose spend is spend
@@ -94,7 +95,7 @@ type eff = kernel.EffectKind
 
 func TestTransitions(t *testing.T) {
 	t.Parallel()
-	flow, gov, open := schemas(t)
+	flow, gov, open, openGov := schemas(t)
 	now := t0.Add(time.Hour)
 	ip := start{state: StateInProgress}
 	final := start{state: StateInProgress, step: 1, spend: 50}
@@ -152,6 +153,8 @@ func TestTransitions(t *testing.T) {
 			want{state: StateValidationFailed, step: 1, outcome: OutcomeFailed, events: []string{EvAdvanced, EvValidationFailed}}},
 		{"advance final, fails, governance", gov, start{state: StateInProgress, step: 1, spend: 500}, advance, want{state: StatePendingApproval,
 			step: 1, outcome: OutcomeFailed, events: []string{EvAdvanced, EvPendingApproval}, effects: []eff{EffectNotifyApprovers}}},
+		{"advance final, fails, governance without stages", openGov, start{state: StateInProgress, step: 1, spend: 500}, advance,
+			want{state: StateValidationFailed, step: 1, outcome: OutcomeFailed, events: []string{EvAdvanced, EvValidationFailed}}},
 		{"advance final, no stages", open, final, advance, want{state: StateSealing, step: 1, outcome: OutcomePassed,
 			events: []string{EvAdvanced, EvSealing}, effects: []eff{EffectSeal}}},
 		{"advance from changes-requested validates again at stage 1", flow,
