@@ -46,7 +46,8 @@ var reE164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 // Validate checks a record (a JSON object decoded with UseNumber, or plainly) against the
 // fields: required, type, limits, pattern, options; keys that are no field are refused. When
 // every field passes, the rules run on the typed record (number fields as CEL double, integer
-// fields as int, the rest as they are) with now as the CEL variable `now`. A rule that cannot
+// fields as int, the rest as they are), as the form's variable (`record` or `data`), with now
+// as the CEL variable `now`. A rule that cannot
 // be evaluated on the record (a missing key, a type error, the cost limit) fails with its
 // severity. Results are in field order, then unknown keys by name, then rule order.
 func (p *Form) Validate(record map[string]any, now time.Time) []Result {
