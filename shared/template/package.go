@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -356,7 +357,8 @@ func (fm *Form) parseFields(v *value, key string, max int) *problem {
 		case !f.Type.valid():
 			return at(item.get("type"), path+".type", "must be one of string, text, number, integer, boolean, date, email, phone, enum")
 		case fm.what != "schema" && item.get("help") != nil:
-			return &problem{path: path, line: item.get("help").line, col: item.get("help").col, unknown: "help"}
+			k := item.keys[slices.IndexFunc(item.keys, func(k *value) bool { return k.text == "help" })]
+			return &problem{path: path, line: k.line, col: k.col, unknown: "help"}
 		}
 		if j, dup := fm.byKey[s.Key]; dup {
 			return at(item.get("key"), path+".key", "repeats the key of %s", fm.paths[j])
