@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -58,17 +59,53 @@ type Package struct {
 	Version            int
 	Title              string // raw; may hold {{field}} tokens
 	DocumentIDTemplate string // documentIdTemplate; may hold {{field}} tokens
-	Fields             []Field
-	Rules              []Rule
+	Form                      // the record's fields and rules (over `record`)
 	PDF                []byte // template.pdf
 	PDFHash            string // "sha256:<hex>" of PDF
 	Schema             []byte // schema.yaml when present, else nil
 	Defaults           Settings
 
-	defaults *value           // the settings blocks as written, for Merge
+	defaults *value // the settings blocks as written, for Merge
+}
+
+// Form is a set of fields and the rules over them, checked by one validator: a template's record
+// (rules over `record`) or a workflow schema's data (rules over `data`, fields from all steps).
+// Immutable once parsed; safe for concurrent use.
+type Form struct {
+	Fields []Field
+	Rules  []Rule
+
+	variable string           // the CEL variable the rules see the fields as
+	what     string           // "template" or "schema", in messages
 	byKey    map[string]int   // field key -> index in Fields
+	paths    []string         // each field's path in its file ("fields[2]")
 	programs []cel.Program    // one per rule
 	patterns []*regexp.Regexp // one per field, nil without a pattern
+}
+
+func newForm(variable, what string) Form {
+	return Form{variable: variable, what: what, byKey: map[string]int{}}
+}
+
+// Field is the field of key and whether there is one.
+func (fm *Form) Field(key string) (Field, bool) {
+	i, ok := fm.byKey[key]
+	if !ok {
+		return Field{}, false
+	}
+	return fm.Fields[i], true
+}
+
+// Check checks one field's value (never nil) as Validate does: the result when it fails, else nil.
+// A key that is no field is refused with CheckUnknown.
+func (fm *Form) Check(key string, v any) *Result {
+	i, ok := fm.byKey[key]
+	if !ok {
+		r := fail(key, CheckUnknown, "is not a field of the "+fm.what)
+		return &r
+	}
+	_, r := fm.checkField(i, v)
+	return r
 }
 
 // FieldType is the type of a record's field.
@@ -114,6 +151,7 @@ type Field struct {
 	Max       *float64  `json:"max,omitempty"`
 	Options   []string  `json:"options,omitempty"` // enum only
 	Label     string    `json:"label,omitempty"`
+	Help      string    `json:"help,omitempty"` // a workflow schema's hint for the portal
 }
 
 // Severity is a rule's weight: error results refuse a record; warnings and infos are reported.
@@ -149,6 +187,7 @@ type fieldSpec struct {
 	Max       *float64 `json:"max"`
 	Options   []string `json:"options"`
 	Label     string   `json:"label"`
+	Help      string   `json:"help"`
 }
 
 type ruleSpec struct {
@@ -244,7 +283,7 @@ func parseYAML(b []byte) (*Package, *problem) {
 	if root.kind != kMap {
 		return nil, at(root, "", "must be a mapping of name, version, fields, ...")
 	}
-	pkg := &Package{defaults: &value{kind: kMap, line: root.line, col: root.col}, byKey: map[string]int{}}
+	pkg := &Package{Form: newForm("record", "template"), defaults: &value{kind: kMap, line: root.line, col: root.col}}
 	for i, k := range root.keys {
 		v := root.vals[i]
 		var pr *problem
@@ -258,7 +297,7 @@ func parseYAML(b []byte) (*Package, *problem) {
 		case "documentIdTemplate":
 			pr = decode(v, &pkg.DocumentIDTemplate, "documentIdTemplate")
 		case "fields":
-			pr = pkg.parseFields(v)
+			pr = pkg.parseFields(v, "fields", MaxFields)
 		case "rules":
 			continue // after the fields: a rule names a field
 		case "distribution", "esign", "delivery", "workflow":
@@ -296,18 +335,18 @@ func parseYAML(b []byte) (*Package, *problem) {
 	return pkg, nil
 }
 
-func (pkg *Package) parseFields(v *value) *problem {
+// parseFields reads the field list v at path key, adding to the form's fields (which may
+// already hold other steps' fields: a key is unique across them all) up to max in all.
+func (fm *Form) parseFields(v *value, key string, max int) *problem {
 	if v.kind == kNull {
 		return nil
 	}
-	n := 0
-	if v.kind == kList {
-		n = len(v.vals)
+	if v.kind == kList && len(fm.Fields) > 0 && len(fm.Fields)+len(v.vals) > max {
+		return at(v, key, "brings the fields of all steps to more than %d", max)
 	}
-	pkg.patterns = make([]*regexp.Regexp, n)
-	return eachItem(v, "fields", MaxFields, func(i int, item *value, path string, s fieldSpec) *problem {
+	return eachItem(v, key, max, func(i int, item *value, path string, s fieldSpec) *problem {
 		f := Field{Key: s.Key, Type: FieldType(s.Type), Required: s.Required, MinLength: s.MinLength, MaxLength: s.MaxLength,
-			Min: s.Min, Max: s.Max, Options: s.Options, Label: s.Label}
+			Min: s.Min, Max: s.Max, Options: s.Options, Label: s.Label, Help: s.Help}
 		switch {
 		case item.get("key") == nil:
 			return at(item, path, "key is required")
@@ -317,22 +356,29 @@ func (pkg *Package) parseFields(v *value) *problem {
 			return at(item, path, "type is required")
 		case !f.Type.valid():
 			return at(item.get("type"), path+".type", "must be one of string, text, number, integer, boolean, date, email, phone, enum")
+		case fm.what != "schema" && item.get("help") != nil:
+			k := item.keys[slices.IndexFunc(item.keys, func(k *value) bool { return k.text == "help" })]
+			return &problem{path: path, line: k.line, col: k.col, unknown: "help"}
 		}
-		if j, dup := pkg.byKey[s.Key]; dup {
-			return at(item.get("key"), path+".key", "repeats the key of fields[%d]", j)
+		if j, dup := fm.byKey[s.Key]; dup {
+			return at(item.get("key"), path+".key", "repeats the key of %s", fm.paths[j])
 		}
 		if pr := checkFieldLimits(item, path, f); pr != nil {
 			return pr
 		}
+		var re *regexp.Regexp
 		if s.Pattern != nil {
-			re, err := regexp.Compile(`^(?:` + *s.Pattern + `)$`)
+			var err error
+			re, err = regexp.Compile(`^(?:` + *s.Pattern + `)$`)
 			if err != nil {
 				return at(item.get("pattern"), path+".pattern", "is not a valid RE2 expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 			}
-			f.Pattern, pkg.patterns[i] = *s.Pattern, re
+			f.Pattern = *s.Pattern
 		}
-		pkg.byKey[s.Key] = i
-		pkg.Fields = append(pkg.Fields, f)
+		fm.byKey[s.Key] = len(fm.Fields)
+		fm.Fields = append(fm.Fields, f)
+		fm.paths = append(fm.paths, path)
+		fm.patterns = append(fm.patterns, re)
 		return nil
 	})
 }
@@ -401,27 +447,22 @@ func checkFieldLimits(item *value, path string, f Field) *problem {
 	return nil
 }
 
-func (pkg *Package) parseRules(v *value) *problem {
+func (fm *Form) parseRules(v *value) *problem {
 	if v == nil || v.kind == kNull {
 		return nil
 	}
 	ids := map[string]int{}
 	return eachItem(v, "rules", MaxRules, func(i int, item *value, path string, s ruleSpec) *problem {
 		r := Rule{ID: s.ID, Expr: s.Expr, Severity: Severity(s.Severity), Message: s.Message, FieldKey: s.FieldKey}
+		if pr := uniqueID(ids, item, "rules", path, s.ID, i); pr != nil {
+			return pr
+		}
 		switch {
-		case strings.TrimSpace(s.ID) == "":
-			return at(orItem(item.get("id"), item), path, "id is required")
-		case len(s.ID) > 64 || strings.ContainsFunc(s.ID, refusedInLine):
-			return at(item.get("id"), path+".id", "must be one line of at most 64 characters")
 		case strings.TrimSpace(s.Expr) == "":
 			return at(orItem(item.get("expr"), item), path, "expr is required")
 		case len(s.Expr) > MaxExprLength:
 			return at(item.get("expr"), path+".expr", "is longer than %d characters", MaxExprLength)
 		}
-		if j, dup := ids[s.ID]; dup {
-			return at(item.get("id"), path+".id", "repeats the id of rules[%d]", j)
-		}
-		ids[s.ID] = i
 		switch r.Severity {
 		case "":
 			r.Severity = SeverityError
@@ -429,20 +470,36 @@ func (pkg *Package) parseRules(v *value) *problem {
 		default:
 			return at(item.get("severity"), path+".severity", "must be error, warning or info")
 		}
-		if _, ok := pkg.byKey[r.FieldKey]; r.FieldKey != "" && !ok {
+		if _, ok := fm.byKey[r.FieldKey]; r.FieldKey != "" && !ok {
 			return at(item.get("fieldKey"), path+".fieldKey", "names no field")
 		}
 		if r.Message == "" {
 			r.Message = "rule " + r.ID + " failed"
 		}
-		prg, msg := pkg.compile(r.Expr)
+		prg, msg := fm.compile(r.Expr)
 		if msg != "" {
 			return at(item.get("expr"), path+".expr", "%s", msg)
 		}
-		pkg.Rules = append(pkg.Rules, r)
-		pkg.programs = append(pkg.programs, prg)
+		fm.Rules = append(fm.Rules, r)
+		fm.programs = append(fm.programs, prg)
 		return nil
 	})
+}
+
+// uniqueID checks item i's id of a list at key: given, one line of at most 64 characters, not
+// the id of an earlier item (ids, which it extends).
+func uniqueID(ids map[string]int, item *value, key, path, id string, i int) *problem {
+	switch {
+	case strings.TrimSpace(id) == "":
+		return at(orItem(item.get("id"), item), path, "id is required")
+	case len(id) > 64 || strings.ContainsFunc(id, refusedInLine):
+		return at(item.get("id"), path+".id", "must be one line of at most 64 characters")
+	}
+	if j, dup := ids[id]; dup {
+		return at(item.get("id"), path+".id", "repeats the id of %s[%d]", key, j)
+	}
+	ids[id] = i
+	return nil
 }
 
 func orItem(v, item *value) *value {

@@ -151,6 +151,7 @@ func TestParseRefuses(t *testing.T) {
 		{"field key with dot", head + "fields:\n  - key: a.b\n    type: string\n", `template.yaml:4:10: fields[0].key: must be a letter`},
 		{"duplicate field key", head + "fields:\n  - {key: a, type: string}\n  - {key: a, type: text}\n", `template.yaml:5:11: fields[1].key: repeats the key of fields[0]`},
 		{"missing type", head + "fields:\n  - key: a\n", `template.yaml:4:5: fields[0]: type is required`},
+		{"help only in a workflow schema", head + "fields:\n  - {key: a, type: string, help: Hint}\n", `template.yaml:4:28: unknown key "help" in fields[0]`},
 		{"unknown type", head + "fields:\n  - key: a\n    type: money\n", `template.yaml:5:11: fields[0].type: must be one of string`},
 		{"bad pattern", head + "fields:\n  - key: a\n    type: string\n    pattern: '(a'\n", `template.yaml:6:14: fields[0].pattern: is not a valid RE2 expression`},
 		{"backreference pattern", head + "fields:\n  - key: a\n    type: string\n    pattern: '(a)\\1'\n", `template.yaml:6:14: fields[0].pattern: is not a valid RE2`},

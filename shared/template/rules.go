@@ -21,20 +21,29 @@ const (
 	interruptEvery = 100
 )
 
-var celEnv = sync.OnceValues(func() (*cel.Env, error) {
+// celEnvs holds one CEL environment per name of the fields' variable: `record` for a template's
+// rules, `data` for a workflow schema's.
+var celEnvs sync.Map // variable name -> func() (*cel.Env, error)
+
+func celEnv(variable string) (*cel.Env, error) {
+	fn, _ := celEnvs.LoadOrStore(variable, sync.OnceValues(func() (*cel.Env, error) { return newCELEnv(variable) }))
+	return fn.(func() (*cel.Env, error))()
+}
+
+func newCELEnv(variable string) (*cel.Env, error) {
 	return cel.NewEnv(
-		cel.Variable("record", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable(variable, cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable("now", cel.TimestampType),
 		cel.CrossTypeNumericComparisons(true),
 		cel.ParserExpressionSizeLimit(MaxExprLength),
 		cel.ParserRecursionLimit(64),
 	)
-})
+}
 
 // compile parses and type-checks a rule: it must be a bool and name only declared fields as
-// record.<key>. The message is "" on success.
-func (pkg *Package) compile(expr string) (cel.Program, string) {
-	env, err := celEnv()
+// <variable>.<key>. The message is "" on success.
+func (fm *Form) compile(expr string) (cel.Program, string) {
+	env, err := celEnv(fm.variable)
 	if err != nil {
 		return nil, "the rule engine cannot start: " + err.Error()
 	}
@@ -51,14 +60,14 @@ func (pkg *Package) compile(expr string) (cel.Program, string) {
 			return
 		}
 		sel := e.AsSelect()
-		if op := sel.Operand(); op.Kind() == ast.IdentKind && op.AsIdent() == "record" {
-			if _, ok := pkg.byKey[sel.FieldName()]; !ok {
+		if op := sel.Operand(); op.Kind() == ast.IdentKind && op.AsIdent() == fm.variable {
+			if _, ok := fm.byKey[sel.FieldName()]; !ok {
 				unknown = sel.FieldName()
 			}
 		}
 	}))
 	if unknown != "" {
-		return nil, "record." + unknown + " names no field"
+		return nil, fm.variable + "." + unknown + " names no field"
 	}
 	prg, err := env.Program(checked, cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(interruptEvery))
 	if err != nil {
@@ -76,7 +85,7 @@ func firstLine(s string) string {
 
 // evalRule runs rule i on a typed record: ok false with a reason when the rule cannot be
 // evaluated (a missing key, a type error, the cost limit).
-func (pkg *Package) evalRule(i int, vars map[string]any) (passed bool, reason string) {
+func (fm *Form) evalRule(i int, vars map[string]any) (passed bool, reason string) {
 	defer func() { // the interpreter recovers its own panics; this is the backstop of "never panics"
 		if r := recover(); r != nil {
 			passed, reason = false, "the rule engine failed"
@@ -84,7 +93,7 @@ func (pkg *Package) evalRule(i int, vars map[string]any) (passed bool, reason st
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), evalTimeout)
 	defer cancel()
-	out, _, err := pkg.programs[i].ContextEval(ctx, vars)
+	out, _, err := fm.programs[i].ContextEval(ctx, vars)
 	if err != nil {
 		return false, firstLine(err.Error())
 	}

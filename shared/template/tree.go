@@ -274,6 +274,9 @@ type StringList []string
 
 var stringListType = reflect.TypeFor[StringList]()
 
+// valueType is a field a decoder keeps as written, for its own parser (a schema step's fields).
+var valueType = reflect.TypeFor[*value]()
+
 // decode fills dst (a pointer) from v by dst's json tags, refusing unknown keys and wrong types.
 // A null leaves the zero value.
 func decode(v *value, dst any, path string) *problem {
@@ -286,6 +289,10 @@ func decodeValue(v *value, dst reflect.Value, path string) *problem {
 		return nil
 	}
 	t := dst.Type()
+	if t == valueType {
+		dst.Set(reflect.ValueOf(v))
+		return nil
+	}
 	if t == stringListType && v.kind == kString {
 		dst.Set(reflect.ValueOf(StringList{v.text}))
 		return nil

@@ -46,10 +46,11 @@ var reE164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 // Validate checks a record (a JSON object decoded with UseNumber, or plainly) against the
 // fields: required, type, limits, pattern, options; keys that are no field are refused. When
 // every field passes, the rules run on the typed record (number fields as CEL double, integer
-// fields as int, the rest as they are) with now as the CEL variable `now`. A rule that cannot
+// fields as int, the rest as they are), as the form's variable (`record` or `data`), with now
+// as the CEL variable `now`. A rule that cannot
 // be evaluated on the record (a missing key, a type error, the cost limit) fails with its
 // severity. Results are in field order, then unknown keys by name, then rule order.
-func (p *Package) Validate(record map[string]any, now time.Time) []Result {
+func (p *Form) Validate(record map[string]any, now time.Time) []Result {
 	var out []Result
 	typed := make(map[string]any, len(record))
 	for i, f := range p.Fields {
@@ -75,12 +76,12 @@ func (p *Package) Validate(record map[string]any, now time.Time) []Result {
 	}
 	slices.Sort(unknown)
 	for _, k := range unknown {
-		out = append(out, fail(k, CheckUnknown, "is not a field of the template"))
+		out = append(out, fail(k, CheckUnknown, "is not a field of the "+p.what))
 	}
 	if len(out) > 0 {
 		return out
 	}
-	vars := map[string]any{"record": typed, "now": now}
+	vars := map[string]any{p.variable: typed, "now": now}
 	for i, r := range p.Rules {
 		passed, reason := p.evalRule(i, vars)
 		switch {
@@ -99,7 +100,7 @@ func fail(key, check, msg string) Result {
 }
 
 // checkField checks field i's value and returns it as the rules see it.
-func (p *Package) checkField(i int, v any) (any, *Result) {
+func (p *Form) checkField(i int, v any) (any, *Result) {
 	f := p.Fields[i]
 	bad := func(check, format string, args ...any) (any, *Result) {
 		r := fail(f.Key, check, fmt.Sprintf(format, args...))
@@ -172,7 +173,7 @@ func (p *Package) checkField(i int, v any) (any, *Result) {
 		return bad(CheckMaxLength, "must be at most %d characters", *f.MaxLength)
 	}
 	if re := p.patterns[i]; re != nil && !re.MatchString(s) {
-		return bad(CheckPattern, "does not match the template's pattern")
+		return bad(CheckPattern, "does not match the %s's pattern", p.what)
 	}
 	return s, nil
 }

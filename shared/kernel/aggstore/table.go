@@ -203,6 +203,14 @@ func (t *Table[A]) Record(ctx context.Context, a A, events []kernel.Event, extra
 // same partition to commit with the change.
 type Step[A any] func(a A) (kernel.Change, []tablestore.Op, error)
 
+// Plain is a Step of a transition that needs no extra operations.
+func Plain[A any](step func(a A) (kernel.Change, error)) Step[A] {
+	return func(a A) (kernel.Change, []tablestore.Op, error) {
+		ch, err := step(a)
+		return ch, nil, err
+	}
+}
+
 // Update loads the aggregate, runs step and applies its change in one transaction. When another
 // request changed the aggregate meanwhile it loads again and runs step again (the next run sees
 // the other change and may then fail cleanly), at most MaxAttempts times in all; then
