@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/delivery"
@@ -222,7 +223,7 @@ func (r *Renderer) session(ctx context.Context, by Caller, p *plan, d *document.
 			return nil, false, err
 		}
 	}
-	s, slots, err := r.Sessions.Load(ctx, gid)
+	s, slots, err := r.loadSession(ctx, gid)
 	if err != nil {
 		return nil, false, err
 	}
@@ -236,4 +237,32 @@ func (r *Renderer) session(ctx context.Context, by Caller, p *plan, d *document.
 		return nil, false, err
 	}
 	return &esign.Created{Session: s, Slots: slots, Links: links}, false, nil
+}
+
+// Waiting for a session whose create another request is still carrying out (its claim is
+// taken before its row is written).
+const (
+	sessionWaits   = 20
+	sessionBackoff = 50 * time.Millisecond
+)
+
+// loadSession loads the session gid, waiting a little while it is not written yet: a
+// concurrent render of the same request holds its correlationId's claim and is writing it.
+// Errors: 409 request_in_progress when it does not appear; the store's.
+func (r *Renderer) loadSession(ctx context.Context, gid string) (*esign.Session, []esign.Slot, error) {
+	for i := 0; ; i++ {
+		s, slots, err := r.Sessions.Load(ctx, gid)
+		if apperr.KindOf(err) != apperr.KindNotFound {
+			return s, slots, err
+		}
+		if i == sessionWaits {
+			return nil, nil, apperr.New(apperr.KindConflict, "request_in_progress",
+				"another request is creating the signing session of this render; retry")
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(sessionBackoff):
+		}
+	}
 }
