@@ -78,12 +78,15 @@ func invited(t testing.TB, sessions ...session) {
 	})
 }
 
-// complete waits until the session is complete and its requester's documents-ready e-mail is
-// out (the last of its effects).
+// complete waits until the session is complete and both e-mails of its completion are out:
+// the requester's documents-ready and the signer's completion (two messages; either may land
+// first).
 func complete(t testing.TB, s session) {
 	t.Helper()
 	eventually(t, "session "+s.CorrelationID+" sealed and announced", func() bool {
-		return mails(t)[mailKey{s.CorrelationID, notify.KindDocumentsReady, s.Requester}] > 0
+		m := mails(t)
+		return m[mailKey{s.CorrelationID, notify.KindDocumentsReady, s.Requester}] > 0 &&
+			m[mailKey{s.CorrelationID, notify.KindSignerCompleted, s.Signer}] > 0
 	})
 }
 
