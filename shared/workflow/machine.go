@@ -138,6 +138,7 @@ type Content struct {
 	Results   []template.Result `json:"validationResults,omitempty"`
 	Decisions []Decision        `json:"decisions,omitempty"`
 	Changes   []ChangeRequest   `json:"changes,omitempty"` // of the latest request-changes
+	Setup     Setup             `json:"setup"`
 }
 
 // Decision is one approver's decision.

@@ -1,0 +1,87 @@
+package workflow
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Setup is what the create request fixed beyond the form (spec "Create-workflow request body"):
+// the invited recipients, the OTP gate, the e-mails' wording, the callback and the
+// templateSettings.esign and .delivery blocks that start after the seal. It holds personal data
+// (addresses), so it lives in Content, which the store keeps encrypted.
+type Setup struct {
+	SchemaPath       string          `json:"schemaPath,omitempty"` // templateSettings.workflow.schemaPath
+	Recipients       []Recipient     `json:"recipients,omitempty"`
+	RequireOTP       bool            `json:"requireOtp,omitempty"`
+	OrganizationName string          `json:"organizationName,omitempty"`
+	Message          string          `json:"message,omitempty"`
+	CallbackURL      string          `json:"callbackUrl,omitempty"`
+	ESign            json.RawMessage `json:"esign,omitempty"`    // templateSettings.esign, kept for after the seal
+	Delivery         json.RawMessage `json:"delivery,omitempty"` // templateSettings.delivery, kept for after the seal
+}
+
+// Recipient is one invited participant; the first also receives the OTP.
+type Recipient struct {
+	Email       string `json:"email"`
+	DisplayName string `json:"displayName,omitempty"`
+}
+
+// ParticipantID is the participant claim (sub) of the participant's portal token: one form per
+// workflow, whoever of the recipients fills it.
+const ParticipantID = "participant"
+
+// ReviewerID names one approver's turn: the approval round, the stage (1-based) and the index of
+// the approver in the stage's routing sequence. It is the participant claim (sub) of that
+// approver's reviewer token, and travels in the approval notification for the processor to issue
+// the token with.
+func ReviewerID(round, stage, approver int) string {
+	return fmt.Sprintf("r%d.s%d.a%d", round, stage, approver)
+}
+
+// CurrentReviewer is the ReviewerID of the approver whose turn it is, "" outside
+// pending-approval.
+func (w *Workflow) CurrentReviewer() string {
+	if w.State != StatePendingApproval {
+		return ""
+	}
+	return ReviewerID(w.Round, w.Stage+1, w.Approver)
+}
+
+// ReviewerLive reports whether a reviewer token naming id may still act: only the current
+// approver's turn is live, so a token dies once its approver decided (the stage, the state or
+// the round moved on), was escalated past (the approver index moved on), or the workflow left
+// pending-approval. Decided from the workflow's state, never from a clock.
+func (w *Workflow) ReviewerLive(id string) bool {
+	cur := w.CurrentReviewer()
+	return cur != "" && id == cur
+}
+
+// Queue names of the workflow's messages.
+const (
+	QueueNotify = "workflow-notify" // NotifyMessage: invitations and approval e-mails
+	QueueSeal   = "workflow-seal"   // SealMessage: the seal job
+)
+
+// Kinds of NotifyMessage.
+const (
+	NotifyInvitation = "workflow_invitation" // the recipients, with the participant's portal link
+	NotifyChanges    = "workflow_changes"    // the recipients: a reviewer requested changes
+	NotifyApproval   = "workflow_approval"   // the current approver, with a reviewer link
+)
+
+// NotifyMessage asks the processor to e-mail a workflow's recipients or current approver. It
+// carries ids only: the processor loads the workflow for the addresses and issues the portal
+// token (participant: ParticipantID; approver: Reviewer, role reviewer) when it sends.
+type NotifyMessage struct {
+	Kind       string `json:"kind"`
+	WorkflowID string `json:"workflowId"`
+	TenantID   string `json:"tenantId"`
+	Reviewer   string `json:"reviewer,omitempty"` // ReviewerID, for NotifyApproval
+	Resend     bool   `json:"resend,omitempty"`
+}
+
+// SealMessage asks the processor's workflow-seal job to seal a workflow in sealing.
+type SealMessage struct {
+	WorkflowID string `json:"workflowId"`
+	TenantID   string `json:"tenantId"`
+}

@@ -1,0 +1,35 @@
+package workflow
+
+import "testing"
+
+// TestReviewerLive: a reviewer token names one approver's turn; it is dead once that approver
+// decided (stage moves on), was escalated past, the round restarted, or the workflow ended.
+func TestReviewerLive(t *testing.T) {
+	t.Parallel()
+	flow, _, _, _ := schemas(t)
+	w := start{state: StatePendingApproval, spend: 10}.build(flow)
+	first := ReviewerID(1, 1, 0)
+	if !w.ReviewerLive(first) || w.CurrentReviewer() != "r1.s1.a0" {
+		t.Fatalf("stage 1 approver 0: current %q", w.CurrentReviewer())
+	}
+	if _, err := w.Escalate(flow, t0); err != nil {
+		t.Fatal(err)
+	}
+	second := ReviewerID(1, 1, 1)
+	if w.ReviewerLive(first) || !w.ReviewerLive(second) {
+		t.Fatalf("after escalate: first live %v, second live %v", w.ReviewerLive(first), w.ReviewerLive(second))
+	}
+	if _, err := w.Approve(Approver{Index: 1}, "", t0); err != nil {
+		t.Fatal(err)
+	}
+	legal := ReviewerID(1, 2, 0)
+	if w.ReviewerLive(second) || !w.ReviewerLive(legal) {
+		t.Fatalf("after stage 1 approve: second live %v, legal live %v", w.ReviewerLive(second), w.ReviewerLive(legal))
+	}
+	if _, err := w.Reject(Approver{Index: 0}, "no", t0); err != nil {
+		t.Fatal(err)
+	}
+	if w.ReviewerLive(legal) || w.CurrentReviewer() != "" {
+		t.Fatalf("after reject: legal live %v, current %q", w.ReviewerLive(legal), w.CurrentReviewer())
+	}
+}
