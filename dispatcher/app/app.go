@@ -25,6 +25,7 @@ import (
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
+	"github.com/esign-svc/esign/shared/workflow/workflowstore"
 )
 
 // Deps are the built dependencies the handlers share.
@@ -37,7 +38,8 @@ type Deps struct {
 	Deliveries *deliverystore.Store
 	Documents  *documentstore.Store // rendered documents
 	Batches    *batchstore.Store    // dispatch batches
-	Templates  *template.Loader     // template packages, cached by ETag
+	Workflows  *workflowstore.Store
+	Templates  *template.Loader // template packages, cached by ETag
 	// Graph validates sharePointTarget at delivery create time (the processor uploads); nil
 	// without GRAPH_* settings: modes sharepoint and both are then refused (400).
 	Graph   *graph.Client
@@ -91,6 +93,10 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
+	workflows, err := workflowstore.New(acct, workflowstore.TableWorkflows, workflowstore.TableIndex, cfg.PIICipher)
+	if err != nil {
+		return nil, err
+	}
 	sessions.InviteChecks().SetAfter(cfg.InviteCheckAfter)
 	deliveries.InviteChecks().SetAfter(cfg.InviteCheckAfter)
 	gc, err := cfg.Graph.Client()
@@ -103,7 +109,7 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	}
 	blobs := blobstore.New(acct)
 	return &Deps{Config: cfg, Account: acct, Verifier: ver, Licence: lic, Sessions: sessions, Deliveries: deliveries,
-		Documents: documents, Batches: batches, Templates: &template.Loader{Blobs: blobs}, Graph: gc, Blobs: blobs,
+		Documents: documents, Batches: batches, Workflows: workflows, Templates: &template.Loader{Blobs: blobs}, Graph: gc, Blobs: blobs,
 		Tokens: tokens.NewCodec(cfg.Tokens), Senders: send, Outbox: box, Logger: logger}, nil
 }
 
@@ -124,6 +130,9 @@ func New(ctx context.Context, d *Deps) (http.Handler, error) {
 	}
 	if err := d.Batches.Ensure(ensureCtx); err != nil {
 		return nil, fmt.Errorf("dispatch tables: %w", err)
+	}
+	if err := d.Workflows.Ensure(ensureCtx); err != nil {
+		return nil, fmt.Errorf("workflow tables: %w", err)
 	}
 	if d.Outbox != nil {
 		if err := d.Outbox.Ensure(ensureCtx); err != nil {

@@ -39,7 +39,9 @@ type Config struct {
 	// AllowSelfApproval is DISPATCH_ALLOW_SELF_APPROVAL (default false): the submitter of a
 	// dispatch batch may decide it.
 	AllowSelfApproval bool
-	Settings          map[string]string // what was read, secrets masked (for the start-up log)
+	// CallbackAllowLoopback admits loopback callbackUrls over http (development only).
+	CallbackAllowLoopback bool
+	Settings              map[string]string // what was read, secrets masked (for the start-up log)
 }
 
 // Settings of the dispatcher named in more than one place.
@@ -48,6 +50,8 @@ const (
 	SettingTrustedProxyHops = "TRUSTED_PROXY_HOPS" // the proxies that append to X-Forwarded-For
 	// SettingAllowSelfApproval lets a batch's submitter decide it.
 	SettingAllowSelfApproval = "DISPATCH_ALLOW_SELF_APPROVAL"
+	// SettingCallbackLoopback admits loopback workflow callbackUrls over http (development).
+	SettingCallbackLoopback = "WORKFLOW_CALLBACK_ALLOW_LOOPBACK"
 )
 
 // MaxTrustedProxyHops bounds TRUSTED_PROXY_HOPS.
@@ -91,6 +95,7 @@ func Load(lookup config.Lookup) (Config, error) {
 	}
 	c.TrustedProxyHops = r.Int(SettingTrustedProxyHops, web.DefaultTrustedProxyHops, 0, MaxTrustedProxyHops)
 	c.AllowSelfApproval = r.Bool(SettingAllowSelfApproval, false)
+	c.CallbackAllowLoopback = r.Bool(SettingCallbackLoopback, false)
 	c.Settings = r.Summary()
 	return c, r.Err()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/esign-svc/esign/dispatcher/health"
 	"github.com/esign-svc/esign/dispatcher/portal"
 	"github.com/esign-svc/esign/dispatcher/renderapi"
+	"github.com/esign-svc/esign/dispatcher/workflowapi"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/documents"
@@ -22,6 +23,7 @@ import (
 	"github.com/esign-svc/esign/shared/graph"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/version"
+	"github.com/esign-svc/esign/shared/webhook"
 )
 
 // invoked are the functions whose function.json has bindings besides the HTTP trigger and
@@ -36,6 +38,9 @@ var invoked = []string{
 	"CreateDelivery", // delivery invitation and upload queues
 	"Render",         // auto-trigger: notify, delivery invitation and upload queues; batch: dispatch, dispatch-notify
 	"DecideBatch",    // approve: the dispatch queue
+	// workflow transitions: workflow-notify, workflow-seal, workflow-callback
+	"CreateWorkflow", "WorkflowAdvance", "WorkflowApprove", "WorkflowReject", "WorkflowRequestChanges",
+	"WorkflowGovernanceDecision", "WorkflowEscalate", "WorkflowCancel", "WorkflowSeal",
 }
 
 // InvokedFunctions lists the functions invoked by name (see invoked).
@@ -45,7 +50,7 @@ func InvokedFunctions() []string { return slices.Clone(invoked) }
 // order: health; the signing sessions' requester routes with the admin seal routes; the portal
 // (session, document proxy, then the signer's OTP challenge and cross-device transfer, which
 // share the portal's API); the signed portal callback; secure delivery; document upload; render
-// (with the batch intake); the batch routes.
+// (with the batch intake); the batch routes; the workflows.
 func routes(mux *http.ServeMux, d *Deps) {
 	mux.Handle("GET /api/health", health.Handler{Prober: d.Account, Version: version.Engine})
 
@@ -90,4 +95,7 @@ func routes(mux *http.ServeMux, d *Deps) {
 	}).Routes(mux)
 	(&dispatchapi.API{Store: d.Batches, Blobs: d.Blobs, Verifier: d.Verifier, Licence: d.Licence,
 		AllowSelfApproval: d.Config.AllowSelfApproval, Now: time.Now}).Routes(mux)
+	(&workflowapi.API{Store: d.Workflows, Templates: d.Templates, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher,
+		Verifier: d.Verifier, Licence: d.Licence, Callbacks: webhook.Policy{AllowLoopback: d.Config.CallbackAllowLoopback},
+		PortalURL: d.Config.PortalURL, PortalOrigin: d.Config.PortalOrigin, Now: time.Now, NewID: uuid.NewString}).Routes(mux)
 }

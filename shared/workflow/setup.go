@@ -85,3 +85,14 @@ type SealMessage struct {
 	WorkflowID string `json:"workflowId"`
 	TenantID   string `json:"tenantId"`
 }
+
+// QueueCallback is the queue of CallbackMessage.
+const QueueCallback = "workflow-callback"
+
+// CallbackMessage asks the processor to POST a terminal workflow's callback (DESIGN 10: signed,
+// retried with back-off over 24 h); the processor reads the URL from the workflow.
+type CallbackMessage struct {
+	WorkflowID string `json:"workflowId"`
+	TenantID   string `json:"tenantId"`
+	State      string `json:"state"`
+}

@@ -1,0 +1,209 @@
+// Package workflowapi serves the workflow routes (spec "Workflow", DESIGN 10):
+//
+//   - initiator routes, Entra ID JWT + licence feature `workflow`, role Esign.Initiator, the
+//     creator's tenant only (another tenant's workflow is 404): POST /api/workflow (create),
+//     POST .../escalate, POST .../cancel, POST .../seal (also Service.Admin), GET .../status
+//     (also the portal token), GET .../export (any of the workflow roles);
+//   - approver routes, JWT role Workflow.Approver: POST .../approve, POST .../reject;
+//   - participant routes, the participant's portal token (`token`, the portalUrl's `pt`):
+//     GET /api/workflow/{id}, PATCH .../step/{stepIndex}, POST .../advance,
+//     POST .../fix-validation, POST .../resend-invite;
+//   - reviewer routes, a reviewer token (issued per approver with the approval e-mail):
+//     POST .../request-changes, POST .../governance-decision, POST .../reject.
+//
+// Every valid call with a portal token answers a fresh one (4 h) in X-Portal-Token. A reviewer
+// token acts only while its approver's turn is current (workflow.ReviewerLive): it dies once that
+// approver decided, was escalated past, or the workflow left pending-approval.
+//
+// Transitions queue their effects as messages (see emit): invitations and approval e-mails on
+// workflow-notify, the seal on workflow-seal, the terminal callback on workflow-callback.
+package workflowapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/esign-svc/esign/dispatcher/guard"
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/auth"
+	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/template"
+	"github.com/esign-svc/esign/shared/tokens"
+	"github.com/esign-svc/esign/shared/web"
+	"github.com/esign-svc/esign/shared/webhook"
+	"github.com/esign-svc/esign/shared/workflow"
+	"github.com/esign-svc/esign/shared/workflow/workflowstore"
+)
+
+// HeaderPortalToken carries the fresh portal token of every valid token call.
+const HeaderPortalToken = "X-Portal-Token"
+
+// API holds what the routes need.
+type API struct {
+	Store     *workflowstore.Store
+	Templates *template.Loader
+	Blobs     *blobstore.Store // schemaPath reads
+	Tokens    *tokens.Codec
+	Hasher    *pii.Hasher
+	Verifier  *auth.Verifier
+	Licence   *licence.Licence
+	Callbacks webhook.Policy // the callbackUrl check
+	// PortalURL is the portal's base: portalUrl = {PortalURL}/workflow/{workflowId}?pt=<token>.
+	PortalURL    string
+	PortalOrigin string // the one CORS origin of the token routes
+	Now          func() time.Time
+	NewID        func() string
+}
+
+// Routes registers the routes. The functions whose transitions queue messages are invoked;
+// the others are forwarded.
+func (a *API) Routes(mux *http.ServeMux) {
+	c := web.CORS{Origin: a.PortalOrigin, AllowHeaders: "Content-Type", ExposeHeaders: HeaderPortalToken}
+	mux.Handle("POST /api/workflow", web.Handle(a.create))
+	mux.Handle("OPTIONS /api/workflow/{workflowId}/", c.Preflight("GET, POST, PATCH, OPTIONS"))
+	mux.Handle("OPTIONS /api/workflow/{workflowId}", c.Preflight("GET, OPTIONS"))
+	mux.Handle("GET /api/workflow/{workflowId}", c.Wrap(web.Handle(a.get)))
+	mux.Handle("PATCH /api/workflow/{workflowId}/step/{stepIndex}", c.Wrap(web.Handle(a.saveStep)))
+	mux.Handle("POST /api/workflow/{workflowId}/advance", c.Wrap(web.Handle(a.advance)))
+	mux.Handle("POST /api/workflow/{workflowId}/fix-validation", c.Wrap(web.Handle(a.fixValidation)))
+	mux.Handle("POST /api/workflow/{workflowId}/request-changes", c.Wrap(web.Handle(a.requestChanges)))
+	mux.Handle("POST /api/workflow/{workflowId}/governance-decision", c.Wrap(web.Handle(a.governance)))
+	mux.Handle("POST /api/workflow/{workflowId}/approve", web.Handle(a.approve))
+	mux.Handle("POST /api/workflow/{workflowId}/reject", c.Wrap(web.Handle(a.reject)))
+	mux.Handle("POST /api/workflow/{workflowId}/escalate", web.Handle(a.escalate))
+	mux.Handle("POST /api/workflow/{workflowId}/cancel", web.Handle(a.cancel))
+	mux.Handle("POST /api/workflow/{workflowId}/seal", web.Handle(a.seal))
+	mux.Handle("GET /api/workflow/{workflowId}/status", c.Wrap(web.Handle(a.status)))
+	mux.Handle("GET /api/workflow/{workflowId}/export", web.Handle(a.export))
+}
+
+func (a *API) now() time.Time { return a.Now().UTC() }
+
+// gate is the JWT routes' check (guard.Gate): 401, then licence and role 403s.
+func (a *API) gate(r *http.Request, roles ...string) (auth.Principal, error) {
+	return guard.Gate{Verifier: a.Verifier, Licence: a.Licence, Feature: licence.FeatureWorkflow}.Caller(r, roles...)
+}
+
+// loadOwn loads a workflow of the caller's tenant; another tenant's is not found.
+func (a *API) loadOwn(ctx context.Context, tenant, id string) (*workflow.Workflow, error) {
+	w, err := a.Store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if w.Tenant != tenant {
+		return nil, workflowstore.ErrNotFound
+	}
+	return w, nil
+}
+
+var (
+	errTokenWorkflow = apperr.New(apperr.KindUnauthenticated, "token_invalid", "the token is not for this workflow")
+	errNeedsReviewer = apperr.New(apperr.KindForbidden, "reviewer_token_required", "this route needs a reviewer token")
+	errNeedsPart     = apperr.New(apperr.KindForbidden, "participant_token_required", "this route needs the participant's token")
+	errTurnOver      = apperr.New(apperr.KindForbidden, "reviewer_token_spent", "the reviewer token's turn is over: its approver decided or was passed, or the workflow moved on")
+	errNoToken       = apperr.Invalid("token_required", apperr.Field("token", "the portal token is required"))
+)
+
+// portal verifies the `token` query parameter for the route's workflow and sets a fresh token
+// in X-Portal-Token. Errors: 400 token_required; 401 token_invalid, token_expired,
+// token_wrong_kind.
+func (a *API) portal(w http.ResponseWriter, r *http.Request) (tokens.WorkflowPortal, error) {
+	raw := r.URL.Query().Get("token")
+	if raw == "" {
+		return tokens.WorkflowPortal{}, errNoToken
+	}
+	t, err := a.Tokens.VerifyWorkflowPortal(raw)
+	if err != nil {
+		return t, err
+	}
+	if t.WorkflowID != r.PathValue("workflowId") {
+		return t, errTokenWorkflow
+	}
+	fresh, _, err := a.Tokens.IssueWorkflowPortal(tokens.WorkflowPortal{WorkflowID: t.WorkflowID, Participant: t.Participant, Role: t.Role})
+	if err != nil {
+		return t, err
+	}
+	w.Header().Set(HeaderPortalToken, fresh)
+	return t, nil
+}
+
+// participant is portal for the participant's routes: a reviewer token is 403.
+func (a *API) participant(w http.ResponseWriter, r *http.Request) error {
+	t, err := a.portal(w, r)
+	if err != nil {
+		return err
+	}
+	if t.Role != tokens.RoleParticipant {
+		w.Header().Del(HeaderPortalToken)
+		return errNeedsPart
+	}
+	return nil
+}
+
+// reviewer is portal for the reviewer routes: the participant's token is 403; the returned id
+// names the approver's turn, checked against the workflow in turn.
+func (a *API) reviewer(w http.ResponseWriter, r *http.Request) (string, error) {
+	t, err := a.portal(w, r)
+	if err != nil {
+		return "", err
+	}
+	if t.Role != tokens.RoleReviewer {
+		w.Header().Del(HeaderPortalToken)
+		return "", errNeedsReviewer
+	}
+	return t.Participant, nil
+}
+
+// turn is the check of a reviewer's transition: its turn must be the current one; the decision
+// is the current approver's.
+func turn(x *workflow.Workflow, id string) (workflow.Approver, error) {
+	if !x.ReviewerLive(id) {
+		return workflow.Approver{}, errTurnOver
+	}
+	return workflow.Approver{Index: x.Approver}, nil
+}
+
+// update runs step on the workflow and queues the change's effects. A spent reviewer token
+// answers no fresh one.
+func (a *API) update(w http.ResponseWriter, r *http.Request, who kernel.Actor, step func(*workflow.Workflow) (kernel.Change, error)) (*workflow.Workflow, error) {
+	x, ch, err := a.Store.Update(r.Context(), r.PathValue("workflowId"), func(x *workflow.Workflow) (kernel.Change, error) {
+		ch, err := step(x)
+		ch.By(who)
+		return ch, err
+	})
+	if err != nil {
+		if errors.Is(err, errTurnOver) {
+			w.Header().Del(HeaderPortalToken)
+		}
+		return nil, err
+	}
+	return x, emit(r.Context(), x, ch)
+}
+
+// actor is who acts: kind participant, reviewer (id: the reviewer turn), approver or initiator
+// (id: the JWT caller), with the request's address and user agent.
+func actor(r *http.Request, kind, id string) kernel.Actor {
+	return kernel.Actor{Kind: kind, ID: id, IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
+}
+
+// stepIndex is the route's {stepIndex}: 400 invalid_step unless a non-negative integer.
+func stepIndex(r *http.Request) (int, error) {
+	i, err := strconv.Atoi(r.PathValue("stepIndex"))
+	if err != nil || i < 0 {
+		return 0, apperr.Invalid(workflow.CodeInvalidStep, apperr.Field("stepIndex", "must be a step index (an integer from 0)"))
+	}
+	return i, nil
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}

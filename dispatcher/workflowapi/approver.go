@@ -1,0 +1,248 @@
+package workflowapi
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/auth"
+	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/web"
+	"github.com/esign-svc/esign/shared/workflow"
+)
+
+// jwtRoles may read a workflow of their tenant (status, export).
+var jwtRoles = []string{auth.RoleInitiator, auth.RoleWorkflowApprover, auth.RoleAdmin}
+
+// own authenticates the JWT with one of roles and loads the route's workflow of the caller's
+// tenant (404 for another tenant's).
+func (a *API) own(r *http.Request, roles ...string) (*workflow.Workflow, error) {
+	p, err := a.gate(r, roles...)
+	if err != nil {
+		return nil, err
+	}
+	return a.loadOwn(r.Context(), p.TenantID, r.PathValue("workflowId"))
+}
+
+func requiredField(field, msg string) error {
+	return apperr.Invalid(workflow.CodeInvalidRequest, apperr.Field(field, msg))
+}
+
+type decisionView struct {
+	WorkflowID           string `json:"workflowId"`
+	State                string `json:"state"`
+	CurrentApprovalStage int    `json:"currentApprovalStage"`
+	TotalApprovalStages  int    `json:"totalApprovalStages"`
+}
+
+func decisionOf(x *workflow.Workflow) decisionView {
+	return decisionView{WorkflowID: x.ID, State: string(x.State), CurrentApprovalStage: statusOf(x).CurrentApprovalStage,
+		TotalApprovalStages: x.TotalStages}
+}
+
+type commentRequest struct {
+	Comment string `json:"comment"`
+}
+
+// jwtApprover is the JWT approver of x's current stage: the position of the caller's e-mail in
+// the stage's routing sequence (-1 when the stage does not name it: a holder of the role may
+// decide for the current approver), and its keyed hash.
+func (a *API) jwtApprover(p auth.Principal, s *workflow.Schema, x *workflow.Workflow) workflow.Approver {
+	by := workflow.Approver{Index: -1}
+	if p.Email != "" {
+		by.Hash = a.Hasher.Email(p.Email)
+	}
+	if x.Stage < len(s.Stages) {
+		for i, addr := range s.Stages[x.Stage].Approvers {
+			if p.Email != "" && strings.EqualFold(addr, p.Email) {
+				by.Index = i
+				if i == x.Approver {
+					break
+				}
+			}
+		}
+	}
+	return by
+}
+
+// reviewerApprover is the current approver named by a live reviewer turn.
+func (a *API) reviewerApprover(id string, s *workflow.Schema, x *workflow.Workflow) (workflow.Approver, error) {
+	by, err := turn(x, id)
+	if err != nil {
+		return by, err
+	}
+	if x.Stage < len(s.Stages) && x.Approver < len(s.Stages[x.Stage].Approvers) {
+		by.Hash = a.Hasher.Email(s.Stages[x.Stage].Approvers[x.Approver])
+	}
+	return by, nil
+}
+
+// approve is POST /api/workflow/{workflowId}/approve {comment} (JWT Workflow.Approver): the
+// current stage passes; the next stage's approver is notified, or after the last the seal is
+// queued. Errors: 401; 403 role, not_current_approver; 404; 409 invalid_state, rules_failed.
+func (a *API) approve(w http.ResponseWriter, r *http.Request) error {
+	return a.jwtDecision(w, r, func(x *workflow.Workflow, by workflow.Approver, comment string) (kernel.Change, error) {
+		return x.Approve(by, comment, a.now())
+	})
+}
+
+// reject is POST /api/workflow/{workflowId}/reject {comment}: with a `token`, the current
+// reviewer's; else the JWT of a Workflow.Approver. The workflow ends as rejected.
+func (a *API) reject(w http.ResponseWriter, r *http.Request) error {
+	rej := func(x *workflow.Workflow, by workflow.Approver, comment string) (kernel.Change, error) {
+		return x.Reject(by, comment, a.now())
+	}
+	if !r.URL.Query().Has("token") {
+		return a.jwtDecision(w, r, rej)
+	}
+	id, err := a.reviewer(w, r)
+	if err != nil {
+		return err
+	}
+	var req commentRequest
+	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	return a.reviewerDecision(w, r, id, func(s *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
+		return rej(x, by, req.Comment)
+	})
+}
+
+func (a *API) jwtDecision(w http.ResponseWriter, r *http.Request, decide func(*workflow.Workflow, workflow.Approver, string) (kernel.Change, error)) error {
+	p, err := a.gate(r, auth.RoleWorkflowApprover)
+	if err != nil {
+		return err
+	}
+	var req commentRequest
+	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	if _, err := a.loadOwn(r.Context(), p.TenantID, r.PathValue("workflowId")); err != nil {
+		return err
+	}
+	_, s, err := a.loadSchema(r.Context(), r.PathValue("workflowId"))
+	if err != nil {
+		return err
+	}
+	x, err := a.update(w, r, actor(r, "approver", p.CallerID()), func(x *workflow.Workflow) (kernel.Change, error) {
+		return decide(x, a.jwtApprover(p, s, x), req.Comment)
+	})
+	if err != nil {
+		return err
+	}
+	return web.JSON(w, http.StatusOK, decisionOf(x))
+}
+
+func (a *API) reviewerDecision(w http.ResponseWriter, r *http.Request, id string, decide func(*workflow.Schema, *workflow.Workflow, workflow.Approver) (kernel.Change, error)) error {
+	_, s, err := a.loadSchema(r.Context(), r.PathValue("workflowId"))
+	if err != nil {
+		return err
+	}
+	x, err := a.update(w, r, actor(r, "reviewer", id), func(x *workflow.Workflow) (kernel.Change, error) {
+		by, err := a.reviewerApprover(id, s, x)
+		if err != nil {
+			return kernel.Change{}, err
+		}
+		return decide(s, x, by)
+	})
+	if err != nil {
+		return err
+	}
+	// The decision spent the turn: the fresh token answered would be dead at once.
+	if !x.ReviewerLive(id) {
+		w.Header().Del(HeaderPortalToken)
+	}
+	return web.JSON(w, http.StatusOK, decisionOf(x))
+}
+
+type changesRequest struct {
+	Changes []workflow.ChangeRequest `json:"changes"`
+}
+
+// requestChanges is POST /api/workflow/{workflowId}/request-changes?token= {changes[]} (the
+// current reviewer): changes-requested, the participant notified. Errors: 400 at
+// changes[i].<key>; 401; 403 reviewer_token_required, reviewer_token_spent; 404; 409.
+func (a *API) requestChanges(w http.ResponseWriter, r *http.Request) error {
+	id, err := a.reviewer(w, r)
+	if err != nil {
+		return err
+	}
+	var req changesRequest
+	if err := web.DecodeJSON(r, web.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	return a.reviewerDecision(w, r, id, func(s *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
+		return x.RequestChanges(s, by, req.Changes, a.now())
+	})
+}
+
+type governanceRequest struct {
+	Decision      string `json:"decision"`
+	Justification string `json:"justification"`
+}
+
+// governance is POST /api/workflow/{workflowId}/governance-decision?token= {decision,
+// justification} (the current reviewer): approve, approve-with-exception (justification
+// required, kept verbatim) or reject. Errors: 400 decision, justification; 401; 403; 404; 409
+// invalid_state, rules_failed.
+func (a *API) governance(w http.ResponseWriter, r *http.Request) error {
+	id, err := a.reviewer(w, r)
+	if err != nil {
+		return err
+	}
+	var req governanceRequest
+	if err := web.DecodeJSON(r, web.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	return a.reviewerDecision(w, r, id, func(s *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
+		return x.GovernanceDecision(by, req.Decision, req.Justification, a.now())
+	})
+}
+
+// escalate is POST /api/workflow/{workflowId}/escalate (JWT Esign.Initiator): the current
+// stage's next approver is notified; the previous one's reviewer token dies. Errors: 401; 403;
+// 404; 409 invalid_state, no_further_approver.
+func (a *API) escalate(w http.ResponseWriter, r *http.Request) error {
+	return a.initiatorMove(w, r, []string{auth.RoleInitiator}, func(s *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) {
+		return x.Escalate(s, a.now())
+	})
+}
+
+// cancel is POST /api/workflow/{workflowId}/cancel (JWT Esign.Initiator): a live workflow ends
+// as cancelled. Errors: 401; 403; 404; 409 invalid_state.
+func (a *API) cancel(w http.ResponseWriter, r *http.Request) error {
+	return a.initiatorMove(w, r, []string{auth.RoleInitiator}, func(_ *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) {
+		return x.Cancel(a.now())
+	})
+}
+
+// seal is POST /api/workflow/{workflowId}/seal (JWT Esign.Initiator or Service.Admin): a retry
+// in sealing, or sealing without the approval gate (the data must pass validation); the
+// workflow-seal message is queued. Errors: 401; 403; 404; 409 invalid_state, rules_failed.
+func (a *API) seal(w http.ResponseWriter, r *http.Request) error {
+	return a.initiatorMove(w, r, []string{auth.RoleInitiator, auth.RoleAdmin}, func(s *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) {
+		return x.Seal(s, a.now())
+	})
+}
+
+func (a *API) initiatorMove(w http.ResponseWriter, r *http.Request, roles []string, move func(*workflow.Schema, *workflow.Workflow) (kernel.Change, error)) error {
+	p, err := a.gate(r, roles...)
+	if err != nil {
+		return err
+	}
+	if _, err := a.loadOwn(r.Context(), p.TenantID, r.PathValue("workflowId")); err != nil {
+		return err
+	}
+	if err := web.NoBody(r); err != nil {
+		return err
+	}
+	_, s, err := a.loadSchema(r.Context(), r.PathValue("workflowId"))
+	if err != nil {
+		return err
+	}
+	x, err := a.update(w, r, actor(r, "initiator", p.CallerID()), func(x *workflow.Workflow) (kernel.Change, error) { return move(s, x) })
+	if err != nil {
+		return err
+	}
+	return web.JSON(w, http.StatusOK, decisionOf(x))
+}
