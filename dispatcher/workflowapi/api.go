@@ -103,15 +103,15 @@ func (a *API) loadOwn(ctx context.Context, tenant, id string) (*workflow.Workflo
 }
 
 var (
-	errTokenWorkflow = apperr.New(apperr.KindUnauthenticated, "token_invalid", "the token is not for this workflow")
+	errTokenWorkflow = apperr.New(apperr.KindUnauthenticated, tokens.CodeInvalid, "the token is not for this workflow")
 	errNeedsReviewer = apperr.New(apperr.KindForbidden, "reviewer_token_required", "this route needs a reviewer token")
 	errNeedsPart     = apperr.New(apperr.KindForbidden, "participant_token_required", "this route needs the participant's token")
 	errTurnOver      = apperr.New(apperr.KindForbidden, "reviewer_token_spent", "the reviewer token's turn is over: its approver decided or was passed, or the workflow moved on")
-	errNoToken       = apperr.Invalid("token_required", apperr.Field("token", "the portal token is required"))
+	errNoToken       = apperr.New(apperr.KindUnauthenticated, tokens.CodeMissing, "the portal token (query parameter token) is required")
 )
 
 // portal verifies the `token` query parameter for the route's workflow and sets a fresh token
-// in X-Portal-Token. Errors: 400 token_required; 401 token_invalid, token_expired,
+// in X-Portal-Token. Errors: 401 token_missing, token_invalid, token_expired,
 // token_wrong_kind.
 func (a *API) portal(w http.ResponseWriter, r *http.Request) (tokens.WorkflowPortal, error) {
 	raw := r.URL.Query().Get("token")

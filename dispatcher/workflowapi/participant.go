@@ -69,7 +69,7 @@ func statusOf(x *workflow.Workflow) statusView {
 
 // get is GET /api/workflow/{workflowId}?token= (participant or reviewer): the portal payload,
 // the schema's steps with their fields and the data saved for each, the validation results and
-// the latest change requests. Errors: 400 token_required; 401; 404.
+// the latest change requests. Errors: 401 token_missing, token_invalid, token_expired; 404.
 func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.portal(w, r); err != nil {
 		return err
