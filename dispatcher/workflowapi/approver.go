@@ -81,34 +81,6 @@ func (a *API) reviewerApprover(id string, s *workflow.Schema, x *workflow.Workfl
 // current stage passes; the next stage's approver is notified, or after the last the seal is
 // queued. Errors: 401; 403 role, not_current_approver; 404; 409 invalid_state, rules_failed.
 func (a *API) approve(w http.ResponseWriter, r *http.Request) error {
-	return a.jwtDecision(w, r, func(x *workflow.Workflow, by workflow.Approver, comment string) (kernel.Change, error) {
-		return x.Approve(by, comment, a.now())
-	})
-}
-
-// reject is POST /api/workflow/{workflowId}/reject {comment}: with a `token`, the current
-// reviewer's; else the JWT of a Workflow.Approver. The workflow ends as rejected.
-func (a *API) reject(w http.ResponseWriter, r *http.Request) error {
-	rej := func(x *workflow.Workflow, by workflow.Approver, comment string) (kernel.Change, error) {
-		return x.Reject(by, comment, a.now())
-	}
-	if !r.URL.Query().Has("token") {
-		return a.jwtDecision(w, r, rej)
-	}
-	id, err := a.reviewer(w, r)
-	if err != nil {
-		return err
-	}
-	var req commentRequest
-	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
-		return err
-	}
-	return a.reviewerDecision(w, r, id, func(s *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
-		return rej(x, by, req.Comment)
-	})
-}
-
-func (a *API) jwtDecision(w http.ResponseWriter, r *http.Request, decide func(*workflow.Workflow, workflow.Approver, string) (kernel.Change, error)) error {
 	p, err := a.gate(r, auth.RoleWorkflowApprover)
 	if err != nil {
 		return err
@@ -117,6 +89,37 @@ func (a *API) jwtDecision(w http.ResponseWriter, r *http.Request, decide func(*w
 	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
 		return err
 	}
+	return a.jwtDecision(w, r, p, func(x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
+		return x.Approve(by, req.Comment, a.now())
+	})
+}
+
+// reject is POST /api/workflow/{workflowId}/reject {comment}: with a `token`, the current
+// reviewer's; else the JWT of a Workflow.Approver. The workflow ends as rejected. The body
+// rule answers first (one route, two kinds of caller).
+func (a *API) reject(w http.ResponseWriter, r *http.Request) error {
+	var req commentRequest
+	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	rej := func(x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) { return x.Reject(by, req.Comment, a.now()) }
+	if !r.URL.Query().Has("token") {
+		p, err := a.gate(r, auth.RoleWorkflowApprover)
+		if err != nil {
+			return err
+		}
+		return a.jwtDecision(w, r, p, rej)
+	}
+	id, err := a.reviewer(w, r)
+	if err != nil {
+		return err
+	}
+	return a.reviewerDecision(w, r, id, func(_ *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
+		return rej(x, by)
+	})
+}
+
+func (a *API) jwtDecision(w http.ResponseWriter, r *http.Request, p auth.Principal, decide func(*workflow.Workflow, workflow.Approver) (kernel.Change, error)) error {
 	if _, err := a.loadOwn(r.Context(), p.TenantID, r.PathValue("workflowId")); err != nil {
 		return err
 	}
@@ -125,7 +128,7 @@ func (a *API) jwtDecision(w http.ResponseWriter, r *http.Request, decide func(*w
 		return err
 	}
 	x, err := a.update(w, r, actor(r, "approver", p.CallerID()), func(x *workflow.Workflow) (kernel.Change, error) {
-		return decide(x, a.jwtApprover(p, s, x), req.Comment)
+		return decide(x, a.jwtApprover(p, s, x))
 	})
 	if err != nil {
 		return err
@@ -163,12 +166,12 @@ type changesRequest struct {
 // current reviewer): changes-requested, the participant notified. Errors: 400 at
 // changes[i].<key>; 401; 403 reviewer_token_required, reviewer_token_spent; 404; 409.
 func (a *API) requestChanges(w http.ResponseWriter, r *http.Request) error {
-	id, err := a.reviewer(w, r)
-	if err != nil {
-		return err
-	}
 	var req changesRequest
 	if err := web.DecodeJSON(r, web.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	id, err := a.reviewer(w, r)
+	if err != nil {
 		return err
 	}
 	return a.reviewerDecision(w, r, id, func(s *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
@@ -186,12 +189,12 @@ type governanceRequest struct {
 // required, kept verbatim) or reject. Errors: 400 decision, justification; 401; 403; 404; 409
 // invalid_state, rules_failed.
 func (a *API) governance(w http.ResponseWriter, r *http.Request) error {
-	id, err := a.reviewer(w, r)
-	if err != nil {
-		return err
-	}
 	var req governanceRequest
 	if err := web.DecodeJSON(r, web.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	id, err := a.reviewer(w, r)
+	if err != nil {
 		return err
 	}
 	return a.reviewerDecision(w, r, id, func(s *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {

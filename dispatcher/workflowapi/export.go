@@ -27,12 +27,15 @@ type exportView struct {
 // label, value, a cell starting with = + - @ (or a tab or carriage return) prefixed with ' so
 // that no spreadsheet reads it as a formula. Errors: 400 format; 401; 403; 404.
 func (a *API) export(w http.ResponseWriter, r *http.Request) error {
+	if _, err := a.own(r, jwtRoles...); err != nil {
+		return err
+	}
+	if err := web.NoBody(r); err != nil {
+		return err
+	}
 	format := r.URL.Query().Get("format")
 	if format != "" && format != "json" && format != "csv" {
 		return apperr.Invalid(workflow.CodeInvalidRequest, apperr.Field("format", "must be json or csv"))
-	}
-	if _, err := a.own(r, jwtRoles...); err != nil {
-		return err
 	}
 	x, s, err := a.loadSchema(r.Context(), r.PathValue("workflowId"))
 	if err != nil {

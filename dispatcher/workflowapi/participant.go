@@ -71,6 +71,9 @@ func statusOf(x *workflow.Workflow) statusView {
 // the schema's steps with their fields and the data saved for each, the validation results and
 // the latest change requests. Errors: 401 token_missing, token_invalid, token_expired; 404.
 func (a *API) get(w http.ResponseWriter, r *http.Request) error {
+	if err := web.NoBody(r); err != nil {
+		return err
+	}
 	if _, err := a.portal(w, r); err != nil {
 		return err
 	}
@@ -105,15 +108,15 @@ type saveStepRequest struct {
 // invalid_step (stepIndex), record_invalid at data.<key>; 401; 403 for a reviewer token; 404;
 // 409 invalid_state outside in-progress and changes-requested; 413.
 func (a *API) saveStep(w http.ResponseWriter, r *http.Request) error {
+	var req saveStepRequest
+	if err := web.DecodeJSON(r, web.MaxJSONBody, &req); err != nil {
+		return err
+	}
 	if err := a.participant(w, r); err != nil {
 		return err
 	}
 	i, err := stepIndex(r)
 	if err != nil {
-		return err
-	}
-	var req saveStepRequest
-	if err := web.DecodeJSON(r, web.MaxJSONBody, &req); err != nil {
 		return err
 	}
 	if req.Data == nil {
@@ -164,10 +167,10 @@ func (a *API) fixValidation(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) participantMove(w http.ResponseWriter, r *http.Request, move func(*workflow.Schema, *workflow.Workflow) (kernel.Change, error)) error {
-	if err := a.participant(w, r); err != nil {
+	if err := web.NoBody(r); err != nil {
 		return err
 	}
-	if err := web.NoBody(r); err != nil {
+	if err := a.participant(w, r); err != nil {
 		return err
 	}
 	_, s, err := a.loadSchema(r.Context(), r.PathValue("workflowId"))
@@ -181,9 +184,12 @@ func (a *API) participantMove(w http.ResponseWriter, r *http.Request, move func(
 	return web.JSON(w, http.StatusOK, advanceOf(x))
 }
 
-// status is GET /api/workflow/{workflowId}/status: with a `token`, the portal's; else the JWT of
+// status is GET /api/workflow/{workflowId}/status (the body rule first): with a `token`, the portal's; else the JWT of
 // the creator's tenant (Esign.Initiator, Workflow.Approver or Service.Admin).
 func (a *API) status(w http.ResponseWriter, r *http.Request) error {
+	if err := web.NoBody(r); err != nil {
+		return err
+	}
 	var x *workflow.Workflow
 	var err error
 	if r.URL.Query().Has("token") {

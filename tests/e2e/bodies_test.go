@@ -47,6 +47,9 @@ const (
 	authDelivery                   // the delivery access token as ?t=
 	authSigned                     // X-Esign-Signature over the raw body (the callback)
 	authApprover                   // Entra ID JWT with Dispatch.Approver (and the host key)
+	authWfApprover                 // Entra ID JWT with Workflow.Approver (and the host key)
+	authWorkflow                   // the workflow participant's portal token as ?token=
+	authReviewer                   // a workflow reviewer token as ?token=
 )
 
 // bodyRoute is one route of the dispatcher: its function, method and route template (as its
@@ -103,6 +106,20 @@ var bodyRoutes = []bodyRoute{
 	{"BatchReceipt", "GET", "dispatch/batch/{batchId}/receipt", bodyNone, web.MaxJSONBody, authInitiator, true},
 	{"DecideBatch", "POST", "dispatch/batch/{batchId}/decide", bodyJSON, web.MaxJSONBody, authApprover, true},
 	{"CancelBatch", "POST", "dispatch/batch/{batchId}/cancel", bodyNone, web.MaxJSONBody, authInitiator, true},
+	{"CreateWorkflow", "POST", "workflow", bodyJSON, web.MaxJSONBody, authInitiator, true},
+	{"GetWorkflow", "GET", "workflow/{workflowId}", bodyNone, web.MaxJSONBody, authWorkflow, false},
+	{"WorkflowStep", "PATCH", "workflow/{workflowId}/step/{stepIndex}", bodyJSON, web.MaxJSONBody, authWorkflow, false},
+	{"WorkflowAdvance", "POST", "workflow/{workflowId}/advance", bodyNone, web.MaxJSONBody, authWorkflow, false},
+	{"WorkflowFixValidation", "POST", "workflow/{workflowId}/fix-validation", bodyNone, web.MaxJSONBody, authWorkflow, false},
+	{"WorkflowRequestChanges", "POST", "workflow/{workflowId}/request-changes", bodyJSON, web.MaxJSONBody, authReviewer, false},
+	{"WorkflowGovernanceDecision", "POST", "workflow/{workflowId}/governance-decision", bodyJSON, web.MaxJSONBody, authReviewer, false},
+	{"WorkflowReject", "POST", "workflow/{workflowId}/reject", bodyOptional, web.MaxJSONBody, authReviewer, false},
+	{"WorkflowStatus", "GET", "workflow/{workflowId}/status", bodyNone, web.MaxJSONBody, authWorkflow, false},
+	{"WorkflowApprove", "POST", "workflow/{workflowId}/approve", bodyOptional, web.MaxJSONBody, authWfApprover, true},
+	{"WorkflowEscalate", "POST", "workflow/{workflowId}/escalate", bodyNone, web.MaxJSONBody, authInitiator, true},
+	{"WorkflowCancel", "POST", "workflow/{workflowId}/cancel", bodyNone, web.MaxJSONBody, authInitiator, true},
+	{"WorkflowSeal", "POST", "workflow/{workflowId}/seal", bodyNone, web.MaxJSONBody, authInitiator, true},
+	{"WorkflowExport", "GET", "workflow/{workflowId}/export", bodyNone, web.MaxJSONBody, authInitiator, true},
 }
 
 // bodyCase is one body sent to every route, and the answer each kind of route gives it.
@@ -166,6 +183,8 @@ type bodyFixture struct {
 	access   string            // portal access token
 	delivery string            // delivery access token
 	secret   string            // callback secret
+	workflow string            // workflow participant token
+	reviewer string            // workflow reviewer token (of a turn that never comes)
 }
 
 func newBodyFixture(t *testing.T) *bodyFixture {
@@ -178,10 +197,13 @@ func newBodyFixture(t *testing.T) *bodyFixture {
 		t.Fatalf("activate: %d %s", act.Status, act.Raw)
 	}
 	d := createDelivery(t, tenantA, deliveryBody(t, "secure-email", 1))[0]
+	wf := createWorkflow(t, tenantA, wfBody(wfPackage(t, false)))
 	return &bodyFixture{
 		vals: map[string]string{"groupId": created.str("groupId"), "correlationId": body["correlationId"].(string),
-			"slotIndex": "0", "deliveryId": d.ID, "batchId": uuid.NewString(), "token": url.PathEscape(act.str("accessToken"))},
+			"slotIndex": "0", "deliveryId": d.ID, "batchId": uuid.NewString(), "token": url.PathEscape(act.str("accessToken")),
+			"workflowId": wf.ID, "stepIndex": "0"},
 		access: act.str("accessToken"), delivery: d.Token, secret: callbackSecret(t),
+		workflow: wf.Token, reviewer: mintReviewer(t, wf.ID, "r9.s1.a0"),
 	}
 }
 
@@ -202,6 +224,12 @@ func (f *bodyFixture) send(t *testing.T, rt bodyRoute, contentType string, raw [
 			h["Authorization"] = "Bearer " + svc.jwt(t, tenantA, "Service.Admin")
 		case authApprover:
 			h["Authorization"] = "Bearer " + svc.jwt(t, tenantA, "Dispatch.Approver")
+		case authWfApprover:
+			h["Authorization"] = "Bearer " + svc.jwt(t, tenantA, "Workflow.Approver")
+		case authWorkflow:
+			u += "&token=" + url.QueryEscape(f.workflow)
+		case authReviewer:
+			u += "&token=" + url.QueryEscape(f.reviewer)
 		case authPortal:
 			h["Authorization"] = "Bearer " + f.access
 		case authDelivery:

@@ -1,0 +1,395 @@
+package e2e
+
+import (
+	"context"
+	"encoding/csv"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/esign-svc/esign/shared/azure/queuestore"
+	"github.com/esign-svc/esign/shared/tokens"
+	"github.com/esign-svc/esign/shared/workflow"
+)
+
+// wfSchema is a two-step schema: a name, then a spend capped at 100 by an error rule; stage
+// Finance has two approvers in routing order, stage Legal one.
+const wfSchema = `title: Supplier onboarding
+steps:
+  - id: company
+    title: Company
+    fields:
+      - { key: companyName, type: string, label: Company name, required: true, maxLength: 200 }
+  - id: money
+    fields:
+      - { key: annualSpend, type: number, label: Annual spend, required: true, min: 0 }
+rules:
+  - { id: spend-cap, expr: "data.annualSpend <= 100", severity: error, message: "Spend above 100 needs an exception", fieldKey: annualSpend }
+approval:
+  stages:
+    - { name: Finance, approvers: [finance@example.com, cfo@example.com] }
+    - { name: Legal, approvers: [legal@example.com] }
+`
+
+// wfPackage stores the sample package with schema (governance first when gov) as a folder.
+func wfPackage(t testing.TB, gov bool) string {
+	t.Helper()
+	files := examplePackage(t)
+	s := wfSchema
+	if gov {
+		s = "governance: true\n" + s
+	}
+	files["schema.yaml"] = []byte(s)
+	return uploadFolderPackage(t, files)
+}
+
+type wfCreated struct {
+	ID, Token string
+	Reply     reply
+}
+
+func createWorkflow(t testing.TB, tenant string, body map[string]any) wfCreated {
+	t.Helper()
+	r := call(t, "POST", svc.url("workflow"), body, bearer(svc.jwt(t, tenant, "Esign.Initiator")))
+	if r.Status != http.StatusCreated && r.Status != http.StatusOK {
+		t.Fatalf("create workflow: %d %s", r.Status, r.Raw)
+	}
+	u, err := url.Parse(r.str("portalUrl"))
+	if err != nil || !strings.HasSuffix(u.Path, "/workflow/"+r.str("workflowId")) {
+		t.Fatalf("portalUrl %q", r.str("portalUrl"))
+	}
+	tok := u.Query().Get("pt")
+	remember("token", tok)
+	return wfCreated{ID: r.str("workflowId"), Token: tok, Reply: r}
+}
+
+func wfBody(pkg string) map[string]any {
+	return map[string]any{"templatePath": pkg, "correlationId": "wf-" + uuid.NewString(),
+		"templateSettings": map[string]any{"workflow": map[string]any{
+			"recipients": []any{map[string]any{"email": email(1), "displayName": "Pat"}}, "organizationName": "Acme"}}}
+}
+
+// wfCall calls a portal route of workflow id with token; it checks that a 2xx carries a fresh
+// token in X-Portal-Token (but the reviewer's decisions: their token is then spent).
+func wfCall(t testing.TB, method, id, route, token string, body any) reply {
+	t.Helper()
+	p := "workflow/" + id + route
+	if token != "" {
+		p += "?token=" + url.QueryEscape(token)
+	}
+	r := call(t, method, svc.url(p), body, nil)
+	decision := route == "/request-changes" || route == "/governance-decision" || route == "/reject"
+	if r.Status < 300 && !decision {
+		fresh := r.Header.Get("X-Portal-Token")
+		if fresh == "" {
+			t.Fatalf("%s %s: %d without X-Portal-Token", method, route, r.Status)
+		}
+		remember("token", fresh)
+	}
+	return r
+}
+
+func wfJWT(t testing.TB, method, id, route, role string, body any) reply {
+	t.Helper()
+	return call(t, method, svc.url("workflow/"+id+route), body, bearer(svc.jwt(t, tenantA, role)))
+}
+
+func wantWF(t testing.TB, r reply, status int, state string) {
+	t.Helper()
+	if r.Status != status || (state != "" && r.str("state") != state) {
+		t.Fatalf("got %d state %q (%s), want %d %q", r.Status, r.str("state"), r.Raw, status, state)
+	}
+}
+
+func wantProblem(t testing.TB, r reply, status int, code, field string) {
+	t.Helper()
+	if r.Status != status || r.code() != code {
+		t.Fatalf("got %d %q (%s), want %d %q", r.Status, r.code(), r.Raw, status, code)
+	}
+	if field != "" && (len(r.fields()) != 1 || r.fields()[0] != field) {
+		t.Fatalf("fields %v, want [%s]", r.fields(), field)
+	}
+}
+
+// mintReviewer issues the reviewer token of a turn with the service's keys, as the processor
+// does when it sends the approval e-mail.
+func mintReviewer(t testing.TB, id, turn string) string {
+	t.Helper()
+	ring, err := tokens.ParseKeyRing(svc.settings["TOKEN_KEYS"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _, err := tokens.NewCodec(ring).IssueWorkflowPortal(tokens.WorkflowPortal{WorkflowID: id, Participant: turn, Role: tokens.RoleReviewer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remember("token", tok)
+	return tok
+}
+
+// queued waits for a message of workflow id on queue and returns it decoded into v (other
+// tests' messages are left for them: they reappear after a second).
+func queued[T any](t testing.TB, queue, id string, match func(T) bool) T {
+	t.Helper()
+	q, err := queuestore.New(storageAccount(t), queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		msgs, err := q.Receive(ctx, 32, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			var v T
+			if m.Decode(&v) == nil && match(v) {
+				if err := q.Delete(ctx, m); err != nil {
+					t.Fatal(err)
+				}
+				return v
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("no message of workflow %s on %s", id, queue)
+	var zero T
+	return zero
+}
+
+func notified(t testing.TB, id, kind string) workflow.NotifyMessage {
+	t.Helper()
+	return queued(t, workflow.QueueNotify, id, func(m workflow.NotifyMessage) bool { return m.WorkflowID == id && m.Kind == kind })
+}
+
+// fill saves both steps (spend as given) and advances twice.
+func fill(t testing.TB, wf wfCreated, name string, spend float64) reply {
+	t.Helper()
+	wantWF(t, wfCall(t, "PATCH", wf.ID, "/step/0", wf.Token, map[string]any{"data": map[string]any{"companyName": name}}), 200, "")
+	wantWF(t, wfCall(t, "POST", wf.ID, "/advance", wf.Token, nil), 200, "in-progress")
+	wantWF(t, wfCall(t, "PATCH", wf.ID, "/step/1", wf.Token, map[string]any{"data": map[string]any{"annualSpend": spend}}), 200, "")
+	return wfCall(t, "POST", wf.ID, "/advance", wf.Token, nil)
+}
+
+// TestWorkflowHappyPath: create (invitation queued), the portal payload, both steps saved and
+// advanced to pending-approval (approval e-mail queued for Finance's first approver), approve at
+// stage 1 then stage 2 to sealing with the workflow-seal message queued; status and export
+// (json, and csv with a formula cell escaped).
+func TestWorkflowHappyPath(t *testing.T) {
+	t.Parallel()
+	wf := createWorkflow(t, tenantA, wfBody(wfPackage(t, false)))
+	wantWF(t, wf.Reply, 201, "in-progress")
+	notified(t, wf.ID, workflow.NotifyInvitation)
+
+	p := wfCall(t, "GET", wf.ID, "", wf.Token, nil)
+	wantWF(t, p, 200, "in-progress")
+	steps, _ := p.JSON["steps"].([]any)
+	if len(steps) != 2 || p.str("organizationName") != "Acme" || p.str("title") != "Supplier onboarding" {
+		t.Fatalf("payload %s", p.Raw)
+	}
+	// The fresh token works as the first did.
+	next := p.Header.Get("X-Portal-Token")
+	r := fill(t, wfCreated{ID: wf.ID, Token: next}, "=HYPERLINK(\"x\")", 50)
+	wantWF(t, r, 200, "pending-approval")
+	if r.str("validationOutcome") != "passed" {
+		t.Fatalf("advance %s", r.Raw)
+	}
+	if m := notified(t, wf.ID, workflow.NotifyApproval); m.Reviewer != workflow.ReviewerID(1, 1, 0) {
+		t.Fatalf("approval message %+v", m)
+	}
+	r = wfJWT(t, "POST", wf.ID, "/approve", "Workflow.Approver", map[string]any{"comment": "fine"})
+	wantWF(t, r, 200, "pending-approval")
+	if r.JSON["currentApprovalStage"] != 2.0 {
+		t.Fatalf("after stage 1: %s", r.Raw)
+	}
+	if m := notified(t, wf.ID, workflow.NotifyApproval); m.Reviewer != workflow.ReviewerID(1, 2, 0) {
+		t.Fatalf("stage 2 approval message %+v", m)
+	}
+	// An initiator is not an approver.
+	wantProblem(t, wfJWT(t, "POST", wf.ID, "/approve", "Esign.Initiator", nil), 403, "role_required", "")
+	wantWF(t, wfJWT(t, "POST", wf.ID, "/approve", "Workflow.Approver", nil), 200, "sealing")
+	queued(t, workflow.QueueSeal, wf.ID, func(m workflow.SealMessage) bool { return m.WorkflowID == wf.ID && m.TenantID == tenantA })
+
+	st := wfJWT(t, "GET", wf.ID, "/status", "Esign.Initiator", nil)
+	wantWF(t, st, 200, "sealing")
+	if st.JSON["totalSteps"] != 2.0 || st.JSON["totalApprovalStages"] != 2.0 {
+		t.Fatalf("status %s", st.Raw)
+	}
+	ex := wfJWT(t, "GET", wf.ID, "/export", "Esign.Initiator", nil)
+	if data, _ := ex.JSON["data"].(map[string]any); ex.Status != 200 || data["annualSpend"] != 50.0 {
+		t.Fatalf("export json %d %s", ex.Status, ex.Raw)
+	}
+	c := wfJWT(t, "GET", wf.ID, "/export?format=csv", "Esign.Initiator", nil)
+	rows, err := csv.NewReader(strings.NewReader(string(c.Raw))).ReadAll()
+	if c.Status != 200 || err != nil || len(rows) != 3 {
+		t.Fatalf("csv %d %v %q", c.Status, err, c.Raw)
+	}
+	if got := strings.Join(rows[1], "|"); got != `company|companyName|Company name|'=HYPERLINK("x")` {
+		t.Fatalf("csv row %q", got)
+	}
+	if got := strings.Join(rows[2], "|"); got != "money|annualSpend|Annual spend|50" {
+		t.Fatalf("csv row %q", got)
+	}
+	// Another tenant does not see it.
+	other := call(t, "GET", svc.url("workflow/"+wf.ID+"/status"), nil, bearer(svc.jwt(t, tenantB, "Esign.Initiator")))
+	wantProblem(t, other, 404, "workflow_not_found", "")
+}
+
+// TestWorkflowValidationFailedThenFix: failing error rule without governance goes to
+// validation-failed (200, outcome failed, the results); fix-validation returns to the failing
+// field's step; a PATCH there and advance pass.
+func TestWorkflowValidationFailedThenFix(t *testing.T) {
+	t.Parallel()
+	wf := createWorkflow(t, tenantA, wfBody(wfPackage(t, false)))
+	r := fill(t, wf, "Acme", 500)
+	wantWF(t, r, 200, "validation-failed")
+	if res, _ := r.JSON["validationResults"].([]any); r.str("validationOutcome") != "failed" || len(res) == 0 {
+		t.Fatalf("advance %s", r.Raw)
+	}
+	wantProblem(t, wfCall(t, "PATCH", wf.ID, "/step/1", wf.Token, map[string]any{"data": map[string]any{"annualSpend": 5}}), 409, "invalid_state", "")
+	r = wfCall(t, "POST", wf.ID, "/fix-validation", wf.Token, nil)
+	wantWF(t, r, 200, "in-progress")
+	if r.JSON["currentStepIndex"] != 1.0 {
+		t.Fatalf("fix-validation %s", r.Raw)
+	}
+	wantProblem(t, wfCall(t, "PATCH", wf.ID, "/step/1", wf.Token, map[string]any{"data": map[string]any{"annualSpend": "x"}}), 400, "record_invalid", "data.annualSpend")
+	wantProblem(t, wfCall(t, "PATCH", wf.ID, "/step/1", wf.Token, map[string]any{"data": map[string]any{"companyName": "x"}}), 400, "record_invalid", "data.companyName")
+	wantProblem(t, wfCall(t, "PATCH", wf.ID, "/step/7", wf.Token, map[string]any{"data": map[string]any{}}), 400, "invalid_step", "stepIndex")
+	wantWF(t, wfCall(t, "PATCH", wf.ID, "/step/1", wf.Token, map[string]any{"data": map[string]any{"annualSpend": 5}}), 200, "")
+	wantWF(t, wfCall(t, "POST", wf.ID, "/advance", wf.Token, nil), 200, "pending-approval")
+}
+
+// TestWorkflowGovernanceException: with governance, failed error rules go to pending-approval
+// with outcome failed; the reviewer's plain approve is 409 rules_failed, an exception without a
+// justification 400; with one it passes the stage; the spent token is refused; the participant
+// token cannot decide and the reviewer's cannot PATCH.
+func TestWorkflowGovernanceException(t *testing.T) {
+	t.Parallel()
+	wf := createWorkflow(t, tenantA, wfBody(wfPackage(t, true)))
+	r := fill(t, wf, "Acme", 500)
+	wantWF(t, r, 200, "pending-approval")
+	if r.str("validationOutcome") != "failed" {
+		t.Fatalf("advance %s", r.Raw)
+	}
+	rev := mintReviewer(t, wf.ID, notified(t, wf.ID, workflow.NotifyApproval).Reviewer)
+	wantProblem(t, wfCall(t, "POST", wf.ID, "/governance-decision", wf.Token, map[string]any{"decision": "approve"}), 403, "reviewer_token_required", "")
+	wantProblem(t, wfCall(t, "PATCH", wf.ID, "/step/0", rev, map[string]any{"data": map[string]any{}}), 403, "participant_token_required", "")
+	wantProblem(t, wfCall(t, "POST", wf.ID, "/governance-decision", rev, map[string]any{"decision": "approve"}), 409, "rules_failed", "")
+	wantProblem(t, wfCall(t, "POST", wf.ID, "/governance-decision", rev, map[string]any{"decision": "approve-with-exception"}), 400, "invalid_request", "justification")
+	wantProblem(t, wfCall(t, "POST", wf.ID, "/governance-decision", rev, map[string]any{"decision": "maybe"}), 400, "invalid_request", "decision")
+	r = wfCall(t, "POST", wf.ID, "/governance-decision", rev, map[string]any{"decision": "approve-with-exception",
+		"justification": "Strategic supplier; CFO agreed."})
+	wantWF(t, r, 200, "pending-approval")
+	if r.JSON["currentApprovalStage"] != 2.0 || r.Header.Get("X-Portal-Token") != "" { // the turn is spent
+		t.Fatalf("exception %s", r.Raw)
+	}
+	wantProblem(t, wfCall(t, "POST", wf.ID, "/governance-decision", rev, map[string]any{"decision": "reject"}), 403, "reviewer_token_spent", "")
+	legal := mintReviewer(t, wf.ID, notified(t, wf.ID, workflow.NotifyApproval).Reviewer)
+	wantWF(t, wfCall(t, "POST", wf.ID, "/reject", legal, map[string]any{"comment": "no"}), 200, "rejected")
+}
+
+// TestWorkflowRequestChangesEscalateCancel: escalate passes Finance's first approver (its token
+// dies, the second's works); request-changes returns the participant to the item's step with the
+// change requests in the payload; a second round restarts at stage 1; cancel ends it, and an
+// ended workflow refuses cancel and escalate.
+func TestWorkflowRequestChangesEscalateCancel(t *testing.T) {
+	t.Parallel()
+	wf := createWorkflow(t, tenantA, wfBody(wfPackage(t, false)))
+	wantWF(t, fill(t, wf, "Acme", 50), 200, "pending-approval")
+	first := mintReviewer(t, wf.ID, notified(t, wf.ID, workflow.NotifyApproval).Reviewer)
+	wantWF(t, wfJWT(t, "POST", wf.ID, "/escalate", "Esign.Initiator", nil), 200, "pending-approval")
+	second := notified(t, wf.ID, workflow.NotifyApproval).Reviewer
+	if second != workflow.ReviewerID(1, 1, 1) {
+		t.Fatalf("escalated to %q", second)
+	}
+	wantProblem(t, wfJWT(t, "POST", wf.ID, "/escalate", "Esign.Initiator", nil), 409, "no_further_approver", "")
+	changes := map[string]any{"changes": []any{map[string]any{"message": "Spend looks low", "fieldKey": "annualSpend", "severity": "warning"}}}
+	wantProblem(t, wfCall(t, "POST", wf.ID, "/request-changes", first, changes), 403, "reviewer_token_spent", "")
+	rev := mintReviewer(t, wf.ID, second)
+	bad := map[string]any{"changes": []any{map[string]any{"message": "", "severity": "loud"}}}
+	r := wfCall(t, "POST", wf.ID, "/request-changes", rev, bad)
+	if r.Status != 400 || len(r.fields()) != 2 || r.fields()[0] != "changes[0].message" || r.fields()[1] != "changes[0].severity" {
+		t.Fatalf("bad changes: %d %s", r.Status, r.Raw)
+	}
+	wantWF(t, wfCall(t, "POST", wf.ID, "/request-changes", rev, changes), 200, "changes-requested")
+	notified(t, wf.ID, workflow.NotifyChanges)
+	p := wfCall(t, "GET", wf.ID, "", wf.Token, nil)
+	if cr, _ := p.JSON["changeRequests"].([]any); len(cr) != 1 || p.JSON["currentStepIndex"] != 1.0 {
+		t.Fatalf("payload after request-changes %s", p.Raw)
+	}
+	wantWF(t, wfCall(t, "PATCH", wf.ID, "/step/1", wf.Token, map[string]any{"data": map[string]any{"annualSpend": 80}}), 200, "")
+	wantWF(t, wfCall(t, "POST", wf.ID, "/advance", wf.Token, nil), 200, "pending-approval")
+	if m := notified(t, wf.ID, workflow.NotifyApproval); m.Reviewer != workflow.ReviewerID(2, 1, 0) {
+		t.Fatalf("second round %+v", m)
+	}
+	wantProblem(t, wfCall(t, "POST", wf.ID, "/reject", rev, nil), 403, "reviewer_token_spent", "")
+	wantWF(t, wfJWT(t, "POST", wf.ID, "/cancel", "Esign.Initiator", nil), 200, "cancelled")
+	wantProblem(t, wfJWT(t, "POST", wf.ID, "/cancel", "Esign.Initiator", nil), 409, "invalid_state", "")
+	wantProblem(t, wfJWT(t, "POST", wf.ID, "/seal", "Service.Admin", nil), 409, "invalid_state", "")
+}
+
+// TestWorkflowCreate: an idempotent repeat of a correlationId (200, idempotent, the same
+// workflow; another tenant's is its own); autoValidateOnCreate with initialData; the refusals
+// naming their field; the token checks.
+func TestWorkflowCreate(t *testing.T) {
+	t.Parallel()
+	pkg := wfPackage(t, false)
+	body := wfBody(pkg)
+	wf := createWorkflow(t, tenantA, body)
+	again := createWorkflow(t, tenantA, body)
+	if again.Reply.Status != 200 || again.ID != wf.ID || again.Reply.JSON["idempotent"] != true {
+		t.Fatalf("repeat: %d %s", again.Reply.Status, again.Reply.Raw)
+	}
+	if b := createWorkflow(t, tenantB, body); b.Reply.Status != 201 || b.ID == wf.ID {
+		t.Fatalf("other tenant: %d %s", b.Reply.Status, b.Reply.Raw)
+	}
+
+	files := examplePackage(t)
+	files["schema.yaml"] = []byte("autoValidateOnCreate: true\n" + wfSchema)
+	auto := wfBody(uploadFolderPackage(t, files))
+	auto["initialData"] = map[string]any{"companyName": "Acme", "annualSpend": 20}
+	a := createWorkflow(t, tenantA, auto)
+	wantWF(t, a.Reply, 201, "pending-approval")
+
+	init := initiatorCall(t)
+	for _, c := range []struct {
+		name  string
+		edit  func(map[string]any)
+		code  string
+		field string
+	}{
+		{"no template", func(b map[string]any) { delete(b, "templatePath") }, "invalid_request", "templatePath"},
+		{"no correlationId", func(b map[string]any) { delete(b, "correlationId") }, "invalid_request", "correlationId"},
+		{"http callback", func(b map[string]any) { b["callbackUrl"] = "http://example.com/cb" }, "invalid_request", "callbackUrl"},
+		{"private callback", func(b map[string]any) { b["callbackUrl"] = "https://10.0.0.1/cb" }, "invalid_request", "callbackUrl"},
+		{"bad recipient", func(b map[string]any) {
+			b["templateSettings"] = map[string]any{"workflow": map[string]any{"recipients": []any{map[string]any{"email": "nope"}}}}
+		}, "invalid_request", "templateSettings.workflow.recipients[0].email"},
+		{"unknown initial field", func(b map[string]any) { b["initialData"] = map[string]any{"x": 1} }, "record_invalid", "initialData.x"},
+		{"no schema", func(b map[string]any) { b["templatePath"] = uploadFolderPackage(t, examplePackage(t)) }, "schema_invalid", "templatePath"},
+	} {
+		b := wfBody(pkg)
+		c.edit(b)
+		r := init(b)
+		if r.Status != 400 || r.code() != c.code || len(r.fields()) != 1 || r.fields()[0] != c.field {
+			t.Errorf("%s: %d %s, want 400 %s at %s", c.name, r.Status, r.Raw, c.code, c.field)
+		}
+	}
+
+	wantProblem(t, wfCall(t, "GET", wf.ID, "", "", nil), 401, "token_missing", "")
+	wantProblem(t, wfCall(t, "GET", a.ID, "", wf.Token, nil), 401, "token_invalid", "")
+	wantProblem(t, wfCall(t, "GET", wf.ID, "", "x"+wf.Token, nil), 401, "token_invalid", "")
+	st := wfCall(t, "GET", wf.ID, "/status", wf.Token, nil)
+	wantWF(t, st, 200, "in-progress")
+}
+
+func initiatorCall(t *testing.T) func(map[string]any) reply {
+	return func(b map[string]any) reply {
+		return call(t, "POST", svc.url("workflow"), b, bearer(svc.jwt(t, tenantA, "Esign.Initiator")))
+	}
+}
