@@ -102,7 +102,9 @@ func (a *API) reject(w http.ResponseWriter, r *http.Request) error {
 	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
 		return err
 	}
-	rej := func(x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) { return x.Reject(by, req.Comment, a.now()) }
+	rej := func(x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
+		return x.Reject(by, req.Comment, a.now())
+	}
 	if !r.URL.Query().Has("token") {
 		p, err := a.gate(r, auth.RoleWorkflowApprover)
 		if err != nil {

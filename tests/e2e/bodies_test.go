@@ -39,17 +39,17 @@ const (
 type routeAuth int
 
 const (
-	authNone      routeAuth = iota // anonymous, nothing to prove
-	authInitiator                  // Entra ID JWT with Esign.Initiator (and the host key)
-	authAdmin                      // Entra ID JWT with Service.Admin (and the host key)
-	authPortal                     // the signer's portal access token as a bearer token
-	authDocument                   // the portal access token in the path ({token})
-	authDelivery                   // the delivery access token as ?t=
-	authSigned                     // X-Esign-Signature over the raw body (the callback)
-	authApprover                   // Entra ID JWT with Dispatch.Approver (and the host key)
-	authWfApprover                 // Entra ID JWT with Workflow.Approver (and the host key)
-	authWorkflow                   // the workflow participant's portal token as ?token=
-	authReviewer                   // a workflow reviewer token as ?token=
+	authNone       routeAuth = iota // anonymous, nothing to prove
+	authInitiator                   // Entra ID JWT with Esign.Initiator (and the host key)
+	authAdmin                       // Entra ID JWT with Service.Admin (and the host key)
+	authPortal                      // the signer's portal access token as a bearer token
+	authDocument                    // the portal access token in the path ({token})
+	authDelivery                    // the delivery access token as ?t=
+	authSigned                      // X-Esign-Signature over the raw body (the callback)
+	authApprover                    // Entra ID JWT with Dispatch.Approver (and the host key)
+	authWfApprover                  // Entra ID JWT with Workflow.Approver (and the host key)
+	authWorkflow                    // the workflow participant's portal token as ?token=
+	authReviewer                    // a workflow reviewer token as ?token=
 )
 
 // bodyRoute is one route of the dispatcher: its function, method and route template (as its
