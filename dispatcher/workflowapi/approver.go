@@ -168,7 +168,15 @@ type changesRequest struct {
 // current reviewer): changes-requested, the participant notified. Errors: 400 at
 // changes[i].<key>; 401; 403 reviewer_token_required, reviewer_token_spent; 404; 409.
 func (a *API) requestChanges(w http.ResponseWriter, r *http.Request) error {
-	var req changesRequest
+	return reviewerJSON(a, w, r, func(req changesRequest, s *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
+		return x.RequestChanges(s, by, req.Changes, a.now())
+	})
+}
+
+// reviewerJSON is a reviewer route with a JSON body: the body rule, the reviewer token, then
+// the decision on the workflow.
+func reviewerJSON[T any](a *API, w http.ResponseWriter, r *http.Request, decide func(T, *workflow.Schema, *workflow.Workflow, workflow.Approver) (kernel.Change, error)) error {
+	var req T
 	if err := web.DecodeJSON(r, web.MaxJSONBody, &req); err != nil {
 		return err
 	}
@@ -177,7 +185,7 @@ func (a *API) requestChanges(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return a.reviewerDecision(w, r, id, func(s *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
-		return x.RequestChanges(s, by, req.Changes, a.now())
+		return decide(req, s, x, by)
 	})
 }
 
@@ -191,15 +199,7 @@ type governanceRequest struct {
 // required, kept verbatim) or reject. Errors: 400 decision, justification; 401; 403; 404; 409
 // invalid_state, rules_failed.
 func (a *API) governance(w http.ResponseWriter, r *http.Request) error {
-	var req governanceRequest
-	if err := web.DecodeJSON(r, web.MaxJSONBody, &req); err != nil {
-		return err
-	}
-	id, err := a.reviewer(w, r)
-	if err != nil {
-		return err
-	}
-	return a.reviewerDecision(w, r, id, func(s *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
+	return reviewerJSON(a, w, r, func(req governanceRequest, _ *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
 		return x.GovernanceDecision(by, req.Decision, req.Justification, a.now())
 	})
 }
