@@ -10,6 +10,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/otp"
 	"github.com/esign-svc/esign/shared/template"
 )
 
@@ -139,6 +140,8 @@ type Content struct {
 	Decisions []Decision        `json:"decisions,omitempty"`
 	Changes   []ChangeRequest   `json:"changes,omitempty"` // of the latest request-changes
 	Setup     Setup             `json:"setup"`
+	OTP       otp.Record        `json:"otp"`                 // the participant's code, when Setup.RequireOTP
+	InvitedAt time.Time         `json:"invitedAt,omitempty"` // the last invitation or approval e-mail asked for
 }
 
 // Decision is one approver's decision.
@@ -199,6 +202,11 @@ func (w *Workflow) commit(fn func(x *Workflow, c *kernel.Change) error) (kernel.
 	}
 	if len(b) > MaxContentBytes {
 		return kernel.Change{}, ErrTooLarge
+	}
+	if slices.ContainsFunc(c.Effects, func(e kernel.Effect) bool {
+		return e.Kind == EffectInviteParticipant || e.Kind == EffectNotifyParticipant || e.Kind == EffectNotifyApprovers
+	}) {
+		x.InvitedAt = x.UpdatedAt // an e-mail asked for: resend-invite waits ResendInterval from it
 	}
 	*w = x
 	return c, nil

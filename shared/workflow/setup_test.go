@@ -1,6 +1,11 @@
 package workflow
 
-import "testing"
+import (
+	"testing"
+	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+)
 
 // TestReviewerLive: a reviewer token names one approver's turn; it is dead once that approver
 // decided (stage moves on), was escalated past, the round restarted, or the workflow ended.
@@ -31,5 +36,24 @@ func TestReviewerLive(t *testing.T) {
 	}
 	if w.ReviewerLive(legal) || w.CurrentReviewer() != "" {
 		t.Fatalf("after reject: legal live %v, current %q", w.ReviewerLive(legal), w.CurrentReviewer())
+	}
+}
+
+// TestResendInviteOncePerMinute: an e-mail asked by a transition starts the 60 s; a resend
+// within them is 429 with Retry-After, after them it asks the current approver's e-mail again.
+func TestResendInviteOncePerMinute(t *testing.T) {
+	t.Parallel()
+	flow, _, _, _ := schemas(t)
+	w := start{state: StatePendingApproval, spend: 10}.build(flow)
+	if _, err := w.Escalate(flow, t0); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.ResendInvite(t0.Add(59 * time.Second))
+	if e, ok := apperr.As(err); !ok || e.Code != "invite_rate_limited" || e.RetryAfter != time.Second {
+		t.Fatalf("within 60 s: %v", err)
+	}
+	ch, err := w.ResendInvite(t0.Add(60 * time.Second))
+	if err != nil || len(ch.Effects) != 1 || ch.Effects[0].Kind != EffectNotifyApprovers {
+		t.Fatalf("after 60 s: %v %+v", err, ch.Effects)
 	}
 }
