@@ -40,7 +40,7 @@ var invoked = []string{
 	"DecideBatch",    // approve: the dispatch queue
 	// workflow transitions: workflow-notify, workflow-seal, workflow-callback
 	"CreateWorkflow", "WorkflowAdvance", "WorkflowApprove", "WorkflowReject", "WorkflowRequestChanges",
-	"WorkflowGovernanceDecision", "WorkflowEscalate", "WorkflowCancel", "WorkflowSeal",
+	"WorkflowGovernanceDecision", "WorkflowEscalate", "WorkflowCancel", "WorkflowSeal", "WorkflowResendInvite",
 }
 
 // InvokedFunctions lists the functions invoked by name (see invoked).
@@ -96,6 +96,6 @@ func routes(mux *http.ServeMux, d *Deps) {
 	(&dispatchapi.API{Store: d.Batches, Blobs: d.Blobs, Verifier: d.Verifier, Licence: d.Licence,
 		AllowSelfApproval: d.Config.AllowSelfApproval, Now: time.Now}).Routes(mux)
 	(&workflowapi.API{Store: d.Workflows, Templates: d.Templates, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher,
-		Verifier: d.Verifier, Licence: d.Licence, Callbacks: webhook.Policy{AllowLoopback: d.Config.CallbackAllowLoopback},
+		Verifier: d.Verifier, Licence: d.Licence, Email: d.Senders.Email, Callbacks: webhook.Policy{AllowLoopback: d.Config.CallbackAllowLoopback},
 		PortalURL: d.Config.PortalURL, PortalOrigin: d.Config.PortalOrigin, Now: time.Now, NewID: uuid.NewString}).Routes(mux)
 }

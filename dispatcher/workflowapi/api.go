@@ -32,6 +32,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/tokens"
@@ -52,6 +53,7 @@ type API struct {
 	Tokens    *tokens.Codec
 	Hasher    *pii.Hasher
 	Verifier  *auth.Verifier
+	Email     notify.Sender // the participant's OTP codes
 	Licence   *licence.Licence
 	Callbacks webhook.Policy // the callbackUrl check
 	// PortalURL is the portal's base: portalUrl = {PortalURL}/workflow/{workflowId}?pt=<token>.
@@ -81,6 +83,9 @@ func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("POST /api/workflow/{workflowId}/seal", web.Handle(a.seal))
 	mux.Handle("GET /api/workflow/{workflowId}/status", c.Wrap(web.Handle(a.status)))
 	mux.Handle("GET /api/workflow/{workflowId}/export", web.Handle(a.export))
+	mux.Handle("POST /api/workflow/{workflowId}/resend-invite", c.Wrap(web.Handle(a.resendInvite)))
+	mux.Handle("POST /api/workflow/{workflowId}/otp/send", c.Wrap(web.Handle(a.otpSend)))
+	mux.Handle("POST /api/workflow/{workflowId}/otp/verify", c.Wrap(web.Handle(a.otpVerify)))
 }
 
 func (a *API) now() time.Time { return a.Now().UTC() }
@@ -133,7 +138,8 @@ func (a *API) portal(w http.ResponseWriter, r *http.Request) (tokens.WorkflowPor
 	return t, nil
 }
 
-// participant is portal for the participant's routes: a reviewer token is 403.
+// participant is portal for the participant's routes: a reviewer token is 403. The OTP gate is
+// the workflow's (gated).
 func (a *API) participant(w http.ResponseWriter, r *http.Request) error {
 	t, err := a.portal(w, r)
 	if err != nil {

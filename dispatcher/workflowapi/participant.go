@@ -7,6 +7,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/template"
+	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
 	"github.com/esign-svc/esign/shared/workflow"
 )
@@ -74,11 +75,15 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 	if err := web.NoBody(r); err != nil {
 		return err
 	}
-	if _, err := a.portal(w, r); err != nil {
+	t, err := a.portal(w, r)
+	if err != nil {
 		return err
 	}
 	x, s, err := a.loadSchema(r.Context(), r.PathValue("workflowId"))
 	if err != nil {
+		return err
+	}
+	if err := x.OTPGate(); err != nil && t.Role == tokens.RoleParticipant {
 		return err
 	}
 	v := payloadView{statusView: statusOf(x), Title: s.Title, Governance: s.Governance, OrganizationName: x.Setup.OrganizationName,
@@ -126,7 +131,7 @@ func (a *API) saveStep(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	x, err := a.update(w, r, actor(r, "participant", workflow.ParticipantID), func(x *workflow.Workflow) (kernel.Change, error) { return x.SaveStep(s, i, req.Data, a.now()) })
+	x, err := a.update(w, r, actor(r, "participant", workflow.ParticipantID), gated(func(x *workflow.Workflow) (kernel.Change, error) { return x.SaveStep(s, i, req.Data, a.now()) }))
 	if err != nil {
 		return err
 	}
@@ -177,7 +182,7 @@ func (a *API) participantMove(w http.ResponseWriter, r *http.Request, move func(
 	if err != nil {
 		return err
 	}
-	x, err := a.update(w, r, actor(r, "participant", workflow.ParticipantID), func(x *workflow.Workflow) (kernel.Change, error) { return move(s, x) })
+	x, err := a.update(w, r, actor(r, "participant", workflow.ParticipantID), gated(func(x *workflow.Workflow) (kernel.Change, error) { return move(s, x) }))
 	if err != nil {
 		return err
 	}
@@ -204,6 +209,16 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return web.JSON(w, http.StatusOK, statusOf(x))
+}
+
+// gated runs step only past the workflow's OTP gate (403 otp_required).
+func gated(step func(*workflow.Workflow) (kernel.Change, error)) func(*workflow.Workflow) (kernel.Change, error) {
+	return func(x *workflow.Workflow) (kernel.Change, error) {
+		if err := x.OTPGate(); err != nil {
+			return kernel.Change{}, err
+		}
+		return step(x)
+	}
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -120,6 +120,9 @@ var bodyRoutes = []bodyRoute{
 	{"WorkflowCancel", "POST", "workflow/{workflowId}/cancel", bodyNone, web.MaxJSONBody, authInitiator, true},
 	{"WorkflowSeal", "POST", "workflow/{workflowId}/seal", bodyNone, web.MaxJSONBody, authInitiator, true},
 	{"WorkflowExport", "GET", "workflow/{workflowId}/export", bodyNone, web.MaxJSONBody, authInitiator, true},
+	{"WorkflowResendInvite", "POST", "workflow/{workflowId}/resend-invite", bodyNone, web.MaxJSONBody, authWorkflow, false},
+	{"WorkflowOTPSend", "POST", "workflow/{workflowId}/otp/send", bodyNone, web.MaxJSONBody, authWorkflow, false},
+	{"WorkflowOTPVerify", "POST", "workflow/{workflowId}/otp/verify", bodyJSON, otpflow.MaxBody, authWorkflow, false},
 }
 
 // bodyCase is one body sent to every route, and the answer each kind of route gives it.

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/shared/azure/queuestore"
+	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/workflow"
 )
@@ -392,4 +393,38 @@ func initiatorCall(t *testing.T) func(map[string]any) reply {
 	return func(b map[string]any) reply {
 		return call(t, "POST", svc.url("workflow"), b, bearer(svc.jwt(t, tenantA, "Esign.Initiator")))
 	}
+}
+
+// TestWorkflowOTPAndResend: with requireOtp the participant's routes answer 403 otp_required
+// until the code e-mailed to the first recipient is verified (one send a minute, a wrong code
+// counted); resend-invite within 60 s of the invitation is 429 with Retry-After.
+func TestWorkflowOTPAndResend(t *testing.T) {
+	t.Parallel()
+	addr := "wf-otp-" + uuid.NewString()[:8] + "@example.test"
+	remember("email", addr)
+	body := wfBody(wfPackage(t, false))
+	body["templateSettings"] = map[string]any{"workflow": map[string]any{"requireOtp": true,
+		"recipients": []any{map[string]any{"email": addr}}}}
+	wf := createWorkflow(t, tenantA, body)
+	wantProblem(t, wfCall(t, "GET", wf.ID, "", wf.Token, nil), 403, "otp_required", "")
+	wantProblem(t, wfCall(t, "PATCH", wf.ID, "/step/0", wf.Token, map[string]any{"data": map[string]any{"companyName": "A"}}), 403, "otp_required", "")
+	wantWF(t, wfCall(t, "POST", wf.ID, "/otp/send", wf.Token, nil), 200, "")
+	r := wfCall(t, "POST", wf.ID, "/otp/send", wf.Token, nil)
+	if r.Status != 429 || r.code() != "otp_rate_limited" || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("second send: %d %s", r.Status, r.Raw)
+	}
+	code := otpCode(t, notify.Email, addr, 1)
+	wantProblem(t, wfCall(t, "POST", wf.ID, "/otp/verify", wf.Token, map[string]any{"otp": otpWrong(code)}), 400, "otp_invalid", "")
+	wantProblem(t, wfCall(t, "POST", wf.ID, "/otp/verify", wf.Token, map[string]any{"otp": "12"}), 400, "invalid_request", "otp")
+	wantWF(t, wfCall(t, "POST", wf.ID, "/otp/verify", wf.Token, map[string]any{"otp": code}), 200, "")
+	wantWF(t, wfCall(t, "GET", wf.ID, "", wf.Token, nil), 200, "in-progress")
+	wantProblem(t, wfCall(t, "POST", wf.ID, "/otp/verify", wf.Token, map[string]any{"otp": code}), 400, "otp_already_verified", "")
+
+	r = wfCall(t, "POST", wf.ID, "/resend-invite", wf.Token, nil)
+	if r.Status != 429 || r.code() != "invite_rate_limited" || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("resend within 60 s: %d %s", r.Status, r.Raw)
+	}
+	// A workflow without requireOtp has no code to send.
+	plain := createWorkflow(t, tenantA, wfBody(wfPackage(t, false)))
+	wantProblem(t, wfCall(t, "POST", plain.ID, "/otp/send", plain.Token, nil), 400, "otp_not_required", "")
 }
