@@ -57,3 +57,41 @@ func TestResendInviteOncePerMinute(t *testing.T) {
 		t.Fatalf("after 60 s: %v %+v", err, ch.Effects)
 	}
 }
+
+// TestParticipantOTP: the gate holds until the code is verified; a send within 60 s is 429; a
+// wrong code is stored as an attempt; the right one opens the gate; no OTP without requireOtp.
+func TestParticipantOTP(t *testing.T) {
+	t.Parallel()
+	codeOf := func(err error) string {
+		if e, ok := apperr.As(err); ok {
+			return e.Code
+		}
+		return ""
+	}
+	flow, _, _, _ := schemas(t)
+	w := start{state: StateInProgress}.build(flow)
+	if _, err := w.SendOTP("h", "a***@x.test", t0); codeOf(err) != "otp_not_required" {
+		t.Fatalf("without requireOtp: %v", err)
+	}
+	w.Setup.RequireOTP = true
+	if err := w.OTPGate(); codeOf(err) != "otp_required" {
+		t.Fatalf("gate before the code: %v", err)
+	}
+	if _, err := w.SendOTP("h", "a***@x.test", t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.SendOTP("h2", "a***@x.test", t0.Add(30*time.Second)); codeOf(err) != "otp_rate_limited" {
+		t.Fatalf("second send within 60 s: %v", err)
+	}
+	is := func(want string) func(string) bool { return func(h string) bool { return h == want } }
+	ch, out, err := w.VerifyOTP(is("wrong"), t0.Add(time.Minute))
+	if err != nil || out.String() != "wrong_code" || len(ch.Events) != 1 || w.OTP.Attempts != 1 {
+		t.Fatalf("wrong code: %v %v %+v", err, out, w.OTP)
+	}
+	if _, out, err := w.VerifyOTP(is("h"), t0.Add(time.Minute)); err != nil || out.String() != "passed" {
+		t.Fatalf("right code: %v %v", err, out)
+	}
+	if err := w.OTPGate(); err != nil {
+		t.Fatalf("gate after the code: %v", err)
+	}
+}
