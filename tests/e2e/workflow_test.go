@@ -387,6 +387,20 @@ func TestWorkflowCreate(t *testing.T) {
 	wantProblem(t, wfCall(t, "GET", wf.ID, "", "x"+wf.Token, nil), 401, "token_invalid", "")
 	st := wfCall(t, "GET", wf.ID, "/status", wf.Token, nil)
 	wantWF(t, st, 200, "in-progress")
+	// A participant token issued more than 4 hours ago is expired; the fresh one a valid call
+	// answers works.
+	ring, err := tokens.ParseKeyRing(svc.settings["TOKEN_KEYS"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _, err := tokens.NewCodec(ring, tokens.WithClock(func() time.Time { return time.Now().Add(-5 * time.Hour) })).
+		IssueWorkflowPortal(tokens.WorkflowPortal{WorkflowID: wf.ID, Participant: workflow.ParticipantID, Role: tokens.RoleParticipant})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remember("token", old)
+	wantProblem(t, wfCall(t, "GET", wf.ID, "", old, nil), 401, "token_expired", "")
+	wantWF(t, wfCall(t, "GET", wf.ID, "", st.Header.Get("X-Portal-Token"), nil), 200, "in-progress")
 }
 
 func initiatorCall(t *testing.T) func(map[string]any) reply {
