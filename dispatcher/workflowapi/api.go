@@ -166,6 +166,17 @@ func (a *API) reviewer(w http.ResponseWriter, r *http.Request) (string, error) {
 	return t.Participant, nil
 }
 
+// usable is the check of any route a portal token reads or acts on: a reviewer token only while
+// its turn is current (the OTP gate is the participant's routes' own). A spent token gets no
+// fresh one.
+func usable(w http.ResponseWriter, t tokens.WorkflowPortal, x *workflow.Workflow) error {
+	if t.Role == tokens.RoleReviewer && !x.ReviewerLive(t.Participant) {
+		w.Header().Del(HeaderPortalToken)
+		return errTurnOver
+	}
+	return nil
+}
+
 // turn is the check of a reviewer's transition: its turn must be the current one; the decision
 // is the current approver's.
 func turn(x *workflow.Workflow, id string) (workflow.Approver, error) {

@@ -120,8 +120,10 @@ func (a *API) resendInvite(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	x, err := a.update(w, r, actor(r, t.Role, t.Participant), func(x *workflow.Workflow) (kernel.Change, error) {
-		ch, err := x.ResendInvite(a.now())
-		return ch, err
+		if err := usable(w, t, x); err != nil {
+			return kernel.Change{}, err
+		}
+		return x.ResendInvite(a.now())
 	})
 	if err != nil {
 		return err

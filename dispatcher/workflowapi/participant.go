@@ -83,6 +83,9 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := usable(w, t, x); err != nil {
+		return err
+	}
 	if err := x.OTPGate(); err != nil && t.Role == tokens.RoleParticipant {
 		return err
 	}
@@ -198,10 +201,13 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) error {
 	var x *workflow.Workflow
 	var err error
 	if r.URL.Query().Has("token") {
-		if _, err = a.portal(w, r); err != nil {
+		var t tokens.WorkflowPortal
+		if t, err = a.portal(w, r); err != nil {
 			return err
 		}
-		x, err = a.Store.Load(r.Context(), r.PathValue("workflowId"))
+		if x, err = a.Store.Load(r.Context(), r.PathValue("workflowId")); err == nil {
+			err = usable(w, t, x)
+		}
 	} else {
 		x, err = a.own(r, jwtRoles...)
 	}

@@ -296,7 +296,12 @@ func TestWorkflowGovernanceException(t *testing.T) {
 		t.Fatalf("exception %s", r.Raw)
 	}
 	wantProblem(t, wfCall(t, "POST", wf.ID, "/governance-decision", rev, map[string]any{"decision": "reject"}), 403, "reviewer_token_spent", "")
+	wantProblem(t, wfCall(t, "GET", wf.ID, "", rev, nil), 403, "reviewer_token_spent", "")
+	wantProblem(t, wfCall(t, "GET", wf.ID, "/status", rev, nil), 403, "reviewer_token_spent", "")
 	legal := mintReviewer(t, wf.ID, notified(t, wf.ID, workflow.NotifyApproval).Reviewer)
+	if p := wfCall(t, "GET", wf.ID, "", legal, nil); p.Status != 200 || len(p.JSON["validationResults"].([]any)) == 0 {
+		t.Fatalf("the reviewer's payload: %d %s", p.Status, p.Raw)
+	}
 	wantWF(t, wfCall(t, "POST", wf.ID, "/reject", legal, map[string]any{"comment": "no"}), 200, "rejected")
 }
 
