@@ -15,6 +15,7 @@ import (
 	"github.com/esign-svc/esign/processor/portalpurge"
 	"github.com/esign-svc/esign/processor/seal"
 	"github.com/esign-svc/esign/processor/signeddelivery"
+	"github.com/esign-svc/esign/processor/workflowseal"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/delivery"
@@ -30,6 +31,7 @@ import (
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/version"
+	"github.com/esign-svc/esign/shared/workflow/workflowstore"
 )
 
 // Table names (DESIGN 3).
@@ -49,6 +51,8 @@ type Deps struct {
 	// Batches and Documents are the batch dispatch's stores (the record jobs' document rows).
 	Batches   *batchstore.Store
 	Documents *documentstore.Store
+	// Workflows is the workflow store (the workflow seal job).
+	Workflows *workflowstore.Store
 	Tokens    *tokens.Codec
 	Providers notify.Providers
 	Outbox    *outbox.Outbox // nil unless a channel uses the outbox
@@ -82,6 +86,10 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
+	workflows, err := workflowstore.New(acct, workflowstore.TableWorkflows, workflowstore.TableIndex, cfg.PIICipher)
+	if err != nil {
+		return nil, err
+	}
 	p, box, err := providers(cfg, acct)
 	if err != nil {
 		return nil, err
@@ -91,7 +99,7 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 		return nil, err
 	}
 	return &Deps{Config: cfg, Account: acct, Logger: logger, Sessions: sessions, Deliveries: deliveries,
-		Batches: batches, Documents: documents, Tokens: tokens.NewCodec(cfg.Tokens), Providers: p, Outbox: box, Graph: gc, Now: time.Now}, nil
+		Batches: batches, Documents: documents, Workflows: workflows, Tokens: tokens.NewCodec(cfg.Tokens), Providers: p, Outbox: box, Graph: gc, Now: time.Now}, nil
 }
 
 // Ensure creates the tables the jobs use when missing. Errors: the storage ones.
@@ -106,6 +114,9 @@ func (d *Deps) Ensure(ctx context.Context) error {
 		return err
 	}
 	if err := d.Documents.Ensure(ctx); err != nil {
+		return err
+	}
+	if err := d.Workflows.Ensure(ctx); err != nil {
 		return err
 	}
 	if d.Outbox != nil {
@@ -126,7 +137,7 @@ type Function struct {
 // handlers), the portal purge (PortalPurge, PortalPurgePoison) and the invitation reconciler
 // (ReconcileInvitations), and the delivery that waited for signing (SignedDelivery,
 // SignedDeliveryPoison), and batch dispatch (Dispatch, DispatchRecord, DispatchRecordPoison,
-// DispatchFinish, DispatchNotify).
+// DispatchFinish, DispatchNotify), and the workflow seal (WorkflowSeal, WorkflowSealPoison).
 // Errors: a wiring mistake (a missing dependency).
 func Functions(d *Deps) ([]Function, error) {
 	notifier, err := notifyjob.New(notifyjob.Deps{Store: d.Sessions, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
@@ -155,6 +166,8 @@ func Functions(d *Deps) ([]Function, error) {
 		Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}
 	signed := &signeddelivery.Job{Sessions: d.Sessions, Cipher: d.Config.PIICipher, Now: d.Now, Creator: creator}
 	batches := dispatchJob(d, creator)
+	wfSeal := &workflowseal.Job{Workflows: d.Workflows, Templates: &template.Loader{Blobs: blobstore.New(d.Account)},
+		Blobs: blobstore.New(d.Account), Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Now: d.Now}
 	return []Function{
 		{notifyjob.FunctionName, funcproto.QueueHandler(notifier.Handle)},
 		{notifyjob.PoisonFunctionName, funcproto.QueueHandler(notifier.HandlePoison)},
@@ -179,6 +192,8 @@ func Functions(d *Deps) ([]Function, error) {
 		{dispatchjob.FunctionNotify, funcproto.QueueHandler(batches.HandleNotify)},
 		{dispatchjob.FunctionDispatchPoison, funcproto.QueueHandler(batches.HandleDispatch)},
 		{dispatchjob.FunctionNotifyPoison, funcproto.QueueHandler(batches.HandleNotify)},
+		{workflowseal.FunctionName, funcproto.QueueHandler(wfSeal.Handle)},
+		{workflowseal.PoisonFunctionName, funcproto.QueueHandler(wfSeal.HandlePoison)},
 	}, nil
 }
 

@@ -150,6 +150,12 @@ func TestNewRoutesTheJobs(t *testing.T) {
 	}
 	// The seal jobs are routed: a message for an unknown session is acknowledged, not retried.
 	sealMsg := `{"Data":{"msg":"{\"groupId\":\"none\",\"tenantId\":\"t\"}"},"Metadata":{"DequeueCount":1}}`
+	wfMsg := `{"Data":{"msg":"{\"workflowId\":\"none\",\"tenantId\":\"t\"}"},"Metadata":{"DequeueCount":1}}`
+	for _, fn := range []string{"/WorkflowSeal", "/WorkflowSealPoison"} {
+		if rec := post(fn, wfMsg); rec.Code != 200 {
+			t.Fatalf("%s: %d %s", fn, rec.Code, rec.Body.String())
+		}
+	}
 	for _, fn := range []string{"/Seal", "/SealPoison"} {
 		if rec := post(fn, sealMsg); rec.Code != 200 {
 			t.Fatalf("%s: %d %s", fn, rec.Code, rec.Body.String())
