@@ -138,6 +138,9 @@ type Content struct {
 	Results   []template.Result `json:"validationResults,omitempty"`
 	Decisions []Decision        `json:"decisions,omitempty"`
 	Changes   []ChangeRequest   `json:"changes,omitempty"` // of the latest request-changes
+	// CallbackURL is the create request's callbackUrl ("" for none): kept encrypted, as a URL may
+	// carry a secret in its query, and never audited.
+	CallbackURL string `json:"callbackUrl,omitempty"`
 }
 
 // Decision is one approver's decision.
