@@ -86,6 +86,7 @@ func TestLoadNamesTheSettingAtFault(t *testing.T) {
 		{"keys", map[string]string{"TOKEN_KEYS": "nonsense", "PII_ENC_KEYS": ""}, []string{"TOKEN_KEYS", "PII_ENC_KEYS"}},
 		{"graph: secret and managed identity", map[string]string{"GRAPH_USE_MANAGED_IDENTITY": "true", "GRAPH_CLIENT_SECRET": "s"}, []string{"GRAPH_USE_MANAGED_IDENTITY"}},
 		{"graph: secret alone", map[string]string{"GRAPH_CLIENT_SECRET": "s"}, []string{"GRAPH_TENANT_ID", "GRAPH_CLIENT_ID"}},
+		{"webhook secret too short, loopback not a boolean", map[string]string{"WEBHOOK_SECRETS": "short", "WEBHOOK_ALLOW_LOOPBACK": "maybe"}, []string{"WEBHOOK_SECRETS", "WEBHOOK_ALLOW_LOOPBACK"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -151,7 +152,7 @@ func TestNewRoutesTheJobs(t *testing.T) {
 	// The seal jobs are routed: a message for an unknown session is acknowledged, not retried.
 	sealMsg := `{"Data":{"msg":"{\"groupId\":\"none\",\"tenantId\":\"t\"}"},"Metadata":{"DequeueCount":1}}`
 	wfMsg := `{"Data":{"msg":"{\"workflowId\":\"none\",\"tenantId\":\"t\"}"},"Metadata":{"DequeueCount":1}}`
-	for _, fn := range []string{"/WorkflowSeal", "/WorkflowSealPoison"} {
+	for _, fn := range []string{"/WorkflowSeal", "/WorkflowSealPoison", "/WorkflowCallback", "/WorkflowCallbackPoison"} {
 		if rec := post(fn, wfMsg); rec.Code != 200 {
 			t.Fatalf("%s: %d %s", fn, rec.Code, rec.Body.String())
 		}

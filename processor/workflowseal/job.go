@@ -22,9 +22,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/esign-svc/esign/processor/seal"
+	"github.com/esign-svc/esign/processor/workflowcallback"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
@@ -47,6 +49,8 @@ const (
 	FunctionName       = "WorkflowSeal"
 	PoisonFunctionName = "WorkflowSealPoison"
 	QueueName          = "workflow-seal"
+	// BindingCallback is the output binding of the terminal callback (queue workflow-callback).
+	BindingCallback = "callback"
 )
 
 // Containers the job writes to (DESIGN 3), as the esign seal job.
@@ -145,7 +149,7 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 	if err != nil {
 		return err
 	}
-	_, _, err = j.Workflows.Update(ctx, w.ID, func(w *workflow.Workflow) (kernel.Change, error) {
+	done, ch, err := j.Workflows.Update(ctx, w.ID, func(w *workflow.Workflow) (kernel.Change, error) {
 		ch, err := w.Complete(path, hash, j.now())
 		ch.By(systemActor)
 		return ch, err
@@ -153,10 +157,21 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 	if errors.Is(err, workflow.ErrInvalidState) { // another attempt completed it first
 		return nil
 	}
-	if err == nil {
-		funcproto.Logf(ctx, "workflow-seal: %s sealed and complete", w.ID)
+	if err != nil {
+		return err
 	}
-	return err
+	funcproto.Logf(ctx, "workflow-seal: %s sealed and complete", w.ID)
+	return callback(ctx, done, ch)
+}
+
+// callback queues the terminal callback (output binding BindingCallback) when the change asks
+// for it and the workflow has a callbackUrl: the host writes it only with this reply's success,
+// so it goes out exactly when the completion is stored.
+func callback(ctx context.Context, w *workflow.Workflow, ch kernel.Change) error {
+	if w.CallbackURL == "" || !slices.ContainsFunc(ch.Effects, func(e kernel.Effect) bool { return e.Kind == workflow.EffectCallback }) {
+		return nil
+	}
+	return funcproto.AddOutput(ctx, BindingCallback, workflowcallback.Message{WorkflowID: w.ID, TenantID: w.Tenant, Attempt: 1})
 }
 
 // HandlePoison is the WorkflowSealPoison queue function: the host gave up on the message. It

@@ -12,6 +12,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +26,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/processor/seal"
+	"github.com/esign-svc/esign/processor/workflowcallback"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
@@ -146,11 +149,12 @@ const justification = "Approved above the band: a scarce skill.\n  Kept verbatim
 
 // sealing creates a workflow with data that fail the rule and takes it through both stages
 // (Finance: approve-with-exception with a justification; Legal the same) to sealing.
-func (e *env) sealing(t *testing.T, templatePath string) *workflow.Workflow {
+func (e *env) sealing(t *testing.T, templatePath string, callbackURL ...string) *workflow.Workflow {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Now().UTC()
 	w := &workflow.Workflow{ID: uuid.NewString(), Tenant: e.tenant, CorrelationID: "corr-" + uuid.NewString()[:8], TemplatePath: templatePath, CreatedBy: "oid"}
+	w.CallbackURL = strings.Join(callbackURL, "")
 	ch, err := workflow.Create(w, e.schema, map[string]any{"employeeName": "Zoë Ελένη", "position": "Engineer",
 		"salary": json.Number("120000"), "notes": "Remote on Fridays."}, now)
 	if err != nil {
@@ -345,6 +349,40 @@ func TestSealFailures(t *testing.T) {
 	}
 	if err := e.job.Handle(ctx, funcproto.QueueMessage{Body: []byte(`{"workflowId":""}`)}); !funcproto.IsPermanent(err) {
 		t.Fatalf("empty ids: %v", err)
+	}
+}
+
+// The completion queues the terminal callback through the invocation's output binding, once: a
+// redelivered message for the complete workflow queues nothing.
+func TestSealQueuesTheCallback(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	w := e.sealing(t, e.pkg, "https://receiver.example/hook")
+	h := funcproto.QueueHandler(e.job.Handle)
+	invoke := func() map[string]json.RawMessage {
+		b, err := json.Marshal(Message{WorkflowID: w.ID, TenantID: e.tenant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := json.Marshal(map[string]any{"Data": map[string]any{"msg": string(b)}, "Metadata": map[string]any{"DequeueCount": 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/"+FunctionName, bytes.NewReader(body)))
+		var reply struct{ Outputs map[string]json.RawMessage }
+		if err := json.Unmarshal(rec.Body.Bytes(), &reply); rec.Code != http.StatusOK || err != nil {
+			t.Fatalf("reply %d %s", rec.Code, rec.Body.String())
+		}
+		return reply.Outputs
+	}
+	out := invoke()
+	var m workflowcallback.Message
+	if err := json.Unmarshal(out[BindingCallback], &m); err != nil || m != (workflowcallback.Message{WorkflowID: w.ID, TenantID: e.tenant, Attempt: 1}) {
+		t.Fatalf("callback output %s (%v)", out[BindingCallback], err)
+	}
+	if out := invoke(); len(out[BindingCallback]) != 0 && string(out[BindingCallback]) != "null" {
+		t.Fatalf("a redelivery queued the callback again: %s", out[BindingCallback])
 	}
 }
 
