@@ -237,3 +237,33 @@ func TestBuildWithOperator(t *testing.T) {
 		t.Fatalf("short key: %v", err)
 	}
 }
+
+func TestWorkflowCallbackConfig(t *testing.T) {
+	t.Parallel()
+	conn := azuritetest.Shared(t).ConnectionString()
+	current, older := "webhook-secret-current-0123456789abcdef", "webhook-secret-older-0123456789abcdef"
+	cfg, err := Load(config.MapLookup(settings(conn, map[string]string{"WEBHOOK_SECRETS": current + "," + older, "WEBHOOK_ALLOW_LOOPBACK": "true"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.WebhookSecret != current || !cfg.WebhookAllowLoopback || cfg.Settings["WEBHOOK_SECRETS"] != "***" {
+		t.Fatalf("config: loopback %v, summary %q", cfg.WebhookAllowLoopback, cfg.Settings["WEBHOOK_SECRETS"])
+	}
+	d, err := Build(cfg, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job, err := workflowCallback(d); err != nil || job.Poster == nil || job.Queue == nil {
+		t.Fatalf("with a secret: %+v, %v", job, err)
+	}
+	cfg, err = Load(config.MapLookup(settings(conn, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err = Build(cfg, zerolog.Nop()); err != nil {
+		t.Fatal(err)
+	}
+	if job, err := workflowCallback(d); err != nil || job.Poster != nil {
+		t.Fatalf("without a secret the job has no poster: %+v, %v", job, err)
+	}
+}
