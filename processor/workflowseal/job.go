@@ -313,11 +313,10 @@ func (j *Job) evidence(ctx context.Context, id string) (string, error) {
 	ew := evidence.NewWriter(&buf)
 	for _, ev := range events {
 		data := map[string]any{"actorKind": ev.ActorKind}
-		if ev.ActorID != "" {
-			data["actorId"] = ev.ActorID
-		}
-		if len(ev.Data) > 0 {
-			data["data"] = ev.Data // workflow events carry indexes, counts, decisions and hashes only
+		// workflow events carry indexes, counts, decisions and hashes only; cleaned all the same,
+		// as the session bundle is (no address, phone number, token or code)
+		if d, ok := seal.Clean(ev.Data).(map[string]any); ok && len(d) > 0 {
+			data["data"] = d
 		}
 		if _, err := ew.Append(ev.Kind, ev.At, data); err != nil {
 			return "", fail("evidence", err)

@@ -235,9 +235,15 @@ func TestSealCompletesWithRecordPage(t *testing.T) {
 	if got.SealedHash != "sha256:"+hex.EncodeToString(sum[:]) {
 		t.Fatalf("sealed hash %s does not match the stored PDF", got.SealedHash)
 	}
-	head, lines, err := evidence.Verify(bytes.NewReader(e.blob(t, ContainerEvidence, "workflows/"+w.ID+".jsonl")))
+	bundle := e.blob(t, ContainerEvidence, "workflows/"+w.ID+".jsonl")
+	head, lines, err := evidence.Verify(bytes.NewReader(bundle))
 	if err != nil || lines < 5 {
 		t.Fatalf("evidence bundle: %d lines, %v", lines, err)
+	}
+	for _, want := range []string{`"workflow.created"`, `"workflow.governance_decision"`, `"hash-finance"`, `"workflow.sealing"`} {
+		if !bytes.Contains(bundle, []byte(want)) {
+			t.Errorf("evidence bundle lacks %s:\n%s", want, bundle)
+		}
 	}
 	if k := e.kinds(t, w.ID); k[workflow.EvCompleted] != 1 {
 		t.Fatalf("events %v", k)
