@@ -167,7 +167,7 @@ func (e *env) sealing(t *testing.T, templatePath string, callbackURL ...string) 
 		func(w *workflow.Workflow) (kernel.Change, error) { return w.Advance(e.schema, now) },
 		func(w *workflow.Workflow) (kernel.Change, error) { return w.Advance(e.schema, now) },
 		func(w *workflow.Workflow) (kernel.Change, error) {
-			return w.GovernanceDecision(workflow.Approver{Index: 0, Hash: "hash-finance"}, workflow.DecisionApproveWithException, justification, now)
+			return w.GovernanceDecision(workflow.Approver{Index: 0, Hash: "hash-finance", Name: "Fiona Finanz"}, workflow.DecisionApproveWithException, justification, now)
 		},
 		func(w *workflow.Workflow) (kernel.Change, error) {
 			return w.GovernanceDecision(workflow.Approver{Index: 0, Hash: "hash-legal"}, workflow.DecisionApproveWithException, "Legal agrees.", now)
@@ -273,7 +273,7 @@ func TestSealCompletesWithRecordPage(t *testing.T) {
 	flat := regexp.MustCompile(`\s+`).ReplaceAllString(text, " ")
 	for _, want := range []string{"Workflow record", "Zoë Ελένη", "Engineer", "120000", "Remote on Fridays.",
 		"Salary above the band", "approve-with-exception at stage 1 (Finance), round 1", "approve-with-exception at stage 2 (Legal), round 1",
-		"hash-finance", "hash-legal", "Legal agrees.", "Approved above the band: a scarce skill.", "Kept verbatim — «как есть».", head[:16]} {
+		"hash-finance", "hash-legal", "Approver: Fiona Finanz", "Legal agrees.", "Approved above the band: a scarce skill.", "Kept verbatim — «как есть».", head[:16]} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("sealed text lacks %q:\n%s", want, text)
 		}

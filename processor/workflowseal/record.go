@@ -13,7 +13,7 @@ import (
 
 // Record is the workflow record page of w: the workflow's ids and times, every step's values
 // (a text field's value verbatim), the validation results, and every decision with its stage,
-// round, approver (the keyed hash of the e-mail: the audit trail's), time, comment and an
+// round, approver (name when known, and the keyed hash of the e-mail: the audit trail's), time, comment and an
 // exception's justification verbatim. head is the evidence bundle's head hash; sealedAt the
 // seal's time.
 func Record(w *workflow.Workflow, s *workflow.Schema, head string, sealedAt time.Time) certificate.Record {
@@ -60,6 +60,7 @@ func Record(w *workflow.Workflow, s *workflow.Schema, head string, sealedAt time
 		}
 		dec.Items = append(dec.Items,
 			certificate.Item{Label: fmt.Sprintf("Decision %d", i+1), Value: fmt.Sprintf("%s at stage %s, round %d, %s", d.Decision, stage, d.Round, ft(d.At))},
+			certificate.Item{Label: "Approver", Value: d.ApproverName},
 			certificate.Item{Label: "Approver (e-mail hash)", Value: d.ApproverHash})
 		if d.Comment != "" {
 			dec.Items = append(dec.Items, certificate.Item{Label: "Comment", Value: d.Comment, Verbatim: true})
