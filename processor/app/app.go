@@ -15,8 +15,11 @@ import (
 	"github.com/esign-svc/esign/processor/portalpurge"
 	"github.com/esign-svc/esign/processor/seal"
 	"github.com/esign-svc/esign/processor/signeddelivery"
+	"github.com/esign-svc/esign/processor/workflowcallback"
+	"github.com/esign-svc/esign/processor/workflowseal"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/azure/queuestore"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/dispatch/batchstore"
@@ -30,6 +33,8 @@ import (
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/version"
+	"github.com/esign-svc/esign/shared/webhook"
+	"github.com/esign-svc/esign/shared/workflow/workflowstore"
 )
 
 // Table names (DESIGN 3).
@@ -49,6 +54,8 @@ type Deps struct {
 	// Batches and Documents are the batch dispatch's stores (the record jobs' document rows).
 	Batches   *batchstore.Store
 	Documents *documentstore.Store
+	// Workflows is the workflow store (the workflow seal job).
+	Workflows *workflowstore.Store
 	Tokens    *tokens.Codec
 	Providers notify.Providers
 	Outbox    *outbox.Outbox // nil unless a channel uses the outbox
@@ -82,6 +89,10 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
+	workflows, err := workflowstore.New(acct, workflowstore.TableWorkflows, workflowstore.TableIndex, cfg.PIICipher)
+	if err != nil {
+		return nil, err
+	}
 	p, box, err := providers(cfg, acct)
 	if err != nil {
 		return nil, err
@@ -91,7 +102,7 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 		return nil, err
 	}
 	return &Deps{Config: cfg, Account: acct, Logger: logger, Sessions: sessions, Deliveries: deliveries,
-		Batches: batches, Documents: documents, Tokens: tokens.NewCodec(cfg.Tokens), Providers: p, Outbox: box, Graph: gc, Now: time.Now}, nil
+		Batches: batches, Documents: documents, Workflows: workflows, Tokens: tokens.NewCodec(cfg.Tokens), Providers: p, Outbox: box, Graph: gc, Now: time.Now}, nil
 }
 
 // Ensure creates the tables the jobs use when missing. Errors: the storage ones.
@@ -106,6 +117,9 @@ func (d *Deps) Ensure(ctx context.Context) error {
 		return err
 	}
 	if err := d.Documents.Ensure(ctx); err != nil {
+		return err
+	}
+	if err := d.Workflows.Ensure(ctx); err != nil {
 		return err
 	}
 	if d.Outbox != nil {
@@ -126,7 +140,8 @@ type Function struct {
 // handlers), the portal purge (PortalPurge, PortalPurgePoison) and the invitation reconciler
 // (ReconcileInvitations), and the delivery that waited for signing (SignedDelivery,
 // SignedDeliveryPoison), and batch dispatch (Dispatch, DispatchRecord, DispatchRecordPoison,
-// DispatchFinish, DispatchNotify).
+// DispatchFinish, DispatchNotify), the workflow seal (WorkflowSeal, WorkflowSealPoison) and the
+// workflows' terminal callbacks (WorkflowCallback, WorkflowCallbackPoison).
 // Errors: a wiring mistake (a missing dependency).
 func Functions(d *Deps) ([]Function, error) {
 	notifier, err := notifyjob.New(notifyjob.Deps{Store: d.Sessions, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
@@ -155,6 +170,12 @@ func Functions(d *Deps) ([]Function, error) {
 		Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}
 	signed := &signeddelivery.Job{Sessions: d.Sessions, Cipher: d.Config.PIICipher, Now: d.Now, Creator: creator}
 	batches := dispatchJob(d, creator)
+	wfCallback, err := workflowCallback(d)
+	if err != nil {
+		return nil, err
+	}
+	wfSeal := &workflowseal.Job{Workflows: d.Workflows, Templates: &template.Loader{Blobs: blobstore.New(d.Account)},
+		Blobs: blobstore.New(d.Account), Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Now: d.Now}
 	return []Function{
 		{notifyjob.FunctionName, funcproto.QueueHandler(notifier.Handle)},
 		{notifyjob.PoisonFunctionName, funcproto.QueueHandler(notifier.HandlePoison)},
@@ -179,6 +200,10 @@ func Functions(d *Deps) ([]Function, error) {
 		{dispatchjob.FunctionNotify, funcproto.QueueHandler(batches.HandleNotify)},
 		{dispatchjob.FunctionDispatchPoison, funcproto.QueueHandler(batches.HandleDispatch)},
 		{dispatchjob.FunctionNotifyPoison, funcproto.QueueHandler(batches.HandleNotify)},
+		{workflowseal.FunctionName, funcproto.QueueHandler(wfSeal.Handle)},
+		{workflowseal.PoisonFunctionName, funcproto.QueueHandler(wfSeal.HandlePoison)},
+		{workflowcallback.FunctionName, funcproto.QueueHandler(wfCallback.Handle)},
+		{workflowcallback.PoisonFunctionName, funcproto.QueueHandler(wfCallback.HandlePoison)},
 	}, nil
 }
 
@@ -209,4 +234,23 @@ func dispatchJob(d *Deps, creator *delivery.Creator) *dispatchjob.Job {
 	return &dispatchjob.Job{Batches: d.Batches, Templates: templates, Creator: creator, Blobs: blobs,
 		Producer: &render.Renderer{Templates: templates, Blobs: blobs, Store: d.Documents, Now: d.Now},
 		Cipher:   d.Config.PIICipher, Email: d.Providers.Email, Approvers: d.Config.DispatchApprovers, Now: d.Now}
+}
+
+// workflowCallback is the terminal-callback job: posts signed with WEBHOOK_SECRETS' current
+// secret under the strict URL policy (loopback only with WEBHOOK_ALLOW_LOOPBACK), retries
+// re-enqueued on the workflow-callback queue. Without a secret it has no poster.
+func workflowCallback(d *Deps) (*workflowcallback.Job, error) {
+	q, err := queuestore.New(d.Account, workflowcallback.QueueName)
+	if err != nil {
+		return nil, err
+	}
+	job := &workflowcallback.Job{Workflows: d.Workflows, Queue: q, Now: d.Now}
+	if d.Config.WebhookSecret != "" {
+		poster, err := webhook.New(d.Config.WebhookSecret, webhook.WithPolicy(webhook.Policy{AllowLoopback: d.Config.WebhookAllowLoopback}))
+		if err != nil {
+			return nil, err
+		}
+		job.Poster = poster
+	}
+	return job, nil
 }

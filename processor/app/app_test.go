@@ -86,6 +86,7 @@ func TestLoadNamesTheSettingAtFault(t *testing.T) {
 		{"keys", map[string]string{"TOKEN_KEYS": "nonsense", "PII_ENC_KEYS": ""}, []string{"TOKEN_KEYS", "PII_ENC_KEYS"}},
 		{"graph: secret and managed identity", map[string]string{"GRAPH_USE_MANAGED_IDENTITY": "true", "GRAPH_CLIENT_SECRET": "s"}, []string{"GRAPH_USE_MANAGED_IDENTITY"}},
 		{"graph: secret alone", map[string]string{"GRAPH_CLIENT_SECRET": "s"}, []string{"GRAPH_TENANT_ID", "GRAPH_CLIENT_ID"}},
+		{"webhook secret too short, loopback not a boolean", map[string]string{"WEBHOOK_SECRETS": "short", "WEBHOOK_ALLOW_LOOPBACK": "maybe"}, []string{"WEBHOOK_SECRETS", "WEBHOOK_ALLOW_LOOPBACK"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,6 +151,12 @@ func TestNewRoutesTheJobs(t *testing.T) {
 	}
 	// The seal jobs are routed: a message for an unknown session is acknowledged, not retried.
 	sealMsg := `{"Data":{"msg":"{\"groupId\":\"none\",\"tenantId\":\"t\"}"},"Metadata":{"DequeueCount":1}}`
+	wfMsg := `{"Data":{"msg":"{\"workflowId\":\"none\",\"tenantId\":\"t\"}"},"Metadata":{"DequeueCount":1}}`
+	for _, fn := range []string{"/WorkflowSeal", "/WorkflowSealPoison", "/WorkflowCallback", "/WorkflowCallbackPoison"} {
+		if rec := post(fn, wfMsg); rec.Code != 200 {
+			t.Fatalf("%s: %d %s", fn, rec.Code, rec.Body.String())
+		}
+	}
 	for _, fn := range []string{"/Seal", "/SealPoison"} {
 		if rec := post(fn, sealMsg); rec.Code != 200 {
 			t.Fatalf("%s: %d %s", fn, rec.Code, rec.Body.String())
@@ -228,5 +235,35 @@ func TestBuildWithOperator(t *testing.T) {
 	}
 	if _, err := Build(cfg, zerolog.Nop()); err == nil || !strings.Contains(err.Error(), "NOTIFICATION_SERVICE_KEY") {
 		t.Fatalf("short key: %v", err)
+	}
+}
+
+func TestWorkflowCallbackConfig(t *testing.T) {
+	t.Parallel()
+	conn := azuritetest.Shared(t).ConnectionString()
+	current, older := "webhook-secret-current-0123456789abcdef", "webhook-secret-older-0123456789abcdef"
+	cfg, err := Load(config.MapLookup(settings(conn, map[string]string{"WEBHOOK_SECRETS": current + "," + older, "WEBHOOK_ALLOW_LOOPBACK": "true"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.WebhookSecret != current || !cfg.WebhookAllowLoopback || cfg.Settings["WEBHOOK_SECRETS"] != "***" {
+		t.Fatalf("config: loopback %v, summary %q", cfg.WebhookAllowLoopback, cfg.Settings["WEBHOOK_SECRETS"])
+	}
+	d, err := Build(cfg, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job, err := workflowCallback(d); err != nil || job.Poster == nil || job.Queue == nil {
+		t.Fatalf("with a secret: %+v, %v", job, err)
+	}
+	cfg, err = Load(config.MapLookup(settings(conn, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err = Build(cfg, zerolog.Nop()); err != nil {
+		t.Fatal(err)
+	}
+	if job, err := workflowCallback(d); err != nil || job.Poster != nil {
+		t.Fatalf("without a secret the job has no poster: %+v, %v", job, err)
 	}
 }

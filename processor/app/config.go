@@ -28,7 +28,13 @@ type Config struct {
 	// batch waiting for approval when the batch names no approversEmail. Kept out of the
 	// settings summary (addresses are personal data).
 	DispatchApprovers []string
-	Settings          map[string]string
+	// WebhookSecret is the first (current) of WEBHOOK_SECRETS, which signs the workflows'
+	// terminal callbacks; "" when not set (each callback then ends as failed,
+	// webhook_not_configured). WebhookAllowLoopback is WEBHOOK_ALLOW_LOOPBACK (default false):
+	// callback URLs on loopback hosts, over http too, for local development and tests.
+	WebhookSecret        string
+	WebhookAllowLoopback bool
+	Settings             map[string]string
 }
 
 // Load reads the configuration through lookup; the error names every setting at fault.
@@ -48,14 +54,30 @@ func Load(lookup config.Lookup) (Config, error) {
 		}
 	}
 	c.DispatchApprovers = splitAddresses(r.OptionalSecret(SettingDispatchApprovers))
+	if v := r.OptionalSecret(SettingWebhookSecrets); v != "" {
+		secrets, err := callbacksig.ParseSecrets(v)
+		r.Check(SettingWebhookSecrets, err)
+		if len(secrets) > 0 {
+			c.WebhookSecret = secrets[0]
+		}
+	}
+	c.WebhookAllowLoopback = r.Bool(SettingWebhookAllowLoopback, false)
 	c.Settings = r.Summary()
 	sealCfg, sealErr := seal.LoadConfig(lookup)
 	c.Seal = sealCfg
 	return c, errors.Join(r.Err(), sealErr)
 }
 
-// SettingDispatchApprovers names the deployment's batch approvers.
-const SettingDispatchApprovers = "DISPATCH_APPROVERS"
+// Settings of the processor's own.
+const (
+	// SettingDispatchApprovers names the deployment's batch approvers.
+	SettingDispatchApprovers = "DISPATCH_APPROVERS"
+	// SettingWebhookSecrets signs the workflows' terminal callbacks (comma-separated, current
+	// first, as callbacksig.ParseSecrets reads them).
+	SettingWebhookSecrets = "WEBHOOK_SECRETS"
+	// SettingWebhookAllowLoopback admits loopback callback URLs (development).
+	SettingWebhookAllowLoopback = "WEBHOOK_ALLOW_LOOPBACK"
+)
 
 // splitAddresses is a comma-separated list's non-empty entries, trimmed.
 func splitAddresses(v string) []string {

@@ -89,3 +89,7 @@ func clean(v any) any {
 	}
 	return v
 }
+
+// Clean is clean for the other evidence bundles (the workflow seal's): event data without
+// personal data or secrets.
+func Clean(v any) any { return clean(v) }

@@ -266,3 +266,9 @@ func (r *Renderer) loadSession(ctx context.Context, gid string) (*esign.Session,
 		}
 	}
 }
+
+// FieldValues are the stamp values of record's fields of pkg, as a render fills template.pdf:
+// the workflow seal fills the same template from a workflow's data through it.
+func FieldValues(pkg *template.Package, record map[string]any) map[string]stamp.Value {
+	return values(pkg, record)
+}

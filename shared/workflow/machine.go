@@ -149,6 +149,7 @@ type Decision struct {
 	Stage         int       `json:"stage"` // 1-based
 	Round         int       `json:"round"`
 	ApproverHash  string    `json:"approverHash,omitempty"` // keyed hash of the approver's e-mail
+	ApproverName  string    `json:"approverName,omitempty"` // the approver's display name, when known
 	Decision      string    `json:"decision"`
 	Comment       string    `json:"comment,omitempty"`
 	Justification string    `json:"justification,omitempty"` // kept verbatim
@@ -166,10 +167,12 @@ type ChangeRequest struct {
 
 // Approver is who decides: Index is the position in the current stage's routing sequence, or -1
 // for a JWT holder of Workflow.Approver the stage does not name; Hash is the keyed hash of the
-// approver's e-mail (pii.Hasher), "" when unknown.
+// approver's e-mail (pii.Hasher), "" when unknown; Name the approver's display name (the JWT's
+// name claim, say), "" when unknown: kept in the decision for the sealed record, never audited.
 type Approver struct {
 	Index int
 	Hash  string
+	Name  string
 }
 
 // AllData is the workflow's values of every step, keyed by field: what the validator and the
@@ -384,7 +387,7 @@ func (x *Workflow) decide(by Approver, decision, comment, justification string, 
 	if utf8.RuneCountInString(comment) > MaxComment {
 		return apperr.Invalid(CodeInvalidRequest, apperr.Field("comment", fmt.Sprintf("must be at most %d characters", MaxComment)))
 	}
-	x.Decisions = append(x.Decisions, Decision{Stage: x.Stage + 1, Round: x.Round, ApproverHash: by.Hash, Decision: decision,
+	x.Decisions = append(x.Decisions, Decision{Stage: x.Stage + 1, Round: x.Round, ApproverHash: by.Hash, ApproverName: by.Name, Decision: decision,
 		Comment: comment, Justification: justification, At: now})
 	x.UpdatedAt = now
 	return nil

@@ -60,24 +60,33 @@ func Append(d *pdfdoc.Doc, font *pdfdoc.Font, c Certificate) (types.IndirectRef,
 }
 
 func appendSized(d *pdfdoc.Doc, font *pdfdoc.Font, c Certificate, size PageSize) (types.IndirectRef, error) {
-	pages, err := layout(d, font, c, size)
-	if err != nil {
+	if err := appendBlocks(d, font, c.blocks(), size, "Evidence certificate, correlation ID "+orDash(c.CorrelationID)); err != nil {
 		return types.IndirectRef{}, err
+	}
+	return setInfo(d, c.EvidenceHeadHash)
+}
+
+// appendBlocks lays bs out in pages of size at the end of d, each with the footer "<foot>,
+// page i of n".
+func appendBlocks(d *pdfdoc.Doc, font *pdfdoc.Font, bs []block, size PageSize, footText string) error {
+	pages, err := layout(d, font, bs, size)
+	if err != nil {
+		return err
 	}
 	for i, pg := range pages {
 		var foot pdfdoc.Content
 		foot.WriteString("0.4 g\n")
-		foot.Text(font, "ESF1", margin, footer, 7, fmt.Sprintf("Evidence certificate, correlation ID %s, page %d of %d", orDash(c.CorrelationID), i+1, len(pages)))
+		foot.Text(font, "ESF1", margin, footer, 7, fmt.Sprintf("%s, page %d of %d", footText, i+1, len(pages)))
 		body := append(pg.content, foot.Bytes()...)
 		res := types.Dict{"Font": types.Dict{"ESF1": font.Ref}}
 		if len(pg.images) > 0 {
 			res["XObject"] = pg.images
 		}
 		if _, err := d.AppendPage(size.W, size.H, body, res); err != nil {
-			return types.IndirectRef{}, err
+			return err
 		}
 	}
-	return setInfo(d, c.EvidenceHeadHash)
+	return nil
 }
 
 // Standalone renders c as a PDF of its own, in pages of the given size (the source
@@ -131,11 +140,10 @@ func (p *pager) flush() {
 	p.y = p.top()
 }
 
-// layout wraps and paginates the certificate into pages of the given size.
-func layout(d *pdfdoc.Doc, font *pdfdoc.Font, c Certificate, size PageSize) ([]page, error) {
+// layout wraps and paginates blocks into pages of the given size.
+func layout(d *pdfdoc.Doc, font *pdfdoc.Font, bs []block, size PageSize) ([]page, error) {
 	p := &pager{d: d, font: font, size: size}
 	p.y = p.top()
-	bs := c.blocks()
 	for i, b := range bs {
 		if b.rows != nil {
 			for _, r := range b.rows {

@@ -1,0 +1,414 @@
+package workflowseal
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/esign-svc/esign/processor/seal"
+	"github.com/esign-svc/esign/processor/workflowcallback"
+	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/azure/azuritetest"
+	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/evidence"
+	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/template"
+	"github.com/esign-svc/esign/shared/workflow"
+	"github.com/esign-svc/esign/shared/workflow/workflowstore"
+)
+
+func TestMain(m *testing.M) { azuritetest.Main(m) }
+
+// schemaYAML: the sample offer package's fields over two steps, a rule the test data fail,
+// governance, and two stages.
+const schemaYAML = `title: Offer approval
+governance: true
+steps:
+  - id: who
+    title: Employee
+    fields:
+      - { key: employeeName, type: string, required: true, label: Employee name }
+      - { key: position, type: string, required: true }
+  - id: pay
+    title: Pay
+    fields:
+      - { key: salary, type: number, required: true, label: Annual salary }
+      - { key: notes, type: text }
+rules:
+  - { id: cap, expr: "data.salary <= 100000", message: "Salary above the band", fieldKey: salary }
+approval:
+  stages:
+    - { name: Finance, approvers: [f@example.com] }
+    - { name: Legal, approvers: [l@example.com] }
+`
+
+var (
+	keyOnce sync.Once
+	testKey seal.SealKey
+)
+
+func sealKey() seal.SealKey {
+	keyOnce.Do(func() {
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			panic(err)
+		}
+		tpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "esign test seal"},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+			KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment}
+		der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, k.Public(), k)
+		if err != nil {
+			panic(err)
+		}
+		c, err := x509.ParseCertificate(der)
+		if err != nil {
+			panic(err)
+		}
+		testKey = seal.SealKey{Signer: k, Chain: []*x509.Certificate{c}}
+	})
+	return testKey
+}
+
+type env struct {
+	store  *workflowstore.Store
+	blobs  *blobstore.Store
+	job    *Job
+	schema *workflow.Schema
+	pkg    string // the template package's path
+	tenant string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pii.ParseCipher("e1:" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", 32))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sfx := strings.ReplaceAll(uuid.NewString(), "-", "")[:10]
+	st, err := workflowstore.New(acct, "wf"+sfx, "wfidx"+sfx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	blobs := blobstore.New(acct)
+	if err := blobs.EnsureContainer(ctx, template.Container); err != nil {
+		t.Fatal(err)
+	}
+	dir := "wfseal-" + sfx + "/"
+	files := map[string][]byte{template.FileSchema: []byte(schemaYAML)}
+	for _, name := range []string{template.FileYAML, template.FilePDF} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "offer", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = b
+	}
+	for name, b := range files {
+		if _, err := blobs.Put(ctx, template.Container, dir+name, bytes.NewReader(b), "application/octet-stream", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := workflow.ParseSchema("schema", []byte(schemaYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := &Job{Workflows: st, Templates: &template.Loader{Blobs: blobs}, Blobs: blobs, Key: sealKey()}
+	return &env{store: st, blobs: blobs, job: job, schema: s, pkg: template.Container + "/" + dir, tenant: "t-" + sfx}
+}
+
+const justification = "Approved above the band: a scarce skill.\n  Kept verbatim — «как есть»."
+
+// sealing creates a workflow with data that fail the rule and takes it through both stages
+// (Finance: approve-with-exception with a justification; Legal the same) to sealing.
+func (e *env) sealing(t *testing.T, templatePath string, callbackURL ...string) *workflow.Workflow {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now().UTC()
+	w := &workflow.Workflow{ID: uuid.NewString(), Tenant: e.tenant, CorrelationID: "corr-" + uuid.NewString()[:8], TemplatePath: templatePath, CreatedBy: "oid"}
+	w.Setup.CallbackURL = strings.Join(callbackURL, "")
+	ch, err := workflow.Create(w, e.schema, map[string]any{"employeeName": "Zoë Ελένη", "position": "Engineer",
+		"salary": json.Number("120000"), "notes": "Remote on Fridays."}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.store.Create(ctx, w, ch, now); err != nil {
+		t.Fatal(err)
+	}
+	steps := []func(*workflow.Workflow) (kernel.Change, error){
+		func(w *workflow.Workflow) (kernel.Change, error) { return w.Advance(e.schema, now) },
+		func(w *workflow.Workflow) (kernel.Change, error) { return w.Advance(e.schema, now) },
+		func(w *workflow.Workflow) (kernel.Change, error) {
+			return w.GovernanceDecision(workflow.Approver{Index: 0, Hash: "hash-finance", Name: "Fiona Finanz"}, workflow.DecisionApproveWithException, justification, now)
+		},
+		func(w *workflow.Workflow) (kernel.Change, error) {
+			return w.GovernanceDecision(workflow.Approver{Index: 0, Hash: "hash-legal"}, workflow.DecisionApproveWithException, "Legal agrees.", now)
+		},
+	}
+	for i, step := range steps {
+		if w, _, err = e.store.Update(ctx, w.ID, step); err != nil {
+			t.Fatalf("step %d (%s): %v", i, w.State, err)
+		}
+	}
+	if w.State != workflow.StateSealing {
+		t.Fatalf("state %s, want sealing", w.State)
+	}
+	return w
+}
+
+func message(t *testing.T, w *workflow.Workflow, tenant string) funcproto.QueueMessage {
+	t.Helper()
+	b, err := json.Marshal(Message{WorkflowID: w.ID, TenantID: tenant})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return funcproto.QueueMessage{ID: "m", Body: b}
+}
+
+func (e *env) kinds(t *testing.T, id string) map[string]int {
+	t.Helper()
+	evs, err := e.store.Events(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, ev := range evs {
+		n[ev.Kind]++
+	}
+	return n
+}
+
+func (e *env) blob(t *testing.T, container, name string) []byte {
+	t.Helper()
+	b, _, err := e.blobs.ReadAll(context.Background(), container, name, 64<<20)
+	if err != nil {
+		t.Fatalf("%s/%s: %v", container, name, err)
+	}
+	return b
+}
+
+func TestSealCompletesWithRecordPage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	w := e.sealing(t, e.pkg)
+	if err := e.job.Handle(ctx, message(t, w, e.tenant)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.store.Load(ctx, w.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != workflow.StateComplete || got.SealedPath != "signed/workflows/"+w.ID+".pdf" {
+		t.Fatalf("state %s, sealed path %q", got.State, got.SealedPath)
+	}
+	pdf := e.blob(t, ContainerSigned, "workflows/"+w.ID+".pdf")
+	sum := sha256.Sum256(pdf)
+	if got.SealedHash != "sha256:"+hex.EncodeToString(sum[:]) {
+		t.Fatalf("sealed hash %s does not match the stored PDF", got.SealedHash)
+	}
+	bundle := e.blob(t, ContainerEvidence, "workflows/"+w.ID+".jsonl")
+	head, lines, err := evidence.Verify(bytes.NewReader(bundle))
+	if err != nil || lines < 5 {
+		t.Fatalf("evidence bundle: %d lines, %v", lines, err)
+	}
+	for _, want := range []string{`"workflow.created"`, `"workflow.governance_decision"`, `"hash-finance"`, `"workflow.sealing"`} {
+		if !bytes.Contains(bundle, []byte(want)) {
+			t.Errorf("evidence bundle lacks %s:\n%s", want, bundle)
+		}
+	}
+	if k := e.kinds(t, w.ID); k[workflow.EvCompleted] != 1 {
+		t.Fatalf("events %v", k)
+	}
+
+	// redelivered: acknowledged, nothing sealed or recorded again
+	if err := e.job.Handle(ctx, message(t, w, e.tenant)); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(e.blob(t, ContainerSigned, "workflows/"+w.ID+".pdf"), pdf) || e.kinds(t, w.ID)[workflow.EvCompleted] != 1 {
+		t.Fatal("a redelivered message sealed or completed again")
+	}
+
+	requireTools(t)
+	out, err := exec.Command("pdfsig", writeTemp(t, pdf)).CombinedOutput()
+	if !strings.Contains(string(out), "Signature is Valid.") || !strings.Contains(string(out), "Total document signed") {
+		t.Fatalf("pdfsig: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("qpdf", "--check", writeTemp(t, pdf)).CombinedOutput(); err != nil {
+		t.Fatalf("qpdf --check: %v\n%s", err, out)
+	}
+	out, err = exec.Command("pdftotext", "-enc", "UTF-8", writeTemp(t, pdf), "-").CombinedOutput()
+	if err != nil {
+		t.Fatalf("pdftotext: %v\n%s", err, out)
+	}
+	text := string(out)
+	flat := regexp.MustCompile(`\s+`).ReplaceAllString(text, " ")
+	for _, want := range []string{"Workflow record", "Zoë Ελένη", "Engineer", "120000", "Remote on Fridays.",
+		"Salary above the band", "approve-with-exception at stage 1 (Finance), round 1", "approve-with-exception at stage 2 (Legal), round 1",
+		"hash-finance", "hash-legal", "Approver: Fiona Finanz", "Legal agrees.", "Approved above the band: a scarce skill.", "Kept verbatim — «как есть».", head[:16]} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("sealed text lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// Two attempts at once (a redelivery while the first runs) seal one PDF: the workflow records
+// the stored one's hash and completes once.
+func TestConcurrentAttemptsSealOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	w := e.sealing(t, e.pkg)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = e.job.Handle(ctx, message(t, w, e.tenant)) }()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := e.store.Load(ctx, w.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(e.blob(t, ContainerSigned, "workflows/"+w.ID+".pdf"))
+	if got.State != workflow.StateComplete || got.SealedHash != "sha256:"+hex.EncodeToString(sum[:]) {
+		t.Fatalf("state %s, hash %s, stored PDF sha256:%x", got.State, got.SealedHash, sum)
+	}
+	if n := e.kinds(t, w.ID)[workflow.EvCompleted]; n != 1 {
+		t.Fatalf("%d workflow.completed events, want 1", n)
+	}
+}
+
+// A package that is gone is a failure the retry cannot mend: seal_failed recorded, still
+// sealing, acknowledged. The poison handler records retries_exhausted.
+func TestSealFailures(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	w := e.sealing(t, "templates/no-such-package/")
+	if err := e.job.Handle(ctx, message(t, w, e.tenant)); err != nil {
+		t.Fatalf("a seal that cannot succeed is acknowledged: %v", err)
+	}
+	if err := e.job.HandlePoison(ctx, message(t, w, e.tenant)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.store.Load(ctx, w.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := e.store.Events(ctx, w.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	for _, ev := range evs {
+		if ev.Kind == workflow.EvSealFailed {
+			reasons = append(reasons, ev.Data["reason"].(string))
+		}
+	}
+	if got.State != workflow.StateSealing || strings.Join(reasons, ",") != "template_unavailable,retries_exhausted" {
+		t.Fatalf("state %s, seal_failed reasons %v", got.State, reasons)
+	}
+	if _, _, err := e.blobs.ReadAll(ctx, ContainerSigned, "workflows/"+w.ID+".pdf", 1<<20); err == nil {
+		t.Fatal("a failed seal wrote a PDF")
+	}
+
+	// another tenant's message is permanent; a complete or unknown workflow is acknowledged
+	if err := e.job.Handle(ctx, message(t, w, "other")); !funcproto.IsPermanent(err) {
+		t.Fatalf("tenant mismatch: %v", err)
+	}
+	if err := e.job.Handle(ctx, message(t, &workflow.Workflow{ID: uuid.NewString()}, e.tenant)); err != nil {
+		t.Fatalf("unknown workflow: %v", err)
+	}
+	if err := e.job.Handle(ctx, funcproto.QueueMessage{Body: []byte(`{"workflowId":""}`)}); !funcproto.IsPermanent(err) {
+		t.Fatalf("empty ids: %v", err)
+	}
+}
+
+// The completion queues the terminal callback through the invocation's output binding, once: a
+// redelivered message for the complete workflow queues nothing.
+func TestSealQueuesTheCallback(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	w := e.sealing(t, e.pkg, "https://receiver.example/hook")
+	h := funcproto.QueueHandler(e.job.Handle)
+	invoke := func() map[string]json.RawMessage {
+		b, err := json.Marshal(Message{WorkflowID: w.ID, TenantID: e.tenant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := json.Marshal(map[string]any{"Data": map[string]any{"msg": string(b)}, "Metadata": map[string]any{"DequeueCount": 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/"+FunctionName, bytes.NewReader(body)))
+		var reply struct{ Outputs map[string]json.RawMessage }
+		if err := json.Unmarshal(rec.Body.Bytes(), &reply); rec.Code != http.StatusOK || err != nil {
+			t.Fatalf("reply %d %s", rec.Code, rec.Body.String())
+		}
+		return reply.Outputs
+	}
+	out := invoke()
+	var m workflowcallback.Message
+	if err := json.Unmarshal(out[BindingCallback], &m); err != nil || m != (workflowcallback.Message{WorkflowID: w.ID, TenantID: e.tenant, Attempt: 1}) {
+		t.Fatalf("callback output %s (%v)", out[BindingCallback], err)
+	}
+	if out := invoke(); len(out[BindingCallback]) != 0 && string(out[BindingCallback]) != "null" {
+		t.Fatalf("a redelivery queued the callback again: %s", out[BindingCallback])
+	}
+}
+
+func requireTools(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"pdfsig", "pdftotext", "qpdf"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s missing", tool)
+			}
+			t.Skipf("%s missing (scripts/install-pdf-tools.sh)", tool)
+		}
+	}
+}
+
+func writeTemp(t *testing.T, b []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "in.pdf")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
