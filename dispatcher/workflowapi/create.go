@@ -11,7 +11,6 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
-	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
@@ -185,33 +184,7 @@ func (a *API) setup(req CreateRequest, s template.Settings) (workflow.Setup, err
 // schema reads the workflow schema: schemaPath (a blob of the templates container) when set,
 // else the package's schema.yaml. Errors: 400 schema_invalid, template_not_found.
 func (a *API) schema(ctx context.Context, pkg *template.Package, schemaPath string) (*workflow.Schema, error) {
-	const field = "templateSettings.workflow.schemaPath"
-	if schemaPath == "" {
-		if pkg.Schema == nil {
-			return nil, apperr.Invalid(workflow.CodeSchemaInvalid, apperr.Field("templatePath", "the package holds no schema.yaml and no schemaPath is set"))
-		}
-		return workflow.ParseSchema("templatePath", pkg.Schema)
-	}
-	raw, err := a.readSchema(ctx, field, schemaPath)
-	if err != nil {
-		return nil, err
-	}
-	return workflow.ParseSchema(field, raw)
-}
-
-func (a *API) readSchema(ctx context.Context, field, path string) ([]byte, error) {
-	p, err := blobpath.ParseIn(field, path, template.Container)
-	if err != nil {
-		return nil, err
-	}
-	raw, _, err := a.Blobs.ReadAll(ctx, p.Container, p.Name, template.MaxSchemaBytes)
-	switch apperr.KindOf(err) {
-	case apperr.KindNotFound:
-		return nil, apperr.Invalid(template.CodeNotFound, apperr.Field(field, "no schema at this path"))
-	case apperr.KindTooLarge:
-		return nil, apperr.Invalid(workflow.CodeSchemaInvalid, apperr.Field(field, "the schema is larger than 256 KiB"))
-	}
-	return raw, err
+	return workflow.SchemaOf(ctx, a.Blobs, pkg, schemaPath)
 }
 
 func validEmail(s string) bool {

@@ -18,11 +18,7 @@ func (a *API) loadSchema(ctx context.Context, id string) (*workflow.Workflow, *w
 	if err != nil {
 		return nil, nil, err
 	}
-	pkg, err := a.Templates.Load(ctx, "templatePath", x.TemplatePath)
-	if err != nil {
-		return nil, nil, err
-	}
-	s, err := a.schema(ctx, pkg, x.Setup.SchemaPath)
+	s, err := workflow.LoadSchema(ctx, a.Templates, a.Blobs, x)
 	return x, s, err
 }
 

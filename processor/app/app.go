@@ -16,6 +16,7 @@ import (
 	"github.com/esign-svc/esign/processor/seal"
 	"github.com/esign-svc/esign/processor/signeddelivery"
 	"github.com/esign-svc/esign/processor/workflowcallback"
+	"github.com/esign-svc/esign/processor/workflownotify"
 	"github.com/esign-svc/esign/processor/workflowseal"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
@@ -141,7 +142,8 @@ type Function struct {
 // (ReconcileInvitations), and the delivery that waited for signing (SignedDelivery,
 // SignedDeliveryPoison), and batch dispatch (Dispatch, DispatchRecord, DispatchRecordPoison,
 // DispatchFinish, DispatchNotify), the workflow seal (WorkflowSeal, WorkflowSealPoison) and the
-// workflows' terminal callbacks (WorkflowCallback, WorkflowCallbackPoison).
+// workflows' terminal callbacks (WorkflowCallback, WorkflowCallbackPoison) and e-mails
+// (WorkflowNotify, WorkflowNotifyPoison).
 // Errors: a wiring mistake (a missing dependency).
 func Functions(d *Deps) ([]Function, error) {
 	notifier, err := notifyjob.New(notifyjob.Deps{Store: d.Sessions, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
@@ -171,6 +173,11 @@ func Functions(d *Deps) ([]Function, error) {
 	signed := &signeddelivery.Job{Sessions: d.Sessions, Cipher: d.Config.PIICipher, Now: d.Now, Creator: creator}
 	batches := dispatchJob(d, creator)
 	wfCallback, err := workflowCallback(d)
+	if err != nil {
+		return nil, err
+	}
+	wfNotify, err := workflownotify.New(&workflownotify.Job{Workflows: d.Workflows, Packages: &template.Loader{Blobs: blobstore.New(d.Account)},
+		Blobs: blobstore.New(d.Account), Tokens: d.Tokens, Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
 	if err != nil {
 		return nil, err
 	}
@@ -204,6 +211,8 @@ func Functions(d *Deps) ([]Function, error) {
 		{workflowseal.PoisonFunctionName, funcproto.QueueHandler(wfSeal.HandlePoison)},
 		{workflowcallback.FunctionName, funcproto.QueueHandler(wfCallback.Handle)},
 		{workflowcallback.PoisonFunctionName, funcproto.QueueHandler(wfCallback.HandlePoison)},
+		{workflownotify.FunctionName, funcproto.QueueHandler(wfNotify.Handle)},
+		{workflownotify.PoisonFunctionName, funcproto.QueueHandler(wfNotify.HandlePoison)},
 	}, nil
 }
 

@@ -1,0 +1,258 @@
+// Package workflownotify is the processor's workflow-notify job (DESIGN 10, spec "Workflow"): a
+// workflow.NotifyMessage (ids and a kind, never an address or a token) becomes e-mails through
+// the processor's e-mail provider:
+//
+//   - workflow_invitation and workflow_changes: every invited recipient (Setup.Recipients) gets
+//     the participant's link {PORTAL_URL}/workflow/{id}?pt=<participant token>;
+//   - workflow_approval: the current stage's current approver (the schema's routing sequence)
+//     gets the reviewer link {PORTAL_URL}/workflow/{id}/review?pt=<reviewer token>, the token
+//     naming the message's turn (workflow.ReviewerID). A message whose turn is no longer the
+//     current one is acknowledged without sending: its token would be spent already.
+//
+// Each message is sent once per queue message id: the job claims the row "notice-<message id>"
+// in the workflow's partition (aggstore.Once) before sending and marks it with the audit event
+// workflow.notice_sent {kind, count} in one transaction; a redelivered message finds it and
+// sends nothing. A failed send gives the claim back. The poison handler records
+// workflow.notice_failed {kind}. No address, token or link is logged or audited.
+package workflownotify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/tokens"
+	"github.com/esign-svc/esign/shared/workflow"
+	"github.com/esign-svc/esign/shared/workflow/workflowstore"
+)
+
+// Function names and the queue (processor/functions/<Name>/function.json).
+const (
+	FunctionName       = "WorkflowNotify"
+	PoisonFunctionName = "WorkflowNotifyPoison"
+	QueueName          = workflow.QueueNotify
+)
+
+// Audit event kinds this job writes.
+const (
+	EvNoticeSent   = "workflow.notice_sent"
+	EvNoticeFailed = "workflow.notice_failed"
+)
+
+// ClaimLease is how long a claim protects a notice being sent from a second delivery.
+const ClaimLease = 2 * time.Minute
+
+// Workflows is what the job needs of the workflow store (*workflowstore.Store).
+type Workflows interface {
+	Load(ctx context.Context, id string) (*workflow.Workflow, error)
+	ClaimNotice(ctx context.Context, id, key string, now time.Time, lease time.Duration) (workflowstore.NoticeClaim, error)
+	CompleteNotice(ctx context.Context, c workflowstore.NoticeClaim, events []kernel.Event, now time.Time) error
+	ReleaseNotice(ctx context.Context, c workflowstore.NoticeClaim) error
+	Record(ctx context.Context, id string, events []kernel.Event) error
+}
+
+var _ Workflows = (*workflowstore.Store)(nil)
+
+// Job is the workflow-notify job. Every field but Now is required (New checks).
+type Job struct {
+	Workflows Workflows
+	Packages  workflow.Packages    // the template packages (*template.Loader): the approvers
+	Blobs     workflow.SchemaBlobs // a schemaPath's blob (*blobstore.Store)
+	Tokens    *tokens.Codec
+	Email     notify.Sender
+	PortalURL string           // PORTAL_URL, the portal's base
+	Now       func() time.Time // default time.Now
+}
+
+// New checks the job's wiring. Errors: a missing dependency.
+func New(j *Job) (*Job, error) {
+	if j.Workflows == nil || j.Packages == nil || j.Blobs == nil || j.Tokens == nil || j.Email == nil || j.PortalURL == "" {
+		return nil, errors.New("workflownotify: Workflows, Packages, Blobs, Tokens, Email and PortalURL are required")
+	}
+	if j.Now == nil {
+		j.Now = time.Now
+	}
+	return j, nil
+}
+
+var systemActor = kernel.Actor{Kind: "system", ID: "workflow-notify"}
+
+// Handle is the WorkflowNotify queue function. Replies: nil once the e-mails went out and were
+// audited, or without effect for a workflow that is gone, a notice that no longer applies or a
+// message sent before; Permanent for a message without ids, of an unknown kind or of another
+// tenant, and for a provider's refusal; a plain error (retried, then poisoned) otherwise.
+func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
+	m, w, err := j.load(ctx, qm)
+	if err != nil || w == nil {
+		return err
+	}
+	msgs, skip, err := j.compose(ctx, m, w)
+	if err != nil {
+		return err
+	}
+	if skip != "" {
+		funcproto.Logf(ctx, "workflow-notify: %s of %s not sent: %s", m.Kind, w.ID, skip)
+		return nil
+	}
+	now := j.Now().UTC()
+	key := qm.ID
+	if key == "" {
+		return funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("id", "the queue message has no id")))
+	}
+	claim, err := j.Workflows.ClaimNotice(ctx, w.ID, key, now, ClaimLease)
+	if errors.Is(err, workflowstore.ErrNoticeSent) {
+		funcproto.Logf(ctx, "workflow-notify: %s of %s sent before; acknowledged", m.Kind, w.ID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for i, msg := range msgs {
+		if err := j.Email.Send(notify.WithDedupeID(ctx, fmt.Sprintf("workflow-%s-%s-%d", w.ID, key, i)), msg); err != nil {
+			_ = j.Workflows.ReleaseNotice(ctx, claim) // best effort: a left claim expires with its lease
+			if apperr.KindOf(err) == apperr.KindInvalid {
+				return funcproto.Permanent(err)
+			}
+			return err
+		}
+	}
+	var ch kernel.Change
+	ch.Record(EvNoticeSent, kernel.NoSlot, now, map[string]any{"kind": m.Kind, "count": len(msgs), "resend": m.Resend})
+	ch.By(systemActor)
+	if err := j.Workflows.CompleteNotice(ctx, claim, ch.Events, now); err != nil && !errors.Is(err, workflowstore.ErrNoticeInFlight) {
+		return err
+	}
+	funcproto.Logf(ctx, "workflow-notify: %s of %s to %d recipient(s)", m.Kind, w.ID, len(msgs))
+	return nil
+}
+
+// HandlePoison is the WorkflowNotifyPoison queue function: the host gave up on the message. It
+// records workflow.notice_failed {kind}.
+func (j *Job) HandlePoison(ctx context.Context, qm funcproto.QueueMessage) error {
+	m, w, err := j.load(ctx, qm)
+	if err != nil || w == nil {
+		return err
+	}
+	var ch kernel.Change
+	ch.Record(EvNoticeFailed, kernel.NoSlot, j.Now().UTC(), map[string]any{"kind": m.Kind, "code": "retries_exhausted"})
+	ch.By(systemActor)
+	return j.Workflows.Record(ctx, w.ID, ch.Events)
+}
+
+// load decodes the message and reads its workflow: nil when it is gone (acknowledged).
+func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (workflow.NotifyMessage, *workflow.Workflow, error) {
+	var m workflow.NotifyMessage
+	if err := qm.Decode(&m); err != nil {
+		return m, nil, err
+	}
+	if m.WorkflowID == "" || m.TenantID == "" {
+		return m, nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("workflowId", "workflowId and tenantId are required")))
+	}
+	switch m.Kind {
+	case workflow.NotifyInvitation, workflow.NotifyChanges, workflow.NotifyApproval:
+	default:
+		return m, nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("kind", "must be workflow_invitation, workflow_changes or workflow_approval")))
+	}
+	w, err := j.Workflows.Load(ctx, m.WorkflowID)
+	if errors.Is(err, workflowstore.ErrNotFound) {
+		funcproto.Logf(ctx, "workflow-notify: no workflow %s; message acknowledged", m.WorkflowID)
+		return m, nil, nil
+	}
+	if err != nil {
+		return m, nil, err
+	}
+	if w.Tenant != m.TenantID {
+		return m, nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the message's tenant is not the workflow's"))
+	}
+	return m, w, nil
+}
+
+// compose builds the message's e-mails, or a reason not to send.
+func (j *Job) compose(ctx context.Context, m workflow.NotifyMessage, w *workflow.Workflow) ([]notify.Message, string, error) {
+	if m.Kind == workflow.NotifyApproval {
+		return j.approval(ctx, m, w)
+	}
+	if w.State != workflow.StateInProgress {
+		return nil, "the workflow is " + string(w.State) + ", not in-progress", nil
+	}
+	if len(w.Setup.Recipients) == 0 {
+		return nil, "the workflow has no recipients", nil
+	}
+	link, err := j.link(w.ID, "", workflow.ParticipantID, tokens.RoleParticipant)
+	if err != nil {
+		return nil, "", err
+	}
+	subject, intro := "Form to complete", "You are invited to fill in a form."
+	if m.Kind == workflow.NotifyChanges {
+		subject, intro = "Changes requested on your form", "A reviewer asked for changes to the form you submitted."
+	}
+	var out []notify.Message
+	for _, r := range w.Setup.Recipients {
+		out = append(out, j.message(w, notify.Kind(m.Kind), r.Email, r.DisplayName, subject, intro, link))
+	}
+	return out, "", nil
+}
+
+// approval is the e-mail to the current approver with a reviewer link for the message's turn.
+func (j *Job) approval(ctx context.Context, m workflow.NotifyMessage, w *workflow.Workflow) ([]notify.Message, string, error) {
+	if m.Reviewer == "" || !w.ReviewerLive(m.Reviewer) {
+		return nil, "the message's approver turn is not the current one", nil
+	}
+	s, err := workflow.LoadSchema(ctx, j.Packages, j.Blobs, w)
+	if err != nil {
+		if k := apperr.KindOf(err); k == apperr.KindInvalid || k == apperr.KindNotFound {
+			return nil, "", funcproto.Permanent(err)
+		}
+		return nil, "", err
+	}
+	if w.Stage >= len(s.Stages) || w.Approver >= len(s.Stages[w.Stage].Approvers) {
+		return nil, "the schema names no approver for this turn", nil
+	}
+	link, err := j.link(w.ID, "/review", m.Reviewer, tokens.RoleReviewer)
+	if err != nil {
+		return nil, "", err
+	}
+	stage := s.Stages[w.Stage].Name
+	if stage == "" {
+		stage = fmt.Sprintf("stage %d", w.Stage+1)
+	}
+	intro := fmt.Sprintf("A form waits for your review (%s of %d).", stage, w.TotalStages)
+	return []notify.Message{j.message(w, notify.Kind(m.Kind), s.Stages[w.Stage].Approvers[w.Approver], "", "Form waiting for your approval", intro, link)}, "", nil
+}
+
+// link is {PortalURL}/workflow/{id}{suffix}?pt=<token>.
+func (j *Job) link(id, suffix, participant, role string) (string, error) {
+	tok, _, err := j.Tokens.IssueWorkflowPortal(tokens.WorkflowPortal{WorkflowID: id, Participant: participant, Role: role})
+	if err != nil {
+		return "", apperr.Wrap(err, apperr.KindInternal, tokens.CodeIssueFailed, "could not issue the portal link")
+	}
+	return strings.TrimSuffix(j.PortalURL, "/") + "/workflow/" + url.PathEscape(id) + suffix + "?pt=" + url.QueryEscape(tok), nil
+}
+
+// message is one plain-text e-mail: greeting, the organisation's message, the link.
+func (j *Job) message(w *workflow.Workflow, kind notify.Kind, to, name, subject, intro, link string) notify.Message {
+	var sb strings.Builder
+	greeting := "Hello"
+	if name = oneLine(name); name != "" {
+		greeting += " " + name
+	}
+	fmt.Fprintf(&sb, "%s,\n\n%s\n", greeting, intro)
+	if org := oneLine(w.Setup.OrganizationName); org != "" {
+		fmt.Fprintf(&sb, "From: %s\n", org)
+		subject += " (" + org + ")"
+	}
+	if w.Setup.Message != "" {
+		fmt.Fprintf(&sb, "\n%s\n", w.Setup.Message)
+	}
+	fmt.Fprintf(&sb, "\nOpen the form: %s\n\nThe link is personal: do not forward it.\n", link)
+	return notify.Message{Channel: notify.Email, Kind: kind, To: to, Subject: subject, Text: sb.String(), CorrelationID: w.CorrelationID}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
