@@ -6,13 +6,15 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/esign-svc/esign/shared/azure/queuestore"
+	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/notify/outbox"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/workflow"
 )
@@ -132,46 +134,78 @@ func mintReviewer(t testing.TB, id, turn string) string {
 	return tok
 }
 
-// queued waits for a message of workflow id on queue and returns it decoded into v (other
-// tests' messages are left for them: they reappear after a second). No processor job reads the
-// workflow queues yet: a message older than 10 minutes is an earlier run's leftover on the
-// kept Azurite data, and is deleted so that the queue does not grow from run to run.
-func queued[T any](t testing.TB, queue, id string, match func(T) bool) T {
+// wfMailSeen holds the outbox rows notified returned already.
+var wfMailSeen sync.Map
+
+// notified waits for the next e-mail of kind with a link to workflow id that it did not return
+// before, as the processor's workflow-notify job sends it to the outbox, checks its link
+// ({PORTAL_URL}/workflow/{id}, /review for an approval) and token (the service's keys; the
+// participant's, or a reviewer's for an approval), and returns what the e-mail was for: its kind
+// and, for an approval, the reviewer turn the token names.
+func notified(t testing.TB, id, kind string) workflow.NotifyMessage {
 	t.Helper()
-	q, err := queuestore.New(storageAccount(t), queue)
+	box, err := outbox.New(storageAccount(t), outbox.DefaultTable)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	deadline := time.Now().Add(20 * time.Second)
+	ring, err := tokens.ParseKeyRing(svc.settings["TOKEN_KEYS"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	codec := tokens.NewCodec(ring)
+	base := strings.TrimRight(svc.settings["PORTAL_URL"], "/") + "/workflow/" + id
+	link, role := base+"?pt=", tokens.RoleParticipant
+	if kind == workflow.NotifyApproval {
+		link, role = base+"/review?pt=", tokens.RoleReviewer
+	}
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		msgs, err := q.Receive(ctx, 32, time.Second)
+		rows, err := box.List(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, m := range msgs {
-			if time.Since(m.InsertedAt) > 10*time.Minute {
-				_ = q.Delete(ctx, m) // a leftover; another test may have deleted it first
+		for _, r := range rows {
+			at := strings.Index(r.Text, link)
+			if string(r.Kind) != kind || at < 0 {
 				continue
 			}
-			var v T
-			if m.Decode(&v) == nil && match(v) {
-				if err := q.Delete(ctx, m); err != nil {
-					t.Fatal(err)
-				}
-				return v
+			if _, seen := wfMailSeen.LoadOrStore(r.Key, true); seen {
+				continue
 			}
+			raw, err := url.QueryUnescape(strings.Fields(r.Text[at+len(link):])[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			remember("token", raw)
+			tok, err := codec.VerifyWorkflowPortal(raw)
+			if err != nil || tok.WorkflowID != id || tok.Role != role {
+				t.Fatalf("%s e-mail token %+v %v", kind, tok, err)
+			}
+			m := workflow.NotifyMessage{Kind: kind, WorkflowID: id}
+			if role == tokens.RoleReviewer {
+				m.Reviewer = tok.Participant
+			}
+			return m
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond)
 	}
-	t.Fatalf("no message of workflow %s on %s", id, queue)
-	var zero T
-	return zero
+	t.Fatalf("no %s e-mail of workflow %s in the outbox", kind, id)
+	return workflow.NotifyMessage{}
 }
 
-func notified(t testing.TB, id, kind string) workflow.NotifyMessage {
+// sealed waits until the workflow-seal job completed workflow id (its status, initiator's JWT)
+// and returns the status.
+func sealed(t testing.TB, id string) reply {
 	t.Helper()
-	return queued(t, workflow.QueueNotify, id, func(m workflow.NotifyMessage) bool { return m.WorkflowID == id && m.Kind == kind })
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		st := wfJWT(t, "GET", id, "/status", "Esign.Initiator", nil)
+		if st.Status != http.StatusOK || st.str("state") == "complete" || time.Now().After(deadline) {
+			wantWF(t, st, 200, "complete")
+			return st
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // fill saves both steps (spend as given) and advances twice.
@@ -185,11 +219,14 @@ func fill(t testing.TB, wf wfCreated, name string, spend float64) reply {
 
 // TestWorkflowHappyPath: create (invitation queued), the portal payload, both steps saved and
 // advanced to pending-approval (approval e-mail queued for Finance's first approver), approve at
-// stage 1 then stage 2 to sealing with the workflow-seal message queued; status and export
+// stage 1 then stage 2 to sealing; the seal job completes it (status complete, the sealed PDF)
+// and the callback job posts the signed callback; status and export
 // (json, and csv with a formula cell escaped).
 func TestWorkflowHappyPath(t *testing.T) {
 	t.Parallel()
-	wf := createWorkflow(t, tenantA, wfBody(wfPackage(t, false)))
+	body := wfBody(wfPackage(t, false))
+	body["callbackUrl"] = wfCallbackURL()
+	wf := createWorkflow(t, tenantA, body)
 	wantWF(t, wf.Reply, 201, "in-progress")
 	notified(t, wf.ID, workflow.NotifyInvitation)
 
@@ -220,11 +257,13 @@ func TestWorkflowHappyPath(t *testing.T) {
 	// An initiator is not an approver.
 	wantProblem(t, wfJWT(t, "POST", wf.ID, "/approve", "Esign.Initiator", nil), 403, "role_required", "")
 	wantWF(t, wfJWT(t, "POST", wf.ID, "/approve", "Workflow.Approver", nil), 200, "sealing")
-	queued(t, workflow.QueueSeal, wf.ID, func(m workflow.SealMessage) bool { return m.WorkflowID == wf.ID && m.TenantID == tenantA })
-
-	st := wfJWT(t, "GET", wf.ID, "/status", "Esign.Initiator", nil)
-	wantWF(t, st, 200, "sealing")
-	if st.JSON["totalSteps"] != 2.0 || st.JSON["totalApprovalStages"] != 2.0 {
+	st := sealed(t, wf.ID)
+	calledBack(t, wf.ID, st.str("correlationId"), "complete")
+	pdf, _, err := blobstore.New(storageAccount(t)).ReadAll(context.Background(), "signed", "workflows/"+wf.ID+".pdf", 64<<20)
+	if err != nil || !strings.HasPrefix(string(pdf), "%PDF-") {
+		t.Fatalf("sealed PDF: %d bytes, %v", len(pdf), err)
+	}
+	if st.str("completedAt") == "" || st.JSON["totalSteps"] != 2.0 || st.JSON["totalApprovalStages"] != 2.0 {
 		t.Fatalf("status %s", st.Raw)
 	}
 	ex := wfJWT(t, "GET", wf.ID, "/export", "Esign.Initiator", nil)
@@ -307,11 +346,13 @@ func TestWorkflowGovernanceException(t *testing.T) {
 
 // TestWorkflowRequestChangesEscalateCancel: escalate passes Finance's first approver (its token
 // dies, the second's works); request-changes returns the participant to the item's step with the
-// change requests in the payload; a second round restarts at stage 1; cancel ends it, and an
-// ended workflow refuses cancel and escalate.
+// change requests in the payload; a second round restarts at stage 1; cancel ends it (the
+// callback posts state cancelled), and an ended workflow refuses cancel and escalate.
 func TestWorkflowRequestChangesEscalateCancel(t *testing.T) {
 	t.Parallel()
-	wf := createWorkflow(t, tenantA, wfBody(wfPackage(t, false)))
+	body := wfBody(wfPackage(t, false))
+	body["callbackUrl"] = wfCallbackURL()
+	wf := createWorkflow(t, tenantA, body)
 	wantWF(t, fill(t, wf, "Acme", 50), 200, "pending-approval")
 	first := mintReviewer(t, wf.ID, notified(t, wf.ID, workflow.NotifyApproval).Reviewer)
 	wantWF(t, wfJWT(t, "POST", wf.ID, "/escalate", "Esign.Initiator", nil), 200, "pending-approval")
@@ -341,6 +382,7 @@ func TestWorkflowRequestChangesEscalateCancel(t *testing.T) {
 	}
 	wantProblem(t, wfCall(t, "POST", wf.ID, "/reject", rev, nil), 403, "reviewer_token_spent", "")
 	wantWF(t, wfJWT(t, "POST", wf.ID, "/cancel", "Esign.Initiator", nil), 200, "cancelled")
+	calledBack(t, wf.ID, wf.Reply.str("correlationId"), "cancelled")
 	wantProblem(t, wfJWT(t, "POST", wf.ID, "/cancel", "Esign.Initiator", nil), 409, "invalid_state", "")
 	wantProblem(t, wfJWT(t, "POST", wf.ID, "/seal", "Service.Admin", nil), 409, "invalid_state", "")
 }
