@@ -234,12 +234,15 @@ func (j *Job) seal(ctx context.Context, w *workflow.Workflow) (path, hash string
 	if err != nil {
 		return "", "", err
 	}
-	if pkg.Schema == nil {
+	if pkg.Schema == nil && w.Setup.SchemaPath == "" {
 		return "", "", fail("schema_missing", errors.New("the template package has no schema.yaml"))
 	}
-	schema, err := workflow.ParseSchema("templatePath", pkg.Schema)
-	if err != nil {
+	schema, err := workflow.SchemaOf(ctx, j.Blobs, pkg, w.Setup.SchemaPath) // the schema the workflow was created with
+	if k := apperr.KindOf(err); k == apperr.KindInvalid || k == apperr.KindNotFound {
 		return "", "", fail("schema_invalid", err)
+	}
+	if err != nil {
+		return "", "", err
 	}
 	head, err := j.evidence(ctx, w.ID)
 	if err != nil {

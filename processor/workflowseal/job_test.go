@@ -98,6 +98,8 @@ type env struct {
 	schema *workflow.Schema
 	pkg    string // the template package's path
 	tenant string
+	// schemaPath, when set, is the workflows' templateSettings.workflow.schemaPath
+	schemaPath string
 }
 
 func newEnv(t *testing.T) *env {
@@ -155,6 +157,7 @@ func (e *env) sealing(t *testing.T, templatePath string, callbackURL ...string) 
 	now := time.Now().UTC()
 	w := &workflow.Workflow{ID: uuid.NewString(), Tenant: e.tenant, CorrelationID: "corr-" + uuid.NewString()[:8], TemplatePath: templatePath, CreatedBy: "oid"}
 	w.Setup.CallbackURL = strings.Join(callbackURL, "")
+	w.Setup.SchemaPath = e.schemaPath
 	ch, err := workflow.Create(w, e.schema, map[string]any{"employeeName": "Zoë Ελένη", "position": "Engineer",
 		"salary": json.Number("120000"), "notes": "Remote on Fridays."}, now)
 	if err != nil {
@@ -411,4 +414,31 @@ func writeTemp(t *testing.T, b []byte) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// A workflow created with a schemaPath is sealed with that schema: its package holds no
+// schema.yaml.
+func TestSealWithSchemaPath(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	dir := strings.TrimPrefix(e.pkg, template.Container+"/")
+	bare := strings.TrimSuffix(dir, "/") + "-bare/"
+	for _, name := range []string{template.FileYAML, template.FilePDF} {
+		if _, err := e.blobs.Put(ctx, template.Container, bare+name, bytes.NewReader(e.blob(t, template.Container, dir+name)), "application/octet-stream", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.blobs.Put(ctx, template.Container, strings.TrimSuffix(dir, "/")+"-schema.yaml", bytes.NewReader([]byte(schemaYAML)), "application/yaml", nil); err != nil {
+		t.Fatal(err)
+	}
+	e.schemaPath = template.Container + "/" + strings.TrimSuffix(dir, "/") + "-schema.yaml"
+	w := e.sealing(t, template.Container+"/"+bare)
+	if err := e.job.Handle(ctx, message(t, w, e.tenant)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.store.Load(ctx, w.ID)
+	if err != nil || got.State != workflow.StateComplete {
+		t.Fatalf("load %v, events %v", err, e.kinds(t, w.ID))
+	}
 }
