@@ -3,7 +3,8 @@
 // the processor's e-mail provider:
 //
 //   - workflow_invitation and workflow_changes: every invited recipient (Setup.Recipients) gets
-//     the participant's link {PORTAL_URL}/workflow/{id}?pt=<participant token>;
+//     the participant's link {PORTAL_URL}/workflow/{id}?pt=<participant token>, while the
+//     workflow is live (not ended, not sealing);
 //   - workflow_approval: the current stage's current approver (the schema's routing sequence)
 //     gets the reviewer link {PORTAL_URL}/workflow/{id}/review?pt=<reviewer token>, the token
 //     naming the message's turn (workflow.ReviewerID). A message whose turn is no longer the
@@ -179,8 +180,8 @@ func (j *Job) compose(ctx context.Context, m workflow.NotifyMessage, w *workflow
 	if m.Kind == workflow.NotifyApproval {
 		return j.approval(ctx, m, w)
 	}
-	if w.State != workflow.StateInProgress {
-		return nil, "the workflow is " + string(w.State) + ", not in-progress", nil
+	if !w.Live() { // ended or being sealed: the participant has nothing left to do
+		return nil, "the workflow is " + string(w.State), nil
 	}
 	if len(w.Setup.Recipients) == 0 {
 		return nil, "the workflow has no recipients", nil

@@ -296,7 +296,10 @@ func TestApprovalToTheCurrentApprover(t *testing.T) {
 	if len(rows) != 2 || rows[1].Recipient != "second@example.com" {
 		t.Fatalf("e-mails %+v", rows)
 	}
-	// An invitation of a workflow no longer in progress is dropped.
+	// An invitation of a workflow that ended is dropped.
+	if _, _, err := e.store.Update(ctx, w.ID, func(w *workflow.Workflow) (kernel.Change, error) { return w.Cancel(now) }); err != nil {
+		t.Fatal(err)
+	}
 	if err := e.job.Handle(ctx, message(t, "i-1", workflow.NotifyMessage{Kind: workflow.NotifyInvitation, WorkflowID: w.ID, TenantID: w.Tenant})); err != nil {
 		t.Fatal(err)
 	}
