@@ -1,7 +1,6 @@
 package deliveryapi
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"time"
@@ -41,12 +40,6 @@ func Answer(correlationID string, c delivery.Created, recipients []string) Deliv
 	return resp
 }
 
-// Queue adds the queue messages a create's sessions need to the invocation's outputs
-// (deliveryqueue.Add).
-func Queue(ctx context.Context, c delivery.Created, mode delivery.Mode, tenant string) error {
-	return deliveryqueue.Add(ctx, c, mode, tenant)
-}
-
 // create is POST /api/delivery: delivery.Creator makes one session per recipient, each with its
 // own link, all or nothing under the request's idempotency key (the Idempotency-Key header, or
 // one derived from the correlationId and the body); the invitation e-mails (secure-email, both)
@@ -70,7 +63,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := Queue(r.Context(), c, req.Mode, p.TenantID); err != nil {
+	if err := deliveryqueue.Add(r.Context(), c, req.Mode, p.TenantID); err != nil {
 		return err
 	}
 	recipients := make([]string, len(req.Recipients))

@@ -18,6 +18,7 @@ import (
 	"github.com/esign-svc/esign/dispatcher/esignapi"
 	"github.com/esign-svc/esign/dispatcher/guard"
 	"github.com/esign-svc/esign/shared/auth"
+	"github.com/esign-svc/esign/shared/delivery/deliveryqueue"
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
@@ -112,7 +113,7 @@ func (a *API) render(w http.ResponseWriter, r *http.Request) error {
 		out.ESign = &ans
 	}
 	if c := res.Delivery; c != nil {
-		if err := deliveryapi.Queue(r.Context(), *c, res.DeliveryMode, p.TenantID); err != nil {
+		if err := deliveryqueue.Add(r.Context(), *c, res.DeliveryMode, p.TenantID); err != nil {
 			return err
 		}
 		ans := deliveryapi.Answer(d.CorrelationID, *c, res.DeliveryRecipients)

@@ -106,7 +106,7 @@ func (j *Job) load(ctx context.Context, id, tenant string) (*delivery.Session, e
 		return nil, err
 	}
 	if tenant != "" && tenant != s.TenantID {
-		return nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the message's tenant is not the delivery's"))
+		return nil, funcproto.TenantMismatch("delivery")
 	}
 	return s, nil
 }

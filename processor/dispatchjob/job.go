@@ -119,7 +119,7 @@ func (j *Job) load(ctx context.Context, batchID, tenantID string) (*dispatch.Bat
 		return nil, err
 	}
 	if b.TenantID != tenantID {
-		return nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the message's tenant is not the batch's"))
+		return nil, funcproto.TenantMismatch("batch")
 	}
 	return b, nil
 }

@@ -1,6 +1,7 @@
 package dispatchjob
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -86,7 +87,7 @@ func (j *Job) loadRecord(ctx context.Context, qm funcproto.QueueMessage) (*dispa
 		return nil, nil, err
 	}
 	if b.TenantID != m.TenantID {
-		return nil, nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the message's tenant is not the batch's"))
+		return nil, nil, funcproto.TenantMismatch("batch")
 	}
 	if b.State != dispatch.StateProcessing {
 		funcproto.Logf(ctx, "dispatch-record: batch %s is %s; record %d acknowledged", b.BatchID, b.State, m.Index)
@@ -219,7 +220,7 @@ func newDocument(b *dispatch.Batch, r *dispatch.Record, pkg *template.Package, r
 	}
 	d := &document.Document{
 		CorrelationID: cid, TenantID: b.TenantID, CreatedBy: b.SubmittedBy, DocumentID: docID,
-		DocType: firstOf(s.DocType, pkg.Name), Title: firstOf(strings.TrimSpace(template.Expand(pkg.Title, text)), pkg.Name),
+		DocType: cmp.Or(s.DocType, pkg.Name), Title: cmp.Or(strings.TrimSpace(template.Expand(pkg.Title, text)), pkg.Name),
 		TemplatePath: b.TemplatePath, TemplateName: pkg.Name, TemplateVersion: pkg.Version,
 		PDFBlobPath: render.ContainerDocuments + "/" + recordDir + b.BatchID + "/" + FileName(s.FileNameTemplate, r.Index, cid, text),
 		GeneratedBy: s.GeneratedBy, SourceSystem: s.SourceSystem, ReferenceID: b.BatchID,
@@ -332,13 +333,4 @@ func splitList(v any) []string {
 		parts[i] = strings.TrimSpace(parts[i])
 	}
 	return parts
-}
-
-func firstOf(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -150,7 +150,7 @@ func (j *Job) Notify(ctx context.Context, m esign.NotifyMessage) error {
 		return err
 	}
 	if m.TenantID != "" && m.TenantID != sess.TenantID {
-		return funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the message's tenant is not the session's"))
+		return funcproto.TenantMismatch("session")
 	}
 	now := j.d.Now().UTC()
 	msg, eventSlot, skip, err := j.compose(ctx, kind, m, sess, slots, now)

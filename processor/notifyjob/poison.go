@@ -29,7 +29,7 @@ func (j *Job) HandlePoison(ctx context.Context, qm funcproto.QueueMessage) error
 		return err
 	}
 	if m.TenantID != "" && m.TenantID != sess.TenantID {
-		return funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the message's tenant is not the session's"))
+		return funcproto.TenantMismatch("session")
 	}
 	now := j.d.Now().UTC()
 	for _, one := range m.Split() {

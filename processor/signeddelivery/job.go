@@ -141,7 +141,7 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (*esign.Sessi
 		return nil, err
 	}
 	if s.TenantID != m.TenantID {
-		return nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the message's tenant is not the session's"))
+		return nil, funcproto.TenantMismatch("session")
 	}
 	return s, nil
 }

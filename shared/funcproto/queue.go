@@ -25,6 +25,12 @@ const CodeInvalidMessage = apperr.CodeInvalidMessage
 // CodeTenantMismatch refuses a message whose tenant is not its session's (permanent).
 const CodeTenantMismatch = "tenant_mismatch"
 
+// TenantMismatch is the permanent refusal of a message whose tenant is not that of the
+// aggregate it names (what: "session", "batch", "delivery").
+func TenantMismatch(what string) error {
+	return Permanent(apperr.New(apperr.KindInvalid, CodeTenantMismatch, "the message's tenant is not the %s's", what))
+}
+
 // QueueMessage decodes the queue trigger binding named binding ("" or a missing name with a
 // single Data member takes that member) and its metadata. Errors: *apperr.Error KindInvalid
 // code "invalid_invocation" naming the field at fault.

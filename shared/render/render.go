@@ -8,6 +8,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -214,7 +215,7 @@ func newDocument(by Caller, req Request, pkg *template.Package, record map[strin
 	}
 	d.ManifestPath = d.PDFBlobPath + ".manifest.json"
 	if d.DocumentID == "" {
-		if t := firstOf(o.DocumentIDTemplate, pkg.DocumentIDTemplate); t != "" {
+		if t := cmp.Or(o.DocumentIDTemplate, pkg.DocumentIDTemplate); t != "" {
 			d.DocumentID = template.Expand(t, text)
 		}
 	}
@@ -222,7 +223,7 @@ func newDocument(by Caller, req Request, pkg *template.Package, record map[strin
 		d.DocumentID = cid
 	}
 	if d.Title == "" {
-		d.Title = firstOf(template.Expand(pkg.Title, text), pkg.Name)
+		d.Title = cmp.Or(template.Expand(pkg.Title, text), pkg.Name)
 	}
 	if d.DocType == "" {
 		d.DocType = pkg.Name
@@ -244,15 +245,6 @@ func newDocument(by Caller, req Request, pkg *template.Package, record map[strin
 		return nil, apperr.Invalid(apperr.CodeInvalidRequest, errs...)
 	}
 	return d, nil
-}
-
-func firstOf(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // requestHash identifies a render: the template package (path, name, version and its PDF's
@@ -343,11 +335,12 @@ func (r *Renderer) writeBlobs(ctx context.Context, d *document.Document, f stamp
 		return err
 	}
 	meta = map[string]string{metaRequestHash: d.RequestHash, metaPDFHash: d.PDFHash,
-		esign.MetaManifest: name + ".manifest.json", metaPages: itoa(d.Pages)}
+		esign.MetaManifest: name + ".manifest.json", metaPages: strconv.Itoa(d.Pages)}
 	err = r.putOnce(ctx, d, name, f.PDF, "application/pdf", meta)
 	var adopted *adoptedBlob
 	if errors.As(err, &adopted) {
-		d.PDFHash, d.Pages = adopted.meta[metaPDFHash], atoi(adopted.meta[metaPages])
+		d.PDFHash = adopted.meta[metaPDFHash]
+		d.Pages, _ = strconv.Atoi(adopted.meta[metaPages])
 		return nil
 	}
 	return err
@@ -387,7 +380,3 @@ func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
-
-func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

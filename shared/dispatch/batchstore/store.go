@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -136,16 +137,8 @@ func (s *Store) List(ctx context.Context, tenant string, state dispatch.State) (
 			out = append(out, b)
 		}
 	}
-	sortNewestFirst(out)
+	slices.SortStableFunc(out, func(a, b *dispatch.Batch) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	return out, nil
-}
-
-func sortNewestFirst(bs []*dispatch.Batch) {
-	for i := 1; i < len(bs); i++ {
-		for j := i; j > 0 && bs[j].CreatedAt.After(bs[j-1].CreatedAt); j-- {
-			bs[j], bs[j-1] = bs[j-1], bs[j]
-		}
-	}
 }
 
 // Record reads one record row. Errors: ErrRecordNotFound; the tablestore ones.
