@@ -14,14 +14,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
-	"github.com/esign-svc/esign/tests/devkeys"
 	"github.com/esign-svc/esign/tests/funchost"
+	"github.com/esign-svc/esign/tests/servicetest"
 )
 
 // env is the running service the package's tests share.
@@ -56,75 +55,42 @@ func TestMain(m *testing.M) {
 func run(m *testing.M) (int, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	root, err := azuritetest.RepoRoot()
-	if err != nil {
-		return 0, err
-	}
 	tmp, err := os.MkdirTemp("", "fault-")
 	if err != nil {
 		return 0, err
 	}
 	defer os.RemoveAll(tmp)
-	dist := filepath.Join(tmp, "dist")
-	pkg := exec.Command("bash", filepath.Join(root, "scripts", "package.sh"))
-	pkg.Dir, pkg.Stdout, pkg.Stderr = root, os.Stderr, os.Stderr
-	pkg.Env = append(os.Environ(), "DIST="+dist)
-	if err := pkg.Run(); err != nil {
-		return 0, fmt.Errorf("package: %w", err)
-	}
-	if err := rewrite(filepath.Join(dist, "processor", "host.json"), processorQueues); err != nil {
-		return 0, err
-	}
-	az, err := azuritetest.LaunchWith(ctx, azuritetest.Options{Location: filepath.Join(tmp, "azurite")})
-	if err != nil {
-		return 0, err
-	}
-	defer az.Stop()
-	keysDir := filepath.Join(tmp, "keys")
-	keys, err := devkeys.Setup(keysDir, devkeys.Options{})
-	if err != nil {
-		return 0, err
-	}
 	ts, err := startTSA()
 	if err != nil {
 		return 0, err
 	}
 	defer ts.close()
-	settings := map[string]string{}
-	for k, v := range keys.Env {
-		settings[k] = v
+	o := servicetest.Options{
+		Dist: filepath.Join(tmp, "dist"), AzuriteLocation: filepath.Join(tmp, "azurite"),
+		Prepare: func(dist string) error {
+			return rewrite(filepath.Join(dist, "processor", "host.json"), processorQueues)
+		},
+		Settings: map[string]string{
+			"SEAL_TSA_URL":  ts.url,
+			"SEAL_LOCK_TTL": "3s", // a killed attempt's lock expires within the message's retries
+		},
 	}
-	settings["STORAGE_CONNECTION_STRING"] = az.ConnectionString()
-	settings["AzureWebJobsStorage"] = az.ConnectionString()
-	settings["SEAL_TSA_URL"] = ts.url
-	settings["SEAL_LOCK_TTL"] = "3s" // a killed attempt's lock expires within the message's retries
-	logs := &funchost.Output{}
-	out := io.Writer(logs)
 	if os.Getenv("FAULT_VERBOSE") != "" {
-		out = io.MultiWriter(logs, os.Stderr)
+		o.Output = os.Stderr
 	}
-	h, err := funchost.Start(ctx, funchost.Options{
-		Apps:     []string{filepath.Join(dist, "dispatcher"), filepath.Join(dist, "processor")},
-		Listen:   "127.0.0.1:0",
-		Settings: settings, HostKey: settings["HOST_KEY"], MasterKey: settings["MASTER_KEY"],
-		Output: out, DisableSchedules: true,
-	})
+	s, err := servicetest.Start(ctx, o)
 	if err != nil {
-		return 0, fmt.Errorf("%w\n%s", err, logs.String())
+		return 0, err
 	}
-	defer h.Close()
-	svc = &env{host: h, azurite: az, tsa: ts, settings: settings, keysDir: keysDir, dist: dist, logs: logs}
+	defer s.Close()
+	svc = &env{host: s.Host, azurite: s.Azurite, tsa: ts, settings: s.Settings, keysDir: s.KeysDir, dist: s.Dist, logs: s.Logs}
 	code := m.Run()
-	if strings.Contains(logs.String(), "@"+mailDomain) {
+	if strings.Contains(s.Logs.String(), "@"+mailDomain) {
 		fmt.Fprintln(os.Stderr, "fault: PRIVACY: an e-mail address reached a log line")
 		code = 1
 	}
 	if code != 0 && os.Getenv("FAULT_VERBOSE") == "" {
-		tail := logs.String()
-		if len(tail) > 20000 {
-			tail = tail[len(tail)-20000:]
-		}
-		fmt.Fprintf(os.Stderr, "--- last host and handler output:\n%s\n", tail)
+		fmt.Fprintf(os.Stderr, "--- last host and handler output:\n%s\n", s.Tail(20000))
 	}
 	return code, nil
 }

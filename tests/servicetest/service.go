@@ -1,0 +1,155 @@
+// Package servicetest starts the whole service for a test package: both apps packaged by
+// scripts/package.sh, a fresh Azurite, dev keys made for the run, and the local Functions host
+// running both apps on a free port. The end-to-end, fault, browser and connector tests start the
+// service through it, once per package (in TestMain).
+package servicetest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/esign-svc/esign/shared/azure/azuritetest"
+	"github.com/esign-svc/esign/tests/devkeys"
+	"github.com/esign-svc/esign/tests/funchost"
+)
+
+// Options shape a run. The zero value packages into <repo>/dist and keeps Azurite in memory.
+type Options struct {
+	// Dist is where scripts/package.sh writes the apps; empty: <repo>/dist.
+	Dist string
+	// AzuriteLocation keeps Azurite's data in a folder (so that it can be restarted); empty: in
+	// memory.
+	AzuriteLocation string
+	// Settings are app settings added over the dev keys' and the storage settings.
+	Settings map[string]string
+	// Storage, when set, gives the connection string the apps use as STORAGE_CONNECTION_STRING
+	// (a proxy in front of Azurite, say); AzureWebJobsStorage always names Azurite itself.
+	Storage func(ctx context.Context, az *azuritetest.Instance) (string, error)
+	// Prepare edits the packaged apps in dist before the host starts them.
+	Prepare func(dist string) error
+	// Output also receives everything the host and both handlers print (Logs always does).
+	Output io.Writer
+	// DropOutput is funchost.Options.DropOutput.
+	DropOutput func(function, binding string, message []byte) bool
+	// Schedules runs the timer functions on their schedules; off by default: tests fire them
+	// with Host.RunTimer.
+	Schedules bool
+}
+
+// Service is a running service.
+type Service struct {
+	Host     *funchost.Host
+	Azurite  *azuritetest.Instance
+	Settings map[string]string // the apps' settings
+	KeysDir  string            // the dev keys (devkeys.MintFromDir reads them)
+	Dist     string            // the packaged apps
+	Logs     *funchost.Output  // everything the host and both handlers printed
+	closers  []func()
+}
+
+// Start packages both apps and starts Azurite and the host. Close stops them. Errors: packaging,
+// Azurite or the host failing to start (with what the host printed).
+func Start(ctx context.Context, o Options) (_ *Service, err error) {
+	root, err := azuritetest.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{Dist: o.Dist, Logs: &funchost.Output{}}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if s.Dist == "" {
+		s.Dist = filepath.Join(root, "dist")
+	}
+	pkg := exec.Command("bash", filepath.Join(root, "scripts", "package.sh"))
+	pkg.Dir, pkg.Stdout, pkg.Stderr = root, os.Stderr, os.Stderr
+	pkg.Env = append(os.Environ(), "DIST="+s.Dist)
+	if err := pkg.Run(); err != nil {
+		return nil, fmt.Errorf("package: %w", err)
+	}
+	if o.Prepare != nil {
+		if err := o.Prepare(s.Dist); err != nil {
+			return nil, err
+		}
+	}
+	if s.Azurite, err = azuritetest.LaunchWith(ctx, azuritetest.Options{Location: o.AzuriteLocation}); err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() { s.Azurite.Stop() })
+	if s.KeysDir, err = os.MkdirTemp("", "service-keys-"); err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() { os.RemoveAll(s.KeysDir) })
+	keys, err := devkeys.Setup(s.KeysDir, devkeys.Options{})
+	if err != nil {
+		return nil, err
+	}
+	s.Settings = map[string]string{}
+	for k, v := range keys.Env {
+		s.Settings[k] = v
+	}
+	s.Settings["STORAGE_CONNECTION_STRING"] = s.Azurite.ConnectionString()
+	s.Settings["AzureWebJobsStorage"] = s.Azurite.ConnectionString()
+	if o.Storage != nil {
+		if s.Settings["STORAGE_CONNECTION_STRING"], err = o.Storage(ctx, s.Azurite); err != nil {
+			return nil, err
+		}
+	}
+	for k, v := range o.Settings {
+		s.Settings[k] = v
+	}
+	out := io.Writer(s.Logs)
+	if o.Output != nil {
+		out = io.MultiWriter(s.Logs, o.Output)
+	}
+	s.Host, err = funchost.Start(ctx, funchost.Options{
+		Apps:     []string{filepath.Join(s.Dist, "dispatcher"), filepath.Join(s.Dist, "processor")},
+		Listen:   "127.0.0.1:0",
+		Settings: s.Settings, HostKey: s.Settings["HOST_KEY"], MasterKey: s.Settings["MASTER_KEY"],
+		Output: out, DisableSchedules: !o.Schedules, DropOutput: o.DropOutput,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w\n%s", err, s.Logs.String())
+	}
+	s.closers = append(s.closers, func() { s.Host.Close() })
+	return s, nil
+}
+
+// Close stops the host and Azurite and removes the dev keys, in the reverse order of Start.
+func (s *Service) Close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
+}
+
+// URL is the service URL of an /api path with the host key (?code=).
+func (s *Service) URL(path string) string {
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return s.Host.URL() + "/api/" + strings.TrimLeft(path, "/") + sep + "code=" + s.Host.HostKey()
+}
+
+// JWT mints a dev identity-provider token the service accepts, for tenant with roles (none when
+// roles is empty).
+func (s *Service) JWT(tenant string, roles ...string) (string, error) {
+	return devkeys.MintFromDir(s.KeysDir, devkeys.TokenOptions{Tenant: tenant, Roles: roles, NoRoles: len(roles) == 0})
+}
+
+// Tail is the last n bytes of what the host and the handlers printed.
+func (s *Service) Tail(n int) string {
+	out := s.Logs.String()
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}
