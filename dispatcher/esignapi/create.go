@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/esign-svc/esign/dispatcher/effects"
 	"github.com/esign-svc/esign/shared/auth"
+	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/web"
 )

@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"unicode/utf8"
 
-	"github.com/esign-svc/esign/dispatcher/effects"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/text"
 	"github.com/esign-svc/esign/shared/web"

@@ -14,12 +14,12 @@ import (
 	"strings"
 
 	"github.com/esign-svc/esign/dispatcher/deliveryapi"
-	"github.com/esign-svc/esign/dispatcher/effects"
 	"github.com/esign-svc/esign/dispatcher/esignapi"
 	"github.com/esign-svc/esign/dispatcher/guard"
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/delivery/deliveryqueue"
 	"github.com/esign-svc/esign/shared/dispatch"
+	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/render"

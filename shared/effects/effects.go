@@ -1,7 +1,9 @@
-// Package effects turns a state-machine Change's effects into the dispatcher function's queue
-// outputs: notifications on the "notify" binding, the seal message on the "seal" binding. The
-// host writes them only when the function answers 2xx, and only after the change was persisted,
-// so a message never announces a transition that did not happen.
+// Package effects turns a state-machine Change's effects into a function's queue outputs:
+// notifications on the "notify" binding, the seal message on the "seal" binding, the batch's
+// messages. The dispatcher's routes and the processor's jobs that start signing sessions (the
+// workflow auto-trigger) use it alike. The host writes the outputs only when the function
+// answers 2xx, and only after the change was persisted, so a message never announces a
+// transition that did not happen.
 package effects
 
 import (
