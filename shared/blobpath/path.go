@@ -144,3 +144,15 @@ func Accept(r Request, allowed ...string) (Path, error) {
 	field, path := r.Source()
 	return ParseIn(field, path, allowed...)
 }
+
+// Tenant confines p to tenant when it lies in container: a path there must be under
+// <container>/<tenant>/ (another tenant's document is refused whether it exists or not, so the
+// answer reveals nothing); a path in another container is returned as it is. Errors: 400
+// invalid_blob_path naming field.
+func Tenant(field string, p Path, container, tenant string) (Path, error) {
+	if p.Container == container && (tenant == "" || !strings.HasPrefix(p.Name, tenant+"/")) {
+		return Path{}, apperr.Invalid(CodeInvalidBlobPath,
+			apperr.Field(field, "a document in "+container+" must be under "+container+"/<your tenant id>/"))
+	}
+	return p, nil
+}

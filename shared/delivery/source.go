@@ -1,9 +1,6 @@
 package delivery
 
 import (
-	"strings"
-
-	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/blobpath"
 )
 
@@ -23,11 +20,7 @@ const ContainerCopies = "deliveries"
 // signed/<tenant>/ (another tenant's signed document is refused whether it exists or not, so the
 // answer reveals nothing). Errors: 400 invalid_blob_path naming pdfBlobPath.
 func Source(p blobpath.Path, tenant string) (blobpath.Path, error) {
-	if p.Container == ContainerSigned && (tenant == "" || !strings.HasPrefix(p.Name, tenant+"/")) {
-		return blobpath.Path{}, apperr.Invalid(blobpath.CodeInvalidBlobPath,
-			apperr.Field("pdfBlobPath", "a signed document must be under signed/<your tenant id>/"))
-	}
-	return p, nil
+	return blobpath.Tenant("pdfBlobPath", p, ContainerSigned, tenant)
 }
 
 // SourceOf parses and confines a stored session's document path as Create accepted it, so that

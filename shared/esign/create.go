@@ -20,6 +20,7 @@ import (
 const (
 	ContainerDocuments = "documents"
 	ContainerTemplates = "templates"
+	ContainerSigned    = "signed" // only for a Sealed request, under the tenant's folder
 )
 
 // SessionCreator stores a new session (sessionstore.Store).
@@ -64,7 +65,14 @@ type Created struct {
 // manifest_invalid, pdf_unreadable); 413 document_too_large; 409 session_exists naming the live
 // groupId; the store's.
 func (c *Creator) Create(ctx context.Context, tenant string, actor Actor, req CreateRequest) (Created, error) {
-	src, err := blobpath.Accept(&req, ContainerDocuments)
+	allowed := []string{ContainerDocuments}
+	if req.Sealed {
+		allowed = append(allowed, ContainerSigned)
+	}
+	src, err := blobpath.Accept(&req, allowed...)
+	if err == nil {
+		src, err = blobpath.Tenant("pdfBlobPath", src, ContainerSigned, tenant)
+	}
 	if err != nil {
 		return Created{}, err
 	}

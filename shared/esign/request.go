@@ -35,6 +35,10 @@ type CreateRequest struct {
 	// ThenDeliver, set by the render use case and never by a caller, is the delivery request
 	// (JSON) to create on the signed PDF once the session completes.
 	ThenDeliver []byte `json:"-"`
+	// Sealed, set by the workflow auto-trigger and never by a caller, admits a pdfBlobPath in
+	// the tenant's folder of the signed container (signed/<tenantId>/...): the sealed workflow
+	// record is signed where the seal wrote it.
+	Sealed bool `json:"-"`
 }
 
 // SignerRequest is one entry of CreateRequest.Signers.
