@@ -102,19 +102,7 @@ type Result struct {
 	// Created is false for an idempotent retry: the document was rendered before from the same
 	// record and template (200 instead of 201).
 	Created bool
-	// ESign is the signing session; ESignNew when this call created it (its invitations are the
-	// app's to queue: ESign.Change's effects).
-	ESign    *esign.Created
-	ESignNew bool
-	// Delivery is the delivery sessions made now (not for a delivery that waits for signing);
-	// DeliveryMode says which queue messages they need.
-	Delivery     *delivery.Created
-	DeliveryMode delivery.Mode
-	// DeliveryRecipients are the recipients' addresses in the order of Delivery's ids (the
-	// create answer names each session's recipient).
-	DeliveryRecipients []string
-	// DeliveryAfterSigning: the delivery waits for the session to complete.
-	DeliveryAfterSigning bool
+	Started // what auto-trigger started
 }
 
 // plan is a validated render: everything decided before anything is written.
@@ -123,8 +111,8 @@ type plan struct {
 	record   map[string]any
 	warnings []template.Result
 	doc      *document.Document
-	esign    *esign.CreateRequest
-	delivery *delivery.CreateRequest
+	target   Target // the document as auto-trigger sees it, its hash known once stored
+	trigger  Trigger
 }
 
 // Render renders req's one record for caller. Errors: 400 naming the field at fault
@@ -183,16 +171,11 @@ func (r *Renderer) plan(ctx context.Context, by Caller, req Request) (*plan, err
 	if p.doc.RequestHash, err = requestHash(req, pkg, record); err != nil {
 		return nil, err
 	}
-	if p.esign, err = esignRequest(settings.ESign, p.doc); err != nil {
+	d := p.doc
+	p.target = Target{TenantID: d.TenantID, CorrelationID: d.CorrelationID, DocumentID: d.DocumentID, DocType: d.DocType,
+		DocumentName: documentName(req.Options, pkg, record, d), PDFBlobPath: d.PDFBlobPath}
+	if p.trigger, err = PlanTrigger(settings.ESign, settings.Delivery, p.target); err != nil {
 		return nil, err
-	}
-	if p.delivery, err = deliveryRequest(settings.Delivery, req.Options, pkg, record, p.doc); err != nil {
-		return nil, err
-	}
-	if p.esign != nil && p.delivery != nil {
-		if p.esign.ThenDeliver, err = json.Marshal(p.delivery); err != nil {
-			return nil, apperr.Wrap(err, apperr.KindInternal, "render_plan", "could not keep the delivery for after signing")
-		}
 	}
 	return p, nil
 }

@@ -1,7 +1,9 @@
 package render
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,19 +29,65 @@ const (
 	fieldDeliverySettings = "templateSettings.delivery"
 )
 
-// esignRequest is the create-session request of templateSettings.esign on the rendered
-// document, with the auto-trigger defaults (sequential, 10080 minutes; per-signer notices as
-// esign.Normalize decides from the mode), checked now under templateSettings.esign. nil when
-// esign is not enabled. The render's generatedBy never stands in for requestedByEmail.
-func esignRequest(s *template.ESignSettings, d *document.Document) (*esign.CreateRequest, error) {
+// Target is the document an auto-trigger acts on: a rendered document, or a sealed workflow
+// record (DESIGN 9 and 10).
+type Target struct {
+	TenantID      string
+	CorrelationID string // the signing session's and the deliveries' correlationId
+	DocumentID    string
+	DocType       string
+	DocumentName  string // the file name delivery recipients see
+	PDFBlobPath   string
+	PDFHash       string // "sha256:<hex>"; may be empty while planning, before the document exists
+	// Sealed: PDFBlobPath lies in the tenant's folder of signed/ (esign.CreateRequest.Sealed).
+	Sealed bool
+}
+
+// Trigger is a checked auto-trigger: the create-session request of templateSettings.esign, the
+// create-delivery request of templateSettings.delivery, or both, the delivery then waiting for
+// the session to complete (ESign.ThenDeliver) and made on the signed PDF.
+type Trigger struct {
+	ESign    *esign.CreateRequest    // nil when esign is not enabled
+	Delivery *delivery.CreateRequest // nil when delivery is not enabled
+}
+
+// None reports a trigger that starts nothing.
+func (tr Trigger) None() bool { return tr.ESign == nil && tr.Delivery == nil }
+
+// PlanTrigger checks the auto-trigger settings against t by the create-session and
+// create-delivery rules, with the defaults (sequential, 10080 minutes, per-signer notices as
+// esign decides from the mode; secure e-mail), and pairs them. Errors: 400 naming the field
+// under templateSettings.esign. or templateSettings.delivery.; internal when the delivery cannot
+// be kept for after signing.
+func PlanTrigger(es *template.ESignSettings, ds *template.DeliverySettings, t Target) (Trigger, error) {
+	var tr Trigger
+	var err error
+	if tr.ESign, err = esignRequest(es, t); err != nil {
+		return Trigger{}, err
+	}
+	if tr.Delivery, err = deliveryRequest(ds, t); err != nil {
+		return Trigger{}, err
+	}
+	if tr.ESign != nil && tr.Delivery != nil {
+		if tr.ESign.ThenDeliver, err = json.Marshal(tr.Delivery); err != nil {
+			return Trigger{}, apperr.Wrap(err, apperr.KindInternal, "render_plan", "could not keep the delivery for after signing")
+		}
+	}
+	return tr, nil
+}
+
+// esignRequest is the create-session request of templateSettings.esign on t, with the
+// auto-trigger defaults, checked now under templateSettings.esign. nil when esign is not
+// enabled. A render's generatedBy never stands in for requestedByEmail.
+func esignRequest(s *template.ESignSettings, t Target) (*esign.CreateRequest, error) {
 	if s == nil || !s.Enabled {
 		return nil, nil
 	}
 	req := &esign.CreateRequest{
-		CorrelationID: d.CorrelationID, DocumentID: d.DocumentID, DocType: d.DocType,
-		PDFBlobPath: d.PDFBlobPath, PDFHash: placeholderHash, SigningMode: esign.SigningMode(s.SigningMode),
+		CorrelationID: t.CorrelationID, DocumentID: t.DocumentID, DocType: t.DocType,
+		PDFBlobPath: t.PDFBlobPath, PDFHash: cmp.Or(t.PDFHash, placeholderHash), SigningMode: esign.SigningMode(s.SigningMode),
 		ExpiresInMinutes: s.ExpiresInMinutes, OrganizationName: s.OrganizationName, RequestedBy: s.RequestedBy,
-		RequestedByEmail: s.RequestedByEmail, SendPerSignerNotices: s.SendPerSignerNotices,
+		RequestedByEmail: s.RequestedByEmail, SendPerSignerNotices: s.SendPerSignerNotices, Sealed: t.Sealed,
 	}
 	if req.SigningMode == "" {
 		req.SigningMode = autoSigningMode
@@ -61,16 +109,16 @@ func esignRequest(s *template.ESignSettings, d *document.Document) (*esign.Creat
 	return req, nil
 }
 
-// deliveryRequest is the create-delivery request of templateSettings.delivery on the rendered
-// document (replaced by the signed PDF when it waits for signing), checked now under
-// templateSettings.delivery. nil when delivery is not enabled.
-func deliveryRequest(s *template.DeliverySettings, o Options, pkg *template.Package, record map[string]any, d *document.Document) (*delivery.CreateRequest, error) {
+// deliveryRequest is the create-delivery request of templateSettings.delivery on t (replaced by
+// the signed PDF when it waits for signing), checked now under templateSettings.delivery. nil
+// when delivery is not enabled.
+func deliveryRequest(s *template.DeliverySettings, t Target) (*delivery.CreateRequest, error) {
 	if s == nil || !s.Enabled {
 		return nil, nil
 	}
 	req := &delivery.CreateRequest{
-		CorrelationID: d.CorrelationID, DocumentID: d.DocumentID, DocumentName: documentName(o, pkg, record, d),
-		PDFBlobPath: d.PDFBlobPath, Mode: delivery.Mode(s.Mode), RequesterOrg: s.RequesterOrg, Message: s.Message,
+		CorrelationID: t.CorrelationID, DocumentID: t.DocumentID, DocumentName: t.DocumentName,
+		PDFBlobPath: t.PDFBlobPath, Mode: delivery.Mode(s.Mode), RequesterOrg: s.RequesterOrg, Message: s.Message,
 		ExpiresInHours: s.ExpiresInHours,
 	}
 	if req.Mode == "" {
@@ -91,15 +139,21 @@ func deliveryRequest(s *template.DeliverySettings, o Options, pkg *template.Pack
 	return req, nil
 }
 
-// documentName is the file name a recipient sees: options.fileNameTemplate expanded, else the
-// title, with ".pdf", made a valid delivery documentName: path separators become "-", line
-// breaks and refused characters a space, and it is cut to MaxDocumentName characters (not
-// bytes: a cut inside a character is not UTF-8).
+// documentName is the file name a recipient of a render sees: options.fileNameTemplate
+// expanded, else the title (DocumentName).
 func documentName(o Options, pkg *template.Package, record map[string]any, d *document.Document) string {
 	name := d.Title
 	if o.FileNameTemplate != "" {
 		name = template.Expand(o.FileNameTemplate, func(k string) string { return pkg.Text(record, k) })
 	}
+	return DocumentName(name, d.CorrelationID)
+}
+
+// DocumentName makes name a valid delivery documentName ending in ".pdf": path separators
+// become "-", line breaks and refused characters a space, fallback stands in for an empty
+// name, and it is cut to MaxDocumentName characters (not bytes: a cut inside a character is not
+// UTF-8).
+func DocumentName(name, fallback string) string {
 	name = strings.TrimSpace(strings.Map(func(r rune) rune {
 		switch {
 		case r == '/' || r == '\\':
@@ -110,7 +164,7 @@ func documentName(o Options, pkg *template.Package, record map[string]any, d *do
 		return r
 	}, strings.ToValidUTF8(name, "")))
 	if name == "" {
-		name = d.CorrelationID
+		name = fallback
 	}
 	if r := []rune(name); len(r) > delivery.MaxDocumentName-4 {
 		name = strings.TrimSpace(string(r[:delivery.MaxDocumentName-4]))
@@ -155,84 +209,118 @@ func values(pkg *template.Package, record map[string]any) map[string]stamp.Value
 	return out
 }
 
-// trigger carries out the auto-trigger of p on the stored document, resuming what an earlier run
-// of the same render started: the signing session (and with it the delivery that waits for it),
-// or the delivery sessions.
-func (r *Renderer) trigger(ctx context.Context, by Caller, p *plan, out *Result) error {
-	d := out.Document
+// Started is what an auto-trigger started.
+type Started struct {
+	// ESign is the signing session; ESignNew when this call created it (its invitations are the
+	// caller's to queue: ESign.Change's effects).
+	ESign    *esign.Created
+	ESignNew bool
+	// Delivery is the delivery sessions made now (not for a delivery that waits for signing);
+	// DeliveryMode says which queue messages they need.
+	Delivery     *delivery.Created
+	DeliveryMode delivery.Mode
+	// DeliveryRecipients are the recipients' addresses in the order of Delivery's ids (the
+	// create answer names each session's recipient).
+	DeliveryRecipients []string
+	// DeliveryAfterSigning: the delivery waits for the session to complete.
+	DeliveryAfterSigning bool
+}
+
+// Starter carries out auto-triggers: the render use case, and the processor's workflow
+// auto-trigger after the seal. Safe for concurrent use.
+type Starter struct {
+	Sessions Sessions
+	ESign    SessionCreator
+	Delivery DeliveryCreator
+}
+
+// Start carries out tr on t for by, resuming what an earlier run started: groupID names the
+// session an earlier run recorded ("" when none is known: one made under t's correlationId on
+// the same document is found), deliveryKey is the deliveries' idempotency key. Errors: the
+// creators' (400 under templateSettings.*, 409 session_exists for a session under the
+// correlationId on another document); the stores'.
+func (st Starter) Start(ctx context.Context, by Caller, tr Trigger, t Target, groupID, deliveryKey string) (Started, error) {
+	var out Started
 	switch {
-	case p.esign != nil:
-		c, isNew, err := r.session(ctx, by, p, d)
+	case tr.ESign != nil:
+		c, isNew, err := st.session(ctx, by, tr.ESign, t, groupID)
 		if err != nil {
-			return err
+			return Started{}, err
 		}
-		out.ESign, out.ESignNew, out.DeliveryAfterSigning = c, isNew, p.delivery != nil
-		if d.ESignGroupID != c.Session.GroupID {
-			gid := c.Session.GroupID
-			d, err = r.Store.Update(ctx, d.CorrelationID, func(d *document.Document) kernel.Change {
-				ch := document.StartESign(d, gid, r.Now().UTC())
-				ch.By(by.Actor)
-				return ch
-			})
-			if err != nil {
-				return err
-			}
-			out.Document = d
-		}
-	case p.delivery != nil:
-		req := *p.delivery
-		c, err := r.Delivery.Create(ctx, delivery.Requester{TenantID: by.TenantID, CallerID: by.CallerID, Actor: by.Actor},
-			deliveryKeyPrefix+d.CorrelationID, req)
+		out.ESign, out.ESignNew, out.DeliveryAfterSigning = c, isNew, tr.Delivery != nil
+	case tr.Delivery != nil:
+		req := *tr.Delivery
+		c, err := st.Delivery.Create(ctx, delivery.Requester{TenantID: by.TenantID, CallerID: by.CallerID, Actor: by.Actor}, deliveryKey, req)
 		if err != nil {
-			return under(fieldDeliverySettings, err)
+			return Started{}, under(fieldDeliverySettings, err)
 		}
 		out.Delivery, out.DeliveryMode = &c, req.Mode
 		for _, rc := range req.Recipients {
 			out.DeliveryRecipients = append(out.DeliveryRecipients, rc.Email)
 		}
-		if !slices.Equal(d.DeliveryIDs, c.DeliveryIDs) {
-			d, err = r.Store.Update(ctx, d.CorrelationID, func(d *document.Document) kernel.Change {
-				ch := document.StartDelivery(d, c.DeliveryIDs, r.Now().UTC())
-				ch.By(by.Actor)
-				return ch
-			})
-			if err != nil {
-				return err
-			}
-			out.Document = d
-		}
 	}
-	return nil
+	return out, nil
 }
 
-// session creates the signing session on the rendered document, or finds the one an earlier
-// run of this render created (isNew false: its invitations were queued then).
-func (r *Renderer) session(ctx context.Context, by Caller, p *plan, d *document.Document) (*esign.Created, bool, error) {
-	gid := d.ESignGroupID
+// trigger carries out the auto-trigger of p on the stored document and records on it what
+// started, resuming what an earlier run of the same render started.
+func (r *Renderer) trigger(ctx context.Context, by Caller, p *plan, out *Result) error {
+	d := out.Document
+	t := p.target
+	t.PDFHash = d.PDFHash // the stored document's (an earlier run's, adopted)
+	st, err := Starter{Sessions: r.Sessions, ESign: r.ESign, Delivery: r.Delivery}.Start(ctx, by, p.trigger, t,
+		d.ESignGroupID, deliveryKeyPrefix+d.CorrelationID)
+	if err != nil {
+		return err
+	}
+	out.Started = st
+	var step func(*document.Document) kernel.Change
+	switch now := r.Now().UTC(); {
+	case st.ESign != nil && d.ESignGroupID != st.ESign.Session.GroupID:
+		gid := st.ESign.Session.GroupID
+		step = func(d *document.Document) kernel.Change { return document.StartESign(d, gid, now) }
+	case st.Delivery != nil && !slices.Equal(d.DeliveryIDs, st.Delivery.DeliveryIDs):
+		ids := st.Delivery.DeliveryIDs
+		step = func(d *document.Document) kernel.Change { return document.StartDelivery(d, ids, now) }
+	}
+	if step == nil {
+		return nil
+	}
+	out.Document, err = r.Store.Update(ctx, d.CorrelationID, func(d *document.Document) kernel.Change {
+		ch := step(d)
+		ch.By(by.Actor)
+		return ch
+	})
+	return err
+}
+
+// session creates the signing session on t, or finds the one an earlier run created (isNew
+// false: its invitations were queued then).
+func (st Starter) session(ctx context.Context, by Caller, req *esign.CreateRequest, t Target, gid string) (*esign.Created, bool, error) {
 	if gid == "" {
-		req := *p.esign
-		req.PDFHash = d.PDFHash
-		c, err := r.ESign.Create(ctx, by.TenantID, by.Actor, req)
+		req := *req
+		req.PDFHash = t.PDFHash
+		c, err := st.ESign.Create(ctx, by.TenantID, by.Actor, req)
 		if err == nil {
 			return &c, true, nil
 		}
 		if e, ok := apperr.As(err); !ok || e.Code != "session_exists" {
 			return nil, false, under(fieldESignSettings, err)
 		}
-		if gid, err = r.Sessions.GroupByCorrelation(ctx, by.TenantID, d.CorrelationID); err != nil {
+		if gid, err = st.Sessions.GroupByCorrelation(ctx, by.TenantID, t.CorrelationID); err != nil {
 			return nil, false, err
 		}
 	}
-	s, slots, err := r.loadSession(ctx, gid)
+	s, slots, err := st.loadSession(ctx, gid)
 	if err != nil {
 		return nil, false, err
 	}
-	if s.TenantID != d.TenantID || s.PDFBlobPath != d.PDFBlobPath || s.PDFHash != d.PDFHash {
+	if s.TenantID != t.TenantID || s.PDFBlobPath != t.PDFBlobPath || s.PDFHash != t.PDFHash {
 		// a session made by POST /api/esign/session under the correlationId, on another document
 		return nil, false, apperr.New(apperr.KindConflict, "session_exists",
-			"a signing session under correlationId %s signs another document (groupId %s)", d.CorrelationID, s.GroupID)
+			"a signing session under correlationId %s signs another document (groupId %s)", t.CorrelationID, s.GroupID)
 	}
-	links, err := r.ESign.Links(s, slots)
+	links, err := st.ESign.Links(s, slots)
 	if err != nil {
 		return nil, false, err
 	}
@@ -249,9 +337,9 @@ const (
 // loadSession loads the session gid, waiting a little while it is not written yet: a
 // concurrent render of the same request holds its correlationId's claim and is writing it.
 // Errors: 409 request_in_progress when it does not appear; the store's.
-func (r *Renderer) loadSession(ctx context.Context, gid string) (*esign.Session, []esign.Slot, error) {
+func (st Starter) loadSession(ctx context.Context, gid string) (*esign.Session, []esign.Slot, error) {
 	for i := 0; ; i++ {
-		s, slots, err := r.Sessions.Load(ctx, gid)
+		s, slots, err := st.Sessions.Load(ctx, gid)
 		if apperr.KindOf(err) != apperr.KindNotFound {
 			return s, slots, err
 		}
