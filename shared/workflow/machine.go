@@ -125,10 +125,15 @@ type Workflow struct {
 	Round         int // approval rounds started (1 at the first pending-approval)
 	SealedPath    string
 	SealedHash    string
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
-	CompletedAt   time.Time // the time a terminal state was reached
-	ETag          string
+	// What the auto-trigger after the seal started (DESIGN 10): the signing session, or the
+	// deliveries; TriggerFailure is the code of a trigger that can never start.
+	ESignGroupID   string
+	DeliveryIDs    []string
+	TriggerFailure string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	CompletedAt    time.Time // the time a terminal state was reached
+	ETag           string
 
 	Content // personal data: the store keeps it encrypted
 }

@@ -11,6 +11,7 @@ import (
 // (addresses), so it lives in Content, which the store keeps encrypted.
 type Setup struct {
 	SchemaPath       string          `json:"schemaPath,omitempty"` // templateSettings.workflow.schemaPath
+	Title            string          `json:"title,omitempty"`      // the schema's title, else the package's name: the sealed record's name
 	Recipients       []Recipient     `json:"recipients,omitempty"`
 	RequireOTP       bool            `json:"requireOtp,omitempty"`
 	OrganizationName string          `json:"organizationName,omitempty"`

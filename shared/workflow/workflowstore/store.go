@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
@@ -157,7 +158,8 @@ func encode(w *workflow.Workflow, c Cipher) (tablestore.Entity, error) {
 		"tenantId": w.Tenant, "correlationId": w.CorrelationID, "templatePath": w.TemplatePath, "createdBy": w.CreatedBy,
 		"state": string(w.State), "step": int64(w.Step), "totalSteps": int64(w.TotalSteps), "outcome": string(w.Outcome),
 		"stage": int64(w.Stage), "totalStages": int64(w.TotalStages), "approver": int64(w.Approver), "round": int64(w.Round),
-		"sealedPath": w.SealedPath, "sealedHash": w.SealedHash,
+		"sealedPath": w.SealedPath, "sealedHash": w.SealedHash, "esignGroupId": w.ESignGroupID,
+		"deliveryIds": strings.Join(w.DeliveryIDs, ","), "triggerFailure": w.TriggerFailure,
 		"createdAtNs": ns(w.CreatedAt), "updatedAtNs": ns(w.UpdatedAt), "completedAtNs": ns(w.CompletedAt),
 	}
 	n := 0
@@ -177,8 +179,12 @@ func decode(e tablestore.Entity, c Cipher) (*workflow.Workflow, error) {
 		Step: int(e.Int64("step")), TotalSteps: int(e.Int64("totalSteps")), Outcome: workflow.Outcome(e.String("outcome")),
 		Stage: int(e.Int64("stage")), TotalStages: int(e.Int64("totalStages")), Approver: int(e.Int64("approver")),
 		Round: int(e.Int64("round")), SealedPath: e.String("sealedPath"), SealedHash: e.String("sealedHash"),
+		ESignGroupID: e.String("esignGroupId"), TriggerFailure: e.String("triggerFailure"),
 		CreatedAt: at(e.Int64("createdAtNs")), UpdatedAt: at(e.Int64("updatedAtNs")), CompletedAt: at(e.Int64("completedAtNs")),
 		ETag: e.ETag,
+	}
+	if ids := e.String("deliveryIds"); ids != "" {
+		w.DeliveryIDs = strings.Split(ids, ",")
 	}
 	var enc []byte
 	for i := range int(e.Int64("contentChunks")) {

@@ -125,7 +125,10 @@ func TestLifecycle(t *testing.T) {
 			return w.Approve(workflow.Approver{Index: 0, Hash: "hash-l"}, "", now.Add(6*time.Minute))
 		},
 		func(w *workflow.Workflow) (kernel.Change, error) {
-			return w.Complete("signed/workflows/"+w.ID+".pdf", "sha256:ab", now.Add(7*time.Minute))
+			return w.Complete(workflow.SealedPath(w.Tenant, w.ID), "sha256:ab", now.Add(7*time.Minute))
+		},
+		func(w *workflow.Workflow) (kernel.Change, error) {
+			return w.TriggerStarted("", []string{"d-1", "d-2"}, now.Add(8*time.Minute))
 		},
 	}
 	for i, step := range steps {
@@ -147,7 +150,8 @@ func TestLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	if back.State != workflow.StateComplete || back.Stage != 1 || len(back.Decisions) != 2 || back.Decisions[0].Comment != "Looks right, Ada" ||
-		back.AllData()["spend"] != json.Number("42.5") || back.AllData()["notes"] != "line 1\nline 2" || back.SealedHash != "sha256:ab" {
+		back.AllData()["spend"] != json.Number("42.5") || back.AllData()["notes"] != "line 1\nline 2" || back.SealedHash != "sha256:ab" ||
+		strings.Join(back.DeliveryIDs, " ") != "d-1 d-2" || !back.Triggered() {
 		t.Fatalf("read back %+v", back)
 	}
 	evs, err := e.st.Events(ctx, w.ID)
@@ -162,7 +166,8 @@ func TestLifecycle(t *testing.T) {
 		}
 	}
 	want := []string{workflow.EvCreated, workflow.EvStepSaved, workflow.EvAdvanced, workflow.EvStepSaved, workflow.EvAdvanced,
-		workflow.EvPendingApproval, workflow.EvApproved, workflow.EvStageAdvanced, workflow.EvApproved, workflow.EvSealing, workflow.EvCompleted}
+		workflow.EvPendingApproval, workflow.EvApproved, workflow.EvStageAdvanced, workflow.EvApproved, workflow.EvSealing, workflow.EvCompleted,
+		workflow.EvDeliveryStarted}
 	if !reflect.DeepEqual(kinds, want) {
 		t.Fatalf("events %v\nwant   %v", kinds, want)
 	}
