@@ -3,15 +3,19 @@
 // appends the workflow record page (every step's values, the validation results, every decision
 // with its stage, approver hash, comment, time and the exception's justification verbatim),
 // PAdES-seals the result with the deployment's seal key (and optional TSA), writes the sealed
-// PDF to signed/workflows/<workflowId>.pdf and the JSONL evidence bundle of the workflow's
-// audit trail to evidence/workflows/<workflowId>.jsonl, and completes the workflow
-// (workflow.completed).
+// PDF to signed/<tenantId>/workflows/<workflowId>.pdf (with the field manifest of the
+// template's esign.* fields beside it, for a signing session on it) and the JSONL evidence
+// bundle of the workflow's audit trail to evidence/<tenantId>/workflows/<workflowId>.jsonl,
+// and completes the workflow (workflow.completed), queueing the terminal callback and the
+// auto-trigger (queue workflow-trigger).
 //
 // Seal once: both blobs are written create-only. The bundle is written first; a retry that
 // finds it reuses it (its head hash goes in the PDF), and a retry that finds the PDF completes
 // the workflow with the stored PDF's hash. So two attempts, a redelivered message or a crash
 // between the writes and the completion give one sealed PDF, the one the workflow records. A
-// message for a workflow that is not sealing (complete already, or cancelled) is acknowledged.
+// message for a complete workflow queues again what its completion's outputs may have lost (the
+// host drops them with a failed invocation): the auto-trigger when it has not ended, the
+// callback when it was never attempted. Any other state is acknowledged.
 package workflowseal
 
 import (
@@ -19,10 +23,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/esign-svc/esign/processor/seal"
@@ -30,6 +36,7 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/evidence"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
@@ -51,6 +58,8 @@ const (
 	QueueName          = "workflow-seal"
 	// BindingCallback is the output binding of the terminal callback (queue workflow-callback).
 	BindingCallback = "callback"
+	// BindingTrigger is the output binding of the auto-trigger (queue workflow-trigger).
+	BindingTrigger = "trigger"
 )
 
 // Containers the job writes to (DESIGN 3), as the esign seal job.
@@ -102,12 +111,16 @@ type Job struct {
 
 var systemActor = kernel.Actor{Kind: "system", ID: "workflow-seal"}
 
-// Paths of a workflow's outputs inside their containers.
-func sealedName(id string) string   { return "workflows/" + id + ".pdf" }
-func evidenceName(id string) string { return "workflows/" + id + ".jsonl" }
+// Names of a workflow's outputs inside their containers (workflow.SealedPath, EvidencePath).
+func sealedName(w *workflow.Workflow) string {
+	return strings.TrimPrefix(workflow.SealedPath(w.Tenant, w.ID), ContainerSigned+"/")
+}
 
-// SealedPath is the blob path ("<container>/<name>") the workflow records for its sealed PDF.
-func SealedPath(id string) string { return ContainerSigned + "/" + sealedName(id) }
+func evidenceName(w *workflow.Workflow) string {
+	return strings.TrimPrefix(workflow.EvidencePath(w.Tenant, w.ID), ContainerEvidence+"/")
+}
+
+func manifestName(w *workflow.Workflow) string { return sealedName(w) + ".manifest.json" }
 
 // failure is a seal that can never succeed as things stand (the template package is gone or
 // broken, the PDF cannot be filled): recorded with SealFailed, the message acknowledged.
@@ -140,6 +153,9 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 	if err != nil || w == nil {
 		return err
 	}
+	if w.State == workflow.StateComplete {
+		return j.resume(ctx, w)
+	}
 	path, hash, err := j.seal(ctx, w)
 	var f *failure
 	if errors.As(err, &f) {
@@ -161,17 +177,41 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 		return err
 	}
 	funcproto.Logf(ctx, "workflow-seal: %s sealed and complete", w.ID)
-	return callback(ctx, done, ch)
+	asks := func(k kernel.EffectKind) bool {
+		return slices.ContainsFunc(ch.Effects, func(e kernel.Effect) bool { return e.Kind == k })
+	}
+	return j.outputs(ctx, done, asks(workflow.EffectCallback), asks(workflow.EffectAutoTrigger))
 }
 
-// callback queues the terminal callback (output binding BindingCallback) when the change asks
-// for it and the workflow has a callbackUrl: the host writes it only with this reply's success,
-// so it goes out exactly when the completion is stored.
-func callback(ctx context.Context, w *workflow.Workflow, ch kernel.Change) error {
-	if w.Setup.CallbackURL == "" || !slices.ContainsFunc(ch.Effects, func(e kernel.Effect) bool { return e.Kind == workflow.EffectCallback }) {
-		return nil
+// outputs queues the terminal callback (BindingCallback) when asked and the workflow has a
+// callbackUrl, and the auto-trigger (BindingTrigger) when asked and the workflow has one to
+// start: the host writes them only with this reply's success, so they go out exactly when the
+// completion is stored.
+func (j *Job) outputs(ctx context.Context, w *workflow.Workflow, callback, trigger bool) error {
+	if callback && w.Setup.CallbackURL != "" {
+		if err := funcproto.AddOutput(ctx, BindingCallback, workflowcallback.Message{WorkflowID: w.ID, TenantID: w.Tenant, Attempt: 1}); err != nil {
+			return err
+		}
 	}
-	return funcproto.AddOutput(ctx, BindingCallback, workflowcallback.Message{WorkflowID: w.ID, TenantID: w.Tenant, Attempt: 1})
+	if trigger && !w.Triggered() && (len(w.Setup.ESign) > 0 || len(w.Setup.Delivery) > 0) {
+		return funcproto.AddOutput(ctx, BindingTrigger, Message{WorkflowID: w.ID, TenantID: w.Tenant})
+	}
+	return nil
+}
+
+// resume queues again, for a complete workflow, what its completion's outputs may have lost:
+// the auto-trigger unless it ended, the callback unless an attempt was recorded (a callback
+// queued and not yet attempted then goes out twice, under one Idempotency-Key).
+func (j *Job) resume(ctx context.Context, w *workflow.Workflow) error {
+	callback := false
+	if w.Setup.CallbackURL != "" {
+		evs, err := j.Workflows.Events(ctx, w.ID)
+		if err != nil {
+			return err
+		}
+		callback = !slices.ContainsFunc(evs, func(r audit.Record) bool { return r.Kind == workflow.EvCallbackAttempted })
+	}
+	return j.outputs(ctx, w, callback, true)
 }
 
 // HandlePoison is the WorkflowSealPoison queue function: the host gave up on the message. It
@@ -197,7 +237,8 @@ func (j *Job) failed(ctx context.Context, id, reason string) error {
 	return err
 }
 
-// load reads the message's workflow: nil when it is gone or not sealing (acknowledged).
+// load reads the message's workflow: nil when it is gone or neither sealing nor complete
+// (acknowledged).
 func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (*workflow.Workflow, error) {
 	var m Message
 	if err := qm.Decode(&m); err != nil {
@@ -217,7 +258,7 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (*workflow.Wo
 	if w.Tenant != m.TenantID {
 		return nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the message's tenant is not the workflow's"))
 	}
-	if w.State != workflow.StateSealing {
+	if w.State != workflow.StateSealing && w.State != workflow.StateComplete {
 		funcproto.Logf(ctx, "workflow-seal: %s is %s, not sealing; message acknowledged", w.ID, w.State)
 		return nil, nil
 	}
@@ -244,71 +285,84 @@ func (j *Job) seal(ctx context.Context, w *workflow.Workflow) (path, hash string
 	if err != nil {
 		return "", "", err
 	}
-	head, err := j.evidence(ctx, w.ID)
+	head, err := j.evidence(ctx, w)
 	if err != nil {
 		return "", "", err
 	}
-	existing, err := j.read(ctx, ContainerSigned, sealedName(w.ID))
+	path = workflow.SealedPath(w.Tenant, w.ID)
+	existing, err := j.read(ctx, ContainerSigned, sealedName(w))
 	if err != nil {
 		return "", "", err
 	}
 	if existing != nil { // an earlier attempt sealed it and did not complete the workflow
-		return SealedPath(w.ID), digest(existing), nil
+		return path, digest(existing), nil
 	}
-	signed, err := j.produce(ctx, w, pkg, schema, head)
+	signed, manifest, err := j.produce(ctx, w, pkg, schema, head)
 	if err != nil {
 		return "", "", err
 	}
-	err = j.create(ctx, ContainerSigned, sealedName(w.ID), "application/pdf", signed)
+	// the manifest first: a PDF that names it finds it (an earlier attempt's is the same)
+	if err := j.create(ctx, ContainerSigned, manifestName(w), "application/json", manifest, nil); err != nil && !exists(err) {
+		return "", "", err
+	}
+	err = j.create(ctx, ContainerSigned, sealedName(w), "application/pdf", signed,
+		map[string]string{esign.MetaManifest: manifestName(w)})
 	if exists(err) { // a concurrent attempt won: its PDF counts
-		if signed, err = j.read(ctx, ContainerSigned, sealedName(w.ID)); err == nil && signed == nil {
+		if signed, err = j.read(ctx, ContainerSigned, sealedName(w)); err == nil && signed == nil {
 			err = errors.New("workflow-seal: the sealed PDF vanished")
 		}
 	}
 	if err != nil {
 		return "", "", err
 	}
-	return SealedPath(w.ID), digest(signed), nil
+	return path, digest(signed), nil
 }
 
-// produce fills the template, appends the record page and signs.
-func (j *Job) produce(ctx context.Context, w *workflow.Workflow, pkg *template.Package, s *workflow.Schema, head string) ([]byte, error) {
+// produce fills the template, appends the record page and signs; it returns the sealed PDF and
+// the field manifest of the template's esign.* fields (JSON, as a render stores it).
+func (j *Job) produce(ctx context.Context, w *workflow.Workflow, pkg *template.Package, s *workflow.Schema, head string) ([]byte, []byte, error) {
 	data := w.AllData()
 	filled, err := stamp.FillOptions{Title: s.Title}.Fill(pkg.PDF, render.FieldValues(pkg, data))
 	if err != nil {
-		return nil, fail("pdf_unfillable", err)
+		return nil, nil, fail("pdf_unfillable", err)
+	}
+	manifest, err := json.Marshal(struct {
+		Fields []esign.ManifestField `json:"fields"`
+	}{esign.ManifestOf(filled.Manifest)})
+	if err != nil {
+		return nil, nil, err
 	}
 	d, err := pdfdoc.Open(filled.PDF)
 	if err != nil {
-		return nil, fail("pdf_unreadable", err)
+		return nil, nil, fail("pdf_unreadable", err)
 	}
 	font, err := pdfdoc.NewFont(d)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	info, err := certificate.AppendRecord(d, font, Record(w, s, head, j.now()))
 	if err != nil {
-		return nil, fail("record_page", err)
+		return nil, nil, fail("record_page", err)
 	}
 	signed, err := pades.SignDoc(ctx, d, pades.Options{Signer: j.Key.Signer, Chain: j.Key.Chain, TSAURL: j.TSAURL,
 		Name: "esign seal", Reason: "Workflow record sealed", Info: &info})
 	if err != nil {
-		return nil, fmt.Errorf("workflow-seal: signing: %w", err)
+		return nil, nil, fmt.Errorf("workflow-seal: signing: %w", err)
 	}
-	return signed, nil
+	return signed, manifest, nil
 }
 
 // evidence writes the bundle of the workflow's audit trail, create-only, and returns its head
 // hash; a bundle an earlier attempt wrote is kept and its head returned.
-func (j *Job) evidence(ctx context.Context, id string) (string, error) {
-	if b, err := j.read(ctx, ContainerEvidence, evidenceName(id)); err != nil || b != nil {
+func (j *Job) evidence(ctx context.Context, w *workflow.Workflow) (string, error) {
+	if b, err := j.read(ctx, ContainerEvidence, evidenceName(w)); err != nil || b != nil {
 		if err != nil {
 			return "", err
 		}
 		head, _, err := evidence.Verify(bytes.NewReader(b))
 		return head, err
 	}
-	events, err := j.Workflows.Events(ctx, id)
+	events, err := j.Workflows.Events(ctx, w.ID)
 	if err != nil {
 		return "", err
 	}
@@ -325,9 +379,9 @@ func (j *Job) evidence(ctx context.Context, id string) (string, error) {
 			return "", fail("evidence", err)
 		}
 	}
-	err = j.create(ctx, ContainerEvidence, evidenceName(id), "application/x-ndjson", buf.Bytes())
+	err = j.create(ctx, ContainerEvidence, evidenceName(w), "application/x-ndjson", buf.Bytes(), nil)
 	if exists(err) {
-		return j.evidence(ctx, id)
+		return j.evidence(ctx, w)
 	}
 	return ew.Head(), err
 }
@@ -341,14 +395,14 @@ func (j *Job) read(ctx context.Context, container, name string) ([]byte, error) 
 	return b, err
 }
 
-// create writes a blob create-only, making its container when missing.
-func (j *Job) create(ctx context.Context, container, name, ctype string, data []byte) error {
-	_, err := j.Blobs.PutIfAbsent(ctx, container, name, bytes.NewReader(data), ctype, nil)
+// create writes a blob create-only, with its metadata, making its container when missing.
+func (j *Job) create(ctx context.Context, container, name, ctype string, data []byte, meta map[string]string) error {
+	_, err := j.Blobs.PutIfAbsent(ctx, container, name, bytes.NewReader(data), ctype, meta)
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		if err := j.Blobs.EnsureContainer(ctx, container); err != nil {
 			return err
 		}
-		_, err = j.Blobs.PutIfAbsent(ctx, container, name, bytes.NewReader(data), ctype, nil)
+		_, err = j.Blobs.PutIfAbsent(ctx, container, name, bytes.NewReader(data), ctype, meta)
 	}
 	return err
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/evidence"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
@@ -100,6 +101,8 @@ type env struct {
 	tenant string
 	// schemaPath, when set, is the workflows' templateSettings.workflow.schemaPath
 	schemaPath string
+	// esign, when set, is the workflows' kept templateSettings.esign
+	esign json.RawMessage
 }
 
 func newEnv(t *testing.T) *env {
@@ -158,6 +161,7 @@ func (e *env) sealing(t *testing.T, templatePath string, callbackURL ...string) 
 	w := &workflow.Workflow{ID: uuid.NewString(), Tenant: e.tenant, CorrelationID: "corr-" + uuid.NewString()[:8], TemplatePath: templatePath, CreatedBy: "oid"}
 	w.Setup.CallbackURL = strings.Join(callbackURL, "")
 	w.Setup.SchemaPath = e.schemaPath
+	w.Setup.ESign = e.esign
 	ch, err := workflow.Create(w, e.schema, map[string]any{"employeeName": "Zoë Ελένη", "position": "Engineer",
 		"salary": json.Number("120000"), "notes": "Remote on Fridays."}, now)
 	if err != nil {
@@ -230,15 +234,25 @@ func TestSealCompletesWithRecordPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.State != workflow.StateComplete || got.SealedPath != "signed/workflows/"+w.ID+".pdf" {
+	if got.State != workflow.StateComplete || got.SealedPath != "signed/"+e.tenant+"/workflows/"+w.ID+".pdf" {
 		t.Fatalf("state %s, sealed path %q", got.State, got.SealedPath)
 	}
-	pdf := e.blob(t, ContainerSigned, "workflows/"+w.ID+".pdf")
+	pdf := e.blob(t, ContainerSigned, e.tenant+"/workflows/"+w.ID+".pdf")
 	sum := sha256.Sum256(pdf)
+	// the template's esign.* positions are stored beside the sealed PDF, which names them, so
+	// that a signing session on it (the auto-trigger) places its fields as on a rendered PDF
+	meta, err := e.blobs.Metadata(ctx, ContainerSigned, e.tenant+"/workflows/"+w.ID+".pdf")
+	if err != nil || meta[esign.MetaManifest] != e.tenant+"/workflows/"+w.ID+".pdf.manifest.json" {
+		t.Fatalf("sealed PDF metadata %v (%v)", meta, err)
+	}
+	var manifest struct{ Fields []esign.ManifestField }
+	if err := json.Unmarshal(e.blob(t, ContainerSigned, meta[esign.MetaManifest]), &manifest); err != nil || len(manifest.Fields) == 0 {
+		t.Fatalf("manifest %+v (%v)", manifest, err)
+	}
 	if got.SealedHash != "sha256:"+hex.EncodeToString(sum[:]) {
 		t.Fatalf("sealed hash %s does not match the stored PDF", got.SealedHash)
 	}
-	bundle := e.blob(t, ContainerEvidence, "workflows/"+w.ID+".jsonl")
+	bundle := e.blob(t, ContainerEvidence, e.tenant+"/workflows/"+w.ID+".jsonl")
 	head, lines, err := evidence.Verify(bytes.NewReader(bundle))
 	if err != nil || lines < 5 {
 		t.Fatalf("evidence bundle: %d lines, %v", lines, err)
@@ -256,7 +270,7 @@ func TestSealCompletesWithRecordPage(t *testing.T) {
 	if err := e.job.Handle(ctx, message(t, w, e.tenant)); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(e.blob(t, ContainerSigned, "workflows/"+w.ID+".pdf"), pdf) || e.kinds(t, w.ID)[workflow.EvCompleted] != 1 {
+	if !bytes.Equal(e.blob(t, ContainerSigned, e.tenant+"/workflows/"+w.ID+".pdf"), pdf) || e.kinds(t, w.ID)[workflow.EvCompleted] != 1 {
 		t.Fatal("a redelivered message sealed or completed again")
 	}
 
@@ -306,7 +320,7 @@ func TestConcurrentAttemptsSealOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := sha256.Sum256(e.blob(t, ContainerSigned, "workflows/"+w.ID+".pdf"))
+	sum := sha256.Sum256(e.blob(t, ContainerSigned, e.tenant+"/workflows/"+w.ID+".pdf"))
 	if got.State != workflow.StateComplete || got.SealedHash != "sha256:"+hex.EncodeToString(sum[:]) {
 		t.Fatalf("state %s, hash %s, stored PDF sha256:%x", got.State, got.SealedHash, sum)
 	}
@@ -345,7 +359,7 @@ func TestSealFailures(t *testing.T) {
 	if got.State != workflow.StateSealing || strings.Join(reasons, ",") != "template_unavailable,retries_exhausted" {
 		t.Fatalf("state %s, seal_failed reasons %v", got.State, reasons)
 	}
-	if _, _, err := e.blobs.ReadAll(ctx, ContainerSigned, "workflows/"+w.ID+".pdf", 1<<20); err == nil {
+	if _, _, err := e.blobs.ReadAll(ctx, ContainerSigned, e.tenant+"/workflows/"+w.ID+".pdf", 1<<20); err == nil {
 		t.Fatal("a failed seal wrote a PDF")
 	}
 
@@ -367,32 +381,75 @@ func TestSealQueuesTheCallback(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	w := e.sealing(t, e.pkg, "https://receiver.example/hook")
-	h := funcproto.QueueHandler(e.job.Handle)
-	invoke := func() map[string]json.RawMessage {
-		b, err := json.Marshal(Message{WorkflowID: w.ID, TenantID: e.tenant})
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := json.Marshal(map[string]any{"Data": map[string]any{"msg": string(b)}, "Metadata": map[string]any{"DequeueCount": 1}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/"+FunctionName, bytes.NewReader(body)))
-		var reply struct{ Outputs map[string]json.RawMessage }
-		if err := json.Unmarshal(rec.Body.Bytes(), &reply); rec.Code != http.StatusOK || err != nil {
-			t.Fatalf("reply %d %s", rec.Code, rec.Body.String())
-		}
-		return reply.Outputs
-	}
+	invoke := func() map[string]json.RawMessage { return e.invoke(t, w) }
 	out := invoke()
 	var m workflowcallback.Message
 	if err := json.Unmarshal(out[BindingCallback], &m); err != nil || m != (workflowcallback.Message{WorkflowID: w.ID, TenantID: e.tenant, Attempt: 1}) {
 		t.Fatalf("callback output %s (%v)", out[BindingCallback], err)
 	}
-	if out := invoke(); len(out[BindingCallback]) != 0 && string(out[BindingCallback]) != "null" {
-		t.Fatalf("a redelivery queued the callback again: %s", out[BindingCallback])
+	if len(out[BindingTrigger]) != 0 && string(out[BindingTrigger]) != "null" {
+		t.Fatalf("a workflow without esign or delivery settings queued the auto-trigger: %s", out[BindingTrigger])
 	}
+	// redelivered before any attempt: the first invocation's outputs may have been lost with it,
+	// so the callback is queued again
+	if out := invoke(); string(out[BindingCallback]) != string(mustJSON(t, m)) {
+		t.Fatalf("a redelivery before any attempt did not queue the callback again: %s", out[BindingCallback])
+	}
+	// once an attempt is recorded, a redelivery queues nothing
+	if _, _, err := e.store.Update(context.Background(), w.ID, func(w *workflow.Workflow) (kernel.Change, error) {
+		return w.Callback(workflow.CallbackAttempt{Attempt: 1, Status: 200, End: workflow.CallbackDelivered}, time.Now())
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if out := invoke(); len(out[BindingCallback]) != 0 && string(out[BindingCallback]) != "null" {
+		t.Fatalf("a redelivery after the callback's attempt queued it again: %s", out[BindingCallback])
+	}
+}
+
+// A workflow with templateSettings.esign or .delivery queues the auto-trigger with its
+// completion, and again on a redelivery until the trigger is recorded.
+func TestSealQueuesTheAutoTrigger(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.esign = json.RawMessage(`{"enabled":true,"signers":[{"slotIndex":0,"role":"employee","email":"z@example.com"}]}`)
+	w := e.sealing(t, e.pkg)
+	want := string(mustJSON(t, Message{WorkflowID: w.ID, TenantID: e.tenant}))
+	for i := range 2 {
+		if out := e.invoke(t, w); string(out[BindingTrigger]) != want {
+			t.Fatalf("invocation %d: trigger output %s, want %s", i, out[BindingTrigger], want)
+		}
+	}
+	if _, _, err := e.store.Update(context.Background(), w.ID, func(w *workflow.Workflow) (kernel.Change, error) {
+		return w.TriggerStarted("g-1", nil, time.Now())
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if out := e.invoke(t, w); len(out[BindingTrigger]) != 0 && string(out[BindingTrigger]) != "null" {
+		t.Fatalf("a redelivery after the trigger started queued it again: %s", out[BindingTrigger])
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// invoke runs the job on w's message as the host does and returns the queue outputs.
+func (e *env) invoke(t *testing.T, w *workflow.Workflow) map[string]json.RawMessage {
+	t.Helper()
+	body := mustJSON(t, map[string]any{"Data": map[string]any{"msg": string(mustJSON(t, Message{WorkflowID: w.ID, TenantID: e.tenant}))},
+		"Metadata": map[string]any{"DequeueCount": 1}})
+	rec := httptest.NewRecorder()
+	funcproto.QueueHandler(e.job.Handle).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/"+FunctionName, bytes.NewReader(body)))
+	var reply struct{ Outputs map[string]json.RawMessage }
+	if err := json.Unmarshal(rec.Body.Bytes(), &reply); rec.Code != http.StatusOK || err != nil {
+		t.Fatalf("reply %d %s", rec.Code, rec.Body.String())
+	}
+	return reply.Outputs
 }
 
 func requireTools(t *testing.T) {
