@@ -161,7 +161,7 @@ resource queueService 'Microsoft.Storage/storageAccounts/queueServices@2023-05-0
   name: 'default'
 }
 
-resource queues 'Microsoft.Storage/storageAccounts/queueServices/queues@2023-05-01' = [for name in ['seal', 'seal-poison', 'notifications', 'notifications-poison', 'deliveryupload', 'deliveryupload-poison', 'deliveryinvite', 'deliveryinvite-poison', 'portalpurge', 'portalpurge-poison', 'signeddelivery', 'signeddelivery-poison', 'dispatch', 'dispatch-poison', 'dispatch-record', 'dispatch-record-poison', 'dispatch-finish', 'dispatch-finish-poison', 'dispatch-notify', 'dispatch-notify-poison', 'workflow-notify', 'workflow-notify-poison', 'workflow-seal', 'workflow-seal-poison', 'workflow-callback', 'workflow-callback-poison']: {
+resource queues 'Microsoft.Storage/storageAccounts/queueServices/queues@2023-05-01' = [for name in ['seal', 'seal-poison', 'notifications', 'notifications-poison', 'deliveryupload', 'deliveryupload-poison', 'deliveryinvite', 'deliveryinvite-poison', 'portalpurge', 'portalpurge-poison', 'signeddelivery', 'signeddelivery-poison', 'dispatch', 'dispatch-poison', 'dispatch-record', 'dispatch-record-poison', 'dispatch-finish', 'dispatch-finish-poison', 'dispatch-notify', 'dispatch-notify-poison', 'workflow-notify', 'workflow-notify-poison', 'workflow-seal', 'workflow-seal-poison', 'workflow-callback', 'workflow-callback-poison', 'workflow-trigger', 'workflow-trigger-poison']: {
   parent: queueService
   name: name
 }]

@@ -1,6 +1,7 @@
 package workflowapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -83,6 +84,11 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	x := &workflow.Workflow{ID: a.NewID(), Tenant: p.TenantID, CorrelationID: req.CorrelationID, TemplatePath: pkg.Path,
 		CreatedBy: p.CallerID()}
 	x.Setup = setup
+	x.Setup.Title = cmp.Or(schema.Title, pkg.Name)
+	// the auto-trigger after the seal is checked now, by the rules it will meet then
+	if _, _, err := workflow.PlanTrigger(x); err != nil {
+		return err
+	}
 	ch, err := workflow.Create(x, schema, req.InitialData, now)
 	if err != nil {
 		return err

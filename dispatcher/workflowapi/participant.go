@@ -52,6 +52,12 @@ type statusView struct {
 	CurrentApprovalStage int    `json:"currentApprovalStage"`
 	TotalApprovalStages  int    `json:"totalApprovalStages"`
 	CompletedAt          string `json:"completedAt,omitempty"`
+	// the sealed record and what the auto-trigger started on it, once complete
+	SealedPDFPath string   `json:"sealedPdfPath,omitempty"`
+	SealedPDFHash string   `json:"sealedPdfHash,omitempty"`
+	ESignGroupID  string   `json:"esignGroupId,omitempty"`
+	DeliveryIDs   []string `json:"deliveryIds,omitempty"`
+	TriggerFailed string   `json:"autoTriggerFailed,omitempty"` // the code of a trigger that could not start
 }
 
 func statusOf(x *workflow.Workflow) statusView {
@@ -61,7 +67,8 @@ func statusOf(x *workflow.Workflow) statusView {
 	}
 	return statusView{WorkflowID: x.ID, CorrelationID: x.CorrelationID, State: string(x.State), CurrentStepIndex: x.Step,
 		TotalSteps: x.TotalSteps, ValidationOutcome: string(x.Outcome), CurrentApprovalStage: stage,
-		TotalApprovalStages: x.TotalStages, CompletedAt: stamp(x.CompletedAt)}
+		TotalApprovalStages: x.TotalStages, CompletedAt: stamp(x.CompletedAt), SealedPDFPath: x.SealedPath,
+		SealedPDFHash: x.SealedHash, ESignGroupID: x.ESignGroupID, DeliveryIDs: x.DeliveryIDs, TriggerFailed: x.TriggerFailure}
 }
 
 // get is GET /api/workflow/{workflowId}?token= (participant or reviewer): the portal payload,

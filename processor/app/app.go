@@ -18,6 +18,7 @@ import (
 	"github.com/esign-svc/esign/processor/workflowcallback"
 	"github.com/esign-svc/esign/processor/workflownotify"
 	"github.com/esign-svc/esign/processor/workflowseal"
+	"github.com/esign-svc/esign/processor/workflowtrigger"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/azure/queuestore"
@@ -25,6 +26,7 @@ import (
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/dispatch/batchstore"
 	"github.com/esign-svc/esign/shared/document/documentstore"
+	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/graph"
@@ -141,7 +143,8 @@ type Function struct {
 // handlers), the portal purge (PortalPurge, PortalPurgePoison) and the invitation reconciler
 // (ReconcileInvitations), and the delivery that waited for signing (SignedDelivery,
 // SignedDeliveryPoison), and batch dispatch (Dispatch, DispatchRecord, DispatchRecordPoison,
-// DispatchFinish, DispatchNotify), the workflow seal (WorkflowSeal, WorkflowSealPoison) and the
+// DispatchFinish, DispatchNotify), the workflow seal (WorkflowSeal, WorkflowSealPoison), its
+// auto-trigger (WorkflowTrigger, WorkflowTriggerPoison) and the
 // workflows' terminal callbacks (WorkflowCallback, WorkflowCallbackPoison) and e-mails
 // (WorkflowNotify, WorkflowNotifyPoison).
 // Errors: a wiring mistake (a missing dependency).
@@ -181,6 +184,10 @@ func Functions(d *Deps) ([]Function, error) {
 	if err != nil {
 		return nil, err
 	}
+	// the workflow auto-trigger starts sessions and deliveries as a render does
+	wfTrigger := &workflowtrigger.Job{Workflows: d.Workflows, Now: d.Now, Starter: render.Starter{Sessions: d.Sessions, Delivery: creator,
+		ESign: &esign.Creator{Store: d.Sessions, Docs: blobstore.New(d.Account), Templates: &template.Loader{Blobs: blobstore.New(d.Account)},
+			Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}}}
 	wfSeal := &workflowseal.Job{Workflows: d.Workflows, Templates: &template.Loader{Blobs: blobstore.New(d.Account)},
 		Blobs: blobstore.New(d.Account), Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Now: d.Now}
 	return []Function{
@@ -209,6 +216,8 @@ func Functions(d *Deps) ([]Function, error) {
 		{dispatchjob.FunctionNotifyPoison, funcproto.QueueHandler(batches.HandleNotify)},
 		{workflowseal.FunctionName, funcproto.QueueHandler(wfSeal.Handle)},
 		{workflowseal.PoisonFunctionName, funcproto.QueueHandler(wfSeal.HandlePoison)},
+		{workflowtrigger.FunctionName, funcproto.QueueHandler(wfTrigger.Handle)},
+		{workflowtrigger.PoisonFunctionName, funcproto.QueueHandler(wfTrigger.HandlePoison)},
 		{workflowcallback.FunctionName, funcproto.QueueHandler(wfCallback.Handle)},
 		{workflowcallback.PoisonFunctionName, funcproto.QueueHandler(wfCallback.HandlePoison)},
 		{workflownotify.FunctionName, funcproto.QueueHandler(wfNotify.Handle)},

@@ -1,0 +1,193 @@
+// Package workflowtrigger is the processor's auto-trigger of a sealed workflow record (DESIGN 10,
+// section 9's auto-trigger): when the workflow-seal job completes a workflow whose
+// templateSettings enabled esign or delivery, it queues the workflow's ids on queue QueueName;
+// this job starts, on the sealed PDF (signed/<tenantId>/workflows/<id>.pdf), the signing session
+// under the workflow's correlationId (with the delivery of the signed PDF waiting for it, when
+// both are enabled) or the delivery sessions, through the same use case as a render
+// (render.Starter), queues their invitations, and records workflow.esign_started or
+// workflow.delivery_started.
+//
+// A redelivered message resumes: the session made under the correlationId on the same PDF is
+// found again, the deliveries are made under the key workflow:<id> once. A trigger the creators
+// refuse (the PDF gone, a signer's address refused since the workflow was made) is recorded as
+// workflow.trigger_failed with the refusal's code and acknowledged.
+package workflowtrigger
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/delivery/deliveryqueue"
+	"github.com/esign-svc/esign/shared/effects"
+	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/render"
+	"github.com/esign-svc/esign/shared/workflow"
+	"github.com/esign-svc/esign/shared/workflow/workflowstore"
+)
+
+// Function names and the queue (processor/functions/<Name>/function.json). The function's
+// output bindings are effects.BindingNotify (the signers' invitations) and deliveryqueue's
+// BindingInvite and BindingUpload.
+const (
+	FunctionName       = "WorkflowTrigger"
+	PoisonFunctionName = "WorkflowTriggerPoison"
+	QueueName          = "workflow-trigger"
+)
+
+// Message names the complete workflow.
+type Message struct {
+	WorkflowID string `json:"workflowId"`
+	TenantID   string `json:"tenantId"`
+}
+
+// Workflows is what the job needs of the workflow store (*workflowstore.Store).
+type Workflows interface {
+	Load(ctx context.Context, id string) (*workflow.Workflow, error)
+	Update(ctx context.Context, id string, step func(*workflow.Workflow) (kernel.Change, error)) (*workflow.Workflow, kernel.Change, error)
+}
+
+// Starter carries out an auto-trigger (render.Starter).
+type Starter interface {
+	Start(ctx context.Context, by render.Caller, tr render.Trigger, t render.Target, groupID, deliveryKey string) (render.Started, error)
+}
+
+var (
+	_ Workflows = (*workflowstore.Store)(nil)
+	_ Starter   = render.Starter{}
+)
+
+// Job is the workflow auto-trigger job. Workflows and Starter are required.
+type Job struct {
+	Workflows Workflows
+	Starter   Starter
+	Now       func() time.Time // default time.Now
+}
+
+var systemActor = kernel.Actor{Kind: "system", ID: "workflow-trigger"}
+
+// DeliveryKey is the idempotency key of the deliveries of workflow id's sealed record.
+func DeliveryKey(id string) string { return "workflow:" + id }
+
+func (j *Job) now() time.Time {
+	if j.Now == nil {
+		return time.Now().UTC()
+	}
+	return j.Now().UTC()
+}
+
+// Handle is the WorkflowTrigger queue function. Replies: nil once the session or the
+// deliveries are started and recorded (their invitations queued), or when nothing is left to
+// start (the trigger ended, the workflow is gone or not complete); nil after recording
+// workflow.trigger_failed when the creators refuse the trigger; Permanent for a message without
+// ids or of another tenant; a plain error (retried by the host, then poisoned) when storage
+// fails.
+func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
+	w, err := j.load(ctx, qm)
+	if err != nil || w == nil {
+		return err
+	}
+	tr, target, err := workflow.PlanTrigger(w)
+	if err == nil && tr.None() {
+		funcproto.Logf(ctx, "workflow-trigger: %s has nothing to start; message acknowledged", w.ID)
+		return nil
+	}
+	var st render.Started
+	if err == nil {
+		by := render.Caller{TenantID: w.Tenant, CallerID: w.CreatedBy, Actor: systemActor}
+		st, err = j.Starter.Start(ctx, by, tr, target, w.ESignGroupID, DeliveryKey(w.ID))
+	}
+	if k := apperr.KindOf(err); k == apperr.KindInvalid || k == apperr.KindConflict || k == apperr.KindTooLarge {
+		return j.fail(ctx, w.ID, err)
+	}
+	if err != nil {
+		return err
+	}
+	var groupID string
+	var deliveryIDs []string
+	switch {
+	case st.ESign != nil:
+		groupID = st.ESign.Session.GroupID
+		if st.ESignNew {
+			if err := effects.Emit(ctx, st.ESign.Session, st.ESign.Slots, st.ESign.Change, false); err != nil {
+				return err
+			}
+		}
+	case st.Delivery != nil:
+		deliveryIDs = st.Delivery.DeliveryIDs
+		if err := deliveryqueue.Add(ctx, *st.Delivery, st.DeliveryMode, w.Tenant); err != nil {
+			return err
+		}
+	}
+	err = j.record(ctx, w.ID, func(w *workflow.Workflow) (kernel.Change, error) {
+		return w.TriggerStarted(groupID, deliveryIDs, j.now())
+	})
+	if err == nil {
+		funcproto.Logf(ctx, "workflow-trigger: %s: signing session %q, %d delivery session(s) started", w.ID, groupID, len(deliveryIDs))
+	}
+	return err
+}
+
+// HandlePoison is the WorkflowTriggerPoison queue function: the host gave up on the message. It
+// records workflow.trigger_failed (retries_exhausted) unless the trigger ended.
+func (j *Job) HandlePoison(ctx context.Context, qm funcproto.QueueMessage) error {
+	w, err := j.load(ctx, qm)
+	if err != nil || w == nil {
+		return err
+	}
+	return j.fail(ctx, w.ID, apperr.New(apperr.KindInternal, "retries_exhausted", "the auto-trigger failed after its retries"))
+}
+
+// fail records workflow.trigger_failed with cause's code and acknowledges.
+func (j *Job) fail(ctx context.Context, id string, cause error) error {
+	code := "trigger_failed"
+	if e, ok := apperr.As(cause); ok {
+		code = e.Code
+	}
+	funcproto.Logf(ctx, "workflow-trigger: %s: the auto-trigger cannot start (%s)", id, code)
+	return j.record(ctx, id, func(w *workflow.Workflow) (kernel.Change, error) { return w.TriggerFailed(code, j.now()) })
+}
+
+// record applies step; a trigger that ended meanwhile (another delivery of the message) is not
+// an error.
+func (j *Job) record(ctx context.Context, id string, step func(*workflow.Workflow) (kernel.Change, error)) error {
+	_, _, err := j.Workflows.Update(ctx, id, func(w *workflow.Workflow) (kernel.Change, error) {
+		ch, err := step(w)
+		ch.By(systemActor)
+		return ch, err
+	})
+	if errors.Is(err, workflow.ErrInvalidState) {
+		return nil
+	}
+	return err
+}
+
+// load reads the message's workflow: nil when it is gone, not complete, or its trigger ended
+// (acknowledged).
+func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (*workflow.Workflow, error) {
+	var m Message
+	if err := qm.Decode(&m); err != nil {
+		return nil, err
+	}
+	if m.WorkflowID == "" || m.TenantID == "" {
+		return nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("workflowId", "workflowId and tenantId are required")))
+	}
+	w, err := j.Workflows.Load(ctx, m.WorkflowID)
+	if errors.Is(err, workflowstore.ErrNotFound) {
+		funcproto.Logf(ctx, "workflow-trigger: no workflow %s; message acknowledged", m.WorkflowID)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if w.Tenant != m.TenantID {
+		return nil, funcproto.TenantMismatch("workflow")
+	}
+	if w.State != workflow.StateComplete || w.Triggered() {
+		funcproto.Logf(ctx, "workflow-trigger: %s is %s, trigger ended %v; message acknowledged", w.ID, w.State, w.Triggered())
+		return nil, nil
+	}
+	return w, nil
+}
