@@ -345,7 +345,10 @@ func (j *Job) produce(ctx context.Context, w *workflow.Workflow, pkg *template.P
 		return nil, nil, fail("record_page", err)
 	}
 	signed, err := pades.SignDoc(ctx, d, pades.Options{Signer: j.Key.Signer, Chain: j.Key.Chain, TSAURL: j.TSAURL,
-		Name: "esign seal", Reason: "Workflow record sealed", Info: &info})
+		Name: "esign seal", Reason: "Workflow record sealed", Info: &info,
+		// a record the auto-trigger signs next is sealed with an approval signature: a
+		// certification (no changes allowed) would void the signatures that follow
+		Approval: len(w.Setup.ESign) > 0})
 	if err != nil {
 		return nil, nil, fmt.Errorf("workflow-seal: signing: %w", err)
 	}

@@ -259,7 +259,10 @@ func TestWorkflowHappyPath(t *testing.T) {
 	wantWF(t, wfJWT(t, "POST", wf.ID, "/approve", "Workflow.Approver", nil), 200, "sealing")
 	st := sealed(t, wf.ID)
 	calledBack(t, wf.ID, st.str("correlationId"), "complete")
-	pdf, _, err := blobstore.New(storageAccount(t)).ReadAll(context.Background(), "signed", "workflows/"+wf.ID+".pdf", 64<<20)
+	if st.str("sealedPdfPath") != "signed/"+tenantA+"/workflows/"+wf.ID+".pdf" || st.str("esignGroupId") != "" {
+		t.Fatalf("status %s", st.Raw)
+	}
+	pdf, _, err := blobstore.New(storageAccount(t)).ReadAll(context.Background(), "signed", tenantA+"/workflows/"+wf.ID+".pdf", 64<<20)
 	if err != nil || !strings.HasPrefix(string(pdf), "%PDF-") {
 		t.Fatalf("sealed PDF: %d bytes, %v", len(pdf), err)
 	}

@@ -75,13 +75,9 @@ func (h *Host) call(ctx context.Context, f *function, id string, data, metadata 
 	if err != nil {
 		return nil, fmt.Errorf("read handler reply: %w", err)
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, fmt.Errorf("handler replied %d", resp.StatusCode)
-	}
 	var r reply
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("handler reply is not JSON (%d bytes): %v", len(raw), err)
-	}
+	jsonErr := json.Unmarshal(raw, &r)
+	// the logs of a failed invocation are printed too, as the host does: they say why it failed
 	for _, l := range r.Logs {
 		var s string
 		if json.Unmarshal(l, &s) != nil {
@@ -90,6 +86,12 @@ func (h *Host) call(ctx context.Context, f *function, id string, data, metadata 
 		for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
 			h.log.printf("%s %s", prefix, line)
 		}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, fmt.Errorf("handler replied %d", resp.StatusCode)
+	}
+	if jsonErr != nil {
+		return nil, fmt.Errorf("handler reply is not JSON (%d bytes): %v", len(raw), jsonErr)
 	}
 	return &r, nil
 }

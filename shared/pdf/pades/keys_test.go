@@ -1,12 +1,17 @@
 package pades
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"software.sslmate.com/src/go-pkcs12"
@@ -99,5 +104,48 @@ func TestSignPDFWithTimestamp(t *testing.T) {
 	_, err = SignPDF(context.Background(), src, Options{Signer: key, Chain: []*x509.Certificate{cert}, TSAURL: "http://127.0.0.1:1/tsa"})
 	if !errors.Is(err, cms.ErrTimestamp) {
 		t.Fatalf("want ErrTimestamp, got %v", err)
+	}
+}
+
+// An approval seal leaves the document open for another signature: the next seal on a signed
+// document is an approval signature too (a certification must be the first), under its own
+// field name, and the last one verifies over the whole file.
+func TestApprovalSealThenAnother(t *testing.T) {
+	t.Parallel()
+	src := fixture.PDF(t, 3, fixture.TemplateFields, 0)
+	key, cert := tsatest.NewCert(t, "seal", 2048)
+	o := Options{Signer: key, Chain: []*x509.Certificate{cert}}
+	approval := o
+	approval.Approval = true
+	first, err := SignPDF(context.Background(), src, approval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := verify.Verify(first, verify.Options{Trust: []*x509.Certificate{cert}})
+	if err != nil || res.DocMDP != 0 || !res.Trusted {
+		t.Fatalf("approval seal: %+v, %v", res, err)
+	}
+	second, err := SignPDF(context.Background(), first, o) // not asked, but the document is signed
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(second, first) {
+		t.Fatal("the second seal rewrote the first revision")
+	}
+	if bytes.Contains(second[len(first):], []byte("/Perms")) || !bytes.Contains(second[len(first):], []byte("("+FieldName+"_2)")) {
+		t.Fatalf("second revision:\n%s", second[len(first):min(len(second), len(first)+2000)])
+	}
+	if res, err := verify.Verify(second, verify.Options{Trust: []*x509.Certificate{cert}}); err != nil || res.DocMDP != 0 {
+		t.Fatalf("second seal: %+v, %v", res, err)
+	}
+	if _, err := exec.LookPath("pdfsig"); err == nil {
+		p := filepath.Join(t.TempDir(), "two.pdf")
+		if err := os.WriteFile(p, second, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := exec.Command("pdfsig", p).CombinedOutput()
+		if strings.Count(string(out), "Signature is Valid.") != 2 {
+			t.Fatalf("pdfsig:\n%s", out)
+		}
 	}
 }

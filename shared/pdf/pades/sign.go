@@ -1,7 +1,9 @@
 // Package pades seals a PDF with a PAdES baseline signature: SubFilter ETSI.CAdES.detached,
 // written as an incremental update (the input bytes are untouched), an invisible signature
 // field and widget on page 1, /ByteRange over the whole file but the /Contents value, and a
-// DocMDP certification (P 1: no further changes allowed). The CMS comes from package cms and
+// DocMDP certification (P 1: no further changes allowed), unless the seal is an approval
+// signature: asked for (a sealed record that is signed next), or on a document that carries a
+// signature already (a certification must be a document's first signature). The CMS comes from package cms and
 // is produced through a crypto.Signer so that a Key Vault key can sign; an optional RFC 3161
 // timestamp is added as signature-time-stamp-token.
 package pades
@@ -40,6 +42,9 @@ type Options struct {
 	Time time.Time
 	// Info, when set, becomes the trailer's /Info.
 	Info *types.IndirectRef
+	// Approval seals without the DocMDP certification, so that later revisions may sign the
+	// document again. A document that carries a signature is always sealed so.
+	Approval bool
 }
 
 // ErrContentsTooSmall is returned when the CMS does not fit the reserved /Contents space.
@@ -122,6 +127,25 @@ func prepare(d *pdfdoc.Doc, o Options, reserve int) ([]byte, [4]int, error) {
 	if when.IsZero() {
 		when = time.Now()
 	}
+	af, err := d.DerefDict(cat["AcroForm"])
+	if err != nil {
+		return nil, br, err
+	}
+	if af == nil {
+		af = types.Dict{}
+	} else {
+		af = af.Clone().(types.Dict)
+	}
+	fv, err := d.Deref(af["Fields"])
+	if err != nil {
+		return nil, br, err
+	}
+	fields, _ := fv.(types.Array)
+	name, signed, err := fieldName(d, fields)
+	if err != nil {
+		return nil, br, err
+	}
+	certify := !o.Approval && !signed
 	sigRef := d.Alloc()
 	sigDict := types.Dict{
 		"Type":      types.Name("Sig"),
@@ -130,11 +154,13 @@ func prepare(d *pdfdoc.Doc, o Options, reserve int) ([]byte, [4]int, error) {
 		"ByteRange": types.Array{types.Integer(0), types.Integer(brPlaceholder), types.Integer(brPlaceholder), types.Integer(brPlaceholder)},
 		"Contents":  types.HexLiteral(bytes.Repeat([]byte("0"), 2*reserve)),
 		"M":         types.StringLiteral(pdfDate(when)),
-		"Reference": types.Array{types.Dict{
+	}
+	if certify {
+		sigDict["Reference"] = types.Array{types.Dict{
 			"Type":            types.Name("SigRef"),
 			"TransformMethod": types.Name("DocMDP"),
 			"TransformParams": types.Dict{"Type": types.Name("TransformParams"), "P": types.Integer(1), "V": types.Name("1.2")},
-		}},
+		}}
 	}
 	if o.Name != "" {
 		sigDict["Name"] = types.StringLiteral(types.EncodeUTF16String(o.Name))
@@ -150,7 +176,7 @@ func prepare(d *pdfdoc.Doc, o Options, reserve int) ([]byte, [4]int, error) {
 	}
 	widget := d.Add(types.Dict{
 		"Type": types.Name("Annot"), "Subtype": types.Name("Widget"), "FT": types.Name("Sig"),
-		"T": types.StringLiteral(FieldName), "V": sigRef, "Rect": types.NewNumberArray(0, 0, 0, 0),
+		"T": types.StringLiteral(name), "V": sigRef, "Rect": types.NewNumberArray(0, 0, 0, 0),
 		"F": types.Integer(132), "P": first.Ref,
 	})
 	annots, err := d.Deref(first.Dict["Annots"])
@@ -161,20 +187,6 @@ func prepare(d *pdfdoc.Doc, o Options, reserve int) ([]byte, [4]int, error) {
 	first.Dict["Annots"] = append(append(types.Array{}, aa...), widget)
 	d.Set(first.Ref, first.Dict)
 
-	af, err := d.DerefDict(cat["AcroForm"])
-	if err != nil {
-		return nil, br, err
-	}
-	if af == nil {
-		af = types.Dict{}
-	} else {
-		af = af.Clone().(types.Dict)
-	}
-	fv, err := d.Deref(af["Fields"])
-	if err != nil {
-		return nil, br, err
-	}
-	fields, _ := fv.(types.Array)
 	af["Fields"] = append(append(types.Array{}, fields...), widget)
 	af["SigFlags"] = types.Integer(3)
 	if r, ok := cat["AcroForm"].(types.IndirectRef); ok {
@@ -182,7 +194,9 @@ func prepare(d *pdfdoc.Doc, o Options, reserve int) ([]byte, [4]int, error) {
 	} else {
 		cat["AcroForm"] = af
 	}
-	cat["Perms"] = types.Dict{"DocMDP": sigRef}
+	if certify {
+		cat["Perms"] = types.Dict{"DocMDP": sigRef}
+	}
 	d.Set(catRef, cat)
 
 	upd, err := d.Update(o.Info)
@@ -241,4 +255,28 @@ func digestParts(base, upd []byte, br [4]int) [32]byte {
 	var s [32]byte
 	copy(s[:], h.Sum(nil))
 	return s
+}
+
+// fieldName is the seal's field name, FieldName unless a top-level field has it already (then
+// FieldName_2, _3...), and whether a top-level signature field carries a signature.
+func fieldName(d *pdfdoc.Doc, fields types.Array) (string, bool, error) {
+	taken := map[string]bool{}
+	signed := false
+	for _, f := range fields {
+		fd, err := d.DerefDict(f)
+		if err != nil {
+			return "", false, err
+		}
+		if t, ok := fd["T"].(types.StringLiteral); ok {
+			taken[string(t)] = true
+		}
+		if ft, ok := fd["FT"].(types.Name); ok && ft == "Sig" && fd["V"] != nil {
+			signed = true
+		}
+	}
+	name := FieldName
+	for i := 2; taken[name]; i++ {
+		name = fmt.Sprintf("%s_%d", FieldName, i)
+	}
+	return name, signed, nil
 }

@@ -78,17 +78,15 @@ func verifyPDF(pdf []byte, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fail("no catalog: %v", err)
 	}
-	perms, err := ctx.DereferenceDict(cat["Perms"])
-	if err != nil || perms == nil {
-		return nil, fail("the document is not certified: no /Perms /DocMDP")
-	}
-	sig, err := ctx.DereferenceDict(perms["DocMDP"])
-	if err != nil || sig == nil {
-		return nil, fail("the document is not certified: /Perms has no /DocMDP signature")
-	}
 	res := &Result{}
-	if res.DocMDP, err = docMDP(ctx, sig); err != nil {
+	sig, err := seal(ctx, cat, len(pdf))
+	if err != nil {
 		return nil, err
+	}
+	if _, certified := cat["Perms"]; certified {
+		if res.DocMDP, err = docMDP(ctx, sig); err != nil {
+			return nil, err
+		}
 	}
 	if sf := sig.NameEntry("SubFilter"); sf != nil {
 		res.SubFilter = *sf
@@ -222,4 +220,49 @@ func byteRange(ctx *model.Context, sig types.Dict, pdf []byte) ([]byte, []byte, 
 	signed := make([]byte, 0, br[1]+br[3])
 	signed = append(append(signed, pdf[:br[1]]...), pdf[br[2]:]...)
 	return contents, signed, nil
+}
+
+// seal is the signature to verify: the DocMDP certification of a certified document; else (a
+// sealed workflow record that was signed next carries approval signatures only) the signature
+// whose /ByteRange ends at the end of the file, the last revision's.
+func seal(ctx *model.Context, cat types.Dict, size int) (types.Dict, error) {
+	if _, certified := cat["Perms"]; certified {
+		perms, err := ctx.DereferenceDict(cat["Perms"])
+		if err != nil || perms == nil {
+			return nil, fail("the document is not certified: /Perms is not a dictionary")
+		}
+		sig, err := ctx.DereferenceDict(perms["DocMDP"])
+		if err != nil || sig == nil {
+			return nil, fail("the document is not certified: /Perms has no /DocMDP signature")
+		}
+		return sig, nil
+	}
+	af, err := ctx.DereferenceDict(cat["AcroForm"])
+	if err != nil || af == nil {
+		return nil, fail("the document is not sealed: no certification and no signature field")
+	}
+	fields, err := ctx.DereferenceArray(af["Fields"])
+	if err != nil {
+		return nil, fail("the document's /AcroForm /Fields is not an array")
+	}
+	for _, f := range fields {
+		fd, err := ctx.DereferenceDict(f)
+		if err != nil || fd == nil || fd.NameEntry("FT") == nil || *fd.NameEntry("FT") != "Sig" {
+			continue
+		}
+		sig, err := ctx.DereferenceDict(fd["V"])
+		if err != nil || sig == nil {
+			continue
+		}
+		br, err := ctx.DereferenceArray(sig["ByteRange"])
+		if err != nil || len(br) != 4 {
+			continue
+		}
+		if a, ok := br[2].(types.Integer); ok {
+			if b, ok := br[3].(types.Integer); ok && int(a)+int(b) == size {
+				return sig, nil
+			}
+		}
+	}
+	return nil, fail("the document is not sealed: no certification and no signature over the whole file")
 }
