@@ -229,7 +229,7 @@ resource vaultAdmin 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
 }
 
 // Secrets are set after deployment (see infra/README.md); the apps reference them by name.
-var secretNames = ['token-keys', 'pii-hash-key', 'pii-enc-keys', 'portal-callback-secrets', 'licence', 'seal-pkcs12', 'seal-pkcs12-password', 'notification-service-key', 'smtp-password']
+var secretNames = ['token-keys', 'pii-hash-key', 'pii-enc-keys', 'portal-callback-secrets', 'licence', 'seal-pkcs12', 'seal-pkcs12-password', 'notification-service-key', 'smtp-password', 'webhook-secrets']
 var kvRef = reduce(secretNames, {}, (acc, name) => union(acc, { '${name}': '@Microsoft.KeyVault(VaultName=${vault.name};SecretName=${name})' }))
 
 resource insights 'Microsoft.Insights/components@2020-02-02' = {
@@ -350,6 +350,8 @@ resource processor 'Microsoft.Web/sites@2023-12-01' = {
         { name: 'PORTAL_API_URL', value: portalApiUrl }
         { name: 'PORTAL_CALLBACK_SECRETS', value: kvRef['portal-callback-secrets'] }
         { name: 'DISPATCH_APPROVERS', value: dispatchApprovers }
+        // The workflows' terminal callbacks, signed with the operator's webhook secrets.
+        { name: 'WEBHOOK_SECRETS', value: kvRef['webhook-secrets'] }
       ])
     }
   }

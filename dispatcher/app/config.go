@@ -50,8 +50,9 @@ const (
 	SettingTrustedProxyHops = "TRUSTED_PROXY_HOPS" // the proxies that append to X-Forwarded-For
 	// SettingAllowSelfApproval lets a batch's submitter decide it.
 	SettingAllowSelfApproval = "DISPATCH_ALLOW_SELF_APPROVAL"
-	// SettingCallbackLoopback admits loopback workflow callbackUrls over http (development).
-	SettingCallbackLoopback = "WORKFLOW_CALLBACK_ALLOW_LOOPBACK"
+	// SettingCallbackLoopback admits loopback workflow callbackUrls over http (development): the
+	// processor's callback job reads the same setting, so one switch governs the one URL policy.
+	SettingCallbackLoopback = "WEBHOOK_ALLOW_LOOPBACK"
 )
 
 // MaxTrustedProxyHops bounds TRUSTED_PROXY_HOPS.

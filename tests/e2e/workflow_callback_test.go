@@ -14,8 +14,8 @@ import (
 )
 
 // wfHook receives the workflows' terminal callbacks: the processor's workflow-callback job posts
-// them, signed with WEBHOOK_SECRETS, to this loopback server (allowed by the loopback settings
-// of both apps).
+// them, signed with WEBHOOK_SECRETS, to this loopback server (allowed by WEBHOOK_ALLOW_LOOPBACK,
+// which both apps read).
 var wfHook struct {
 	srv    *httptest.Server
 	secret string
@@ -43,7 +43,6 @@ func init() {
 	}))
 	extraSettings["WEBHOOK_SECRETS"] = wfHook.secret
 	extraSettings["WEBHOOK_ALLOW_LOOPBACK"] = "true"
-	extraSettings["WORKFLOW_CALLBACK_ALLOW_LOOPBACK"] = "true"
 }
 
 // wfCallbackURL is the receiver's URL for a create body's callbackUrl.
