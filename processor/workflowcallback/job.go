@@ -19,7 +19,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/webhook"
@@ -175,20 +174,10 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (Message, *wo
 	if err := qm.Decode(&m); err != nil {
 		return m, nil, err
 	}
-	if m.WorkflowID == "" || m.TenantID == "" {
-		return m, nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("workflowId", "workflowId and tenantId are required")))
-	}
 	m.Attempt = max(m.Attempt, 1)
-	w, err := j.Workflows.Load(ctx, m.WorkflowID)
-	if errors.Is(err, workflowstore.ErrNotFound) {
-		funcproto.Logf(ctx, "workflow-callback: no workflow %s; message acknowledged", m.WorkflowID)
-		return m, nil, nil
-	}
-	if err != nil {
+	w, err := workflowstore.Named(ctx, j.Workflows, "workflow-callback", m.WorkflowID, m.TenantID)
+	if err != nil || w == nil {
 		return m, nil, err
-	}
-	if w.Tenant != m.TenantID {
-		return m, nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the message's tenant is not the workflow's"))
 	}
 	if !w.State.Terminal() || w.Setup.CallbackURL == "" {
 		funcproto.Logf(ctx, "workflow-callback: %s (%s) has no callback to post; message acknowledged", w.ID, w.State)

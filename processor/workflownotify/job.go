@@ -153,26 +153,13 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (workflow.Not
 	if err := qm.Decode(&m); err != nil {
 		return m, nil, err
 	}
-	if m.WorkflowID == "" || m.TenantID == "" {
-		return m, nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("workflowId", "workflowId and tenantId are required")))
-	}
 	switch m.Kind {
 	case workflow.NotifyInvitation, workflow.NotifyChanges, workflow.NotifyApproval:
 	default:
 		return m, nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("kind", "must be workflow_invitation, workflow_changes or workflow_approval")))
 	}
-	w, err := j.Workflows.Load(ctx, m.WorkflowID)
-	if errors.Is(err, workflowstore.ErrNotFound) {
-		funcproto.Logf(ctx, "workflow-notify: no workflow %s; message acknowledged", m.WorkflowID)
-		return m, nil, nil
-	}
-	if err != nil {
-		return m, nil, err
-	}
-	if w.Tenant != m.TenantID {
-		return m, nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the message's tenant is not the workflow's"))
-	}
-	return m, w, nil
+	w, err := workflowstore.Named(ctx, j.Workflows, "workflow-notify", m.WorkflowID, m.TenantID)
+	return m, w, err
 }
 
 // compose builds the message's e-mails, or a reason not to send.

@@ -244,19 +244,9 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (*workflow.Wo
 	if err := qm.Decode(&m); err != nil {
 		return nil, err
 	}
-	if m.WorkflowID == "" || m.TenantID == "" {
-		return nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("workflowId", "workflowId and tenantId are required")))
-	}
-	w, err := j.Workflows.Load(ctx, m.WorkflowID)
-	if errors.Is(err, workflowstore.ErrNotFound) {
-		funcproto.Logf(ctx, "workflow-seal: no workflow %s; message acknowledged", m.WorkflowID)
-		return nil, nil
-	}
-	if err != nil {
+	w, err := workflowstore.Named(ctx, j.Workflows, "workflow-seal", m.WorkflowID, m.TenantID)
+	if err != nil || w == nil {
 		return nil, err
-	}
-	if w.Tenant != m.TenantID {
-		return nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the message's tenant is not the workflow's"))
 	}
 	if w.State != workflow.StateSealing && w.State != workflow.StateComplete {
 		funcproto.Logf(ctx, "workflow-seal: %s is %s, not sealing; message acknowledged", w.ID, w.State)

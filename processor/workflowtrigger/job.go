@@ -171,19 +171,9 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (*workflow.Wo
 	if err := qm.Decode(&m); err != nil {
 		return nil, err
 	}
-	if m.WorkflowID == "" || m.TenantID == "" {
-		return nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("workflowId", "workflowId and tenantId are required")))
-	}
-	w, err := j.Workflows.Load(ctx, m.WorkflowID)
-	if errors.Is(err, workflowstore.ErrNotFound) {
-		funcproto.Logf(ctx, "workflow-trigger: no workflow %s; message acknowledged", m.WorkflowID)
-		return nil, nil
-	}
-	if err != nil {
+	w, err := workflowstore.Named(ctx, j.Workflows, "workflow-trigger", m.WorkflowID, m.TenantID)
+	if err != nil || w == nil {
 		return nil, err
-	}
-	if w.Tenant != m.TenantID {
-		return nil, funcproto.TenantMismatch("workflow")
 	}
 	if w.State != workflow.StateComplete || w.Triggered() {
 		funcproto.Logf(ctx, "workflow-trigger: %s is %s, trigger ended %v; message acknowledged", w.ID, w.State, w.Triggered())

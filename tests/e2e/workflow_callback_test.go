@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/esign-svc/esign/shared/callbacksig"
 )
 
@@ -22,11 +24,17 @@ var wfHook struct {
 	mu     sync.Mutex
 	got    map[string][]map[string]any // by workflowId, the verified bodies
 	bad    int                         // posts whose signature did not verify
+	failed map[string][]string         // by workflowId, the Idempotency-Keys of the posts answered 500
 }
+
+// failFirstPrefix: the receiver answers the first post of a workflow whose correlationId starts
+// with it 500, as a receiver that is down for a moment.
+const failFirstPrefix = "retry500-"
 
 func init() {
 	wfHook.secret = strings.Repeat("wf-callback-secret-", 3)
 	wfHook.got = map[string][]map[string]any{}
+	wfHook.failed = map[string][]string{}
 	wfHook.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var m map[string]any
@@ -38,6 +46,12 @@ func init() {
 			return
 		}
 		id, _ := m["workflowId"].(string)
+		if corr, _ := m["correlationId"].(string); strings.HasPrefix(corr, failFirstPrefix) && len(wfHook.failed[id]) == 0 {
+			wfHook.failed[id] = append(wfHook.failed[id], r.Header.Get("Idempotency-Key"))
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		m["idempotencyKey"] = r.Header.Get("Idempotency-Key")
 		wfHook.got[id] = append(wfHook.got[id], m)
 		w.WriteHeader(http.StatusNoContent)
 	}))
@@ -51,7 +65,12 @@ func wfCallbackURL() string { return wfHook.srv.URL + "/workflow-callback" }
 // calledBack waits for the callback of workflow id and checks its state and correlationId.
 func calledBack(t testing.TB, id, corr, state string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	calledBackWithin(t, id, corr, state, 30*time.Second)
+}
+
+func calledBackWithin(t testing.TB, id, corr, state string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		wfHook.mu.Lock()
 		got := wfHook.got[id]
@@ -66,4 +85,23 @@ func calledBack(t testing.TB, id, corr, state string) {
 		time.Sleep(300 * time.Millisecond)
 	}
 	t.Fatalf("no callback of workflow %s", id)
+}
+
+// TestWorkflowCallbackRetriedAfter500: the receiver answers the first post 500; the callback
+// job posts again after its first back-off (a minute), with the same body and Idempotency-Key,
+// and the receiver's 204 ends it.
+func TestWorkflowCallbackRetriedAfter500(t *testing.T) {
+	t.Parallel()
+	body := wfBody(wfPackage(t, false))
+	body["correlationId"] = failFirstPrefix + uuid.NewString()
+	body["callbackUrl"] = wfCallbackURL()
+	wf := createWorkflow(t, tenantA, body)
+	wantWF(t, wfJWT(t, "POST", wf.ID, "/cancel", "Esign.Initiator", nil), 200, "cancelled")
+	calledBackWithin(t, wf.ID, body["correlationId"].(string), "cancelled", 3*time.Minute)
+	wfHook.mu.Lock()
+	defer wfHook.mu.Unlock()
+	failed, got := wfHook.failed[wf.ID], wfHook.got[wf.ID]
+	if len(failed) != 1 || len(got) != 1 || failed[0] == "" || got[0]["idempotencyKey"] != failed[0] {
+		t.Fatalf("posts answered 500: %v; delivered: %v", failed, got)
+	}
 }

@@ -127,6 +127,7 @@ func devValues(t *testing.T) (map[string]string, map[string]string) {
 			"token-keys": env["TOKEN_KEYS"], "pii-hash-key": env["PII_HASH_KEY"], "pii-enc-keys": env["PII_ENC_KEYS"],
 			"portal-callback-secrets": env["PORTAL_CALLBACK_SECRETS"], "licence": strings.TrimSpace(string(lic)),
 			"seal-pkcs12-password": "pw", "notification-service-key": strings.Repeat("k", 40), "smtp-password": "relay-password",
+			"webhook-secrets": strings.Repeat("w", 40),
 		}
 		fixtures.params = map[string]string{
 			"portalUrl": "https://portal.example", "portalApiUrl": "https://portal.example/api",
