@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/csv"
 	"net/http"
 	"net/url"
@@ -12,7 +14,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/outbox"
 	"github.com/esign-svc/esign/shared/tokens"
@@ -208,6 +209,29 @@ func sealed(t testing.TB, id string) reply {
 	}
 }
 
+// sealedText checks the sealed record of a complete workflow's status (its stored hash, pdfsig
+// and qpdf) and returns its text, white space folded.
+func sealedText(t *testing.T, st reply) string {
+	t.Helper()
+	sealRequireTools(t)
+	pdf, _ := sealDownload(t, st.str("sealedPdfPath"))
+	if sum := sha256.Sum256(pdf); st.str("sealedPdfHash") != "sha256:"+hex.EncodeToString(sum[:]) {
+		t.Fatalf("the sealed PDF's hash is not the status's %s", st.str("sealedPdfHash"))
+	}
+	path := sealWriteTemp(t, t.TempDir(), "sealed.pdf", pdf)
+	if out, _ := sealRun("pdfsig", path); !strings.Contains(out, "Signature is Valid.") || !strings.Contains(out, "Total document signed") {
+		t.Fatalf("pdfsig:\n%s", out)
+	}
+	if out, err := sealRun("qpdf", "--check", path); err != nil {
+		t.Fatalf("qpdf --check: %v\n%s", err, out)
+	}
+	out, err := sealRun("pdftotext", "-enc", "UTF-8", path, "-")
+	if err != nil {
+		t.Fatalf("pdftotext: %v\n%s", err, out)
+	}
+	return strings.Join(strings.Fields(out), " ")
+}
+
 // fill saves both steps (spend as given) and advances twice.
 func fill(t testing.TB, wf wfCreated, name string, spend float64) reply {
 	t.Helper()
@@ -262,9 +286,11 @@ func TestWorkflowHappyPath(t *testing.T) {
 	if st.str("sealedPdfPath") != "signed/"+tenantA+"/workflows/"+wf.ID+".pdf" || st.str("esignGroupId") != "" {
 		t.Fatalf("status %s", st.Raw)
 	}
-	pdf, _, err := blobstore.New(storageAccount(t)).ReadAll(context.Background(), "signed", tenantA+"/workflows/"+wf.ID+".pdf", 64<<20)
-	if err != nil || !strings.HasPrefix(string(pdf), "%PDF-") {
-		t.Fatalf("sealed PDF: %d bytes, %v", len(pdf), err)
+	text := sealedText(t, st)
+	for _, want := range []string{"Workflow record", `=HYPERLINK("x")`, "50", "approve at stage 1 (Finance)", "approve at stage 2 (Legal)", "fine"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the sealed record lacks %q:\n%s", want, text)
+		}
 	}
 	if st.str("completedAt") == "" || st.JSON["totalSteps"] != 2.0 || st.JSON["totalApprovalStages"] != 2.0 {
 		t.Fatalf("status %s", st.Raw)
@@ -345,6 +371,27 @@ func TestWorkflowGovernanceException(t *testing.T) {
 		t.Fatalf("the reviewer's payload: %d %s", p.Status, p.Raw)
 	}
 	wantWF(t, wfCall(t, "POST", wf.ID, "/reject", legal, map[string]any{"comment": "no"}), 200, "rejected")
+}
+
+// TestWorkflowExceptionSealed: both stages pass the failed rule by approve-with-exception; the
+// sealed record holds the values, the failed rule, every decision and each justification
+// verbatim.
+func TestWorkflowExceptionSealed(t *testing.T) {
+	t.Parallel()
+	wf := createWorkflow(t, tenantA, wfBody(wfPackage(t, true)))
+	wantWF(t, fill(t, wf, "Ωmega Supplies", 500), 200, "pending-approval")
+	finance := mintReviewer(t, wf.ID, notified(t, wf.ID, workflow.NotifyApproval).Reviewer)
+	why := "Strategic supplier — «единственный»; CFO agreed on 2026-11-20."
+	wantWF(t, wfCall(t, "POST", wf.ID, "/governance-decision", finance, map[string]any{"decision": "approve-with-exception", "justification": why}), 200, "pending-approval")
+	legal := mintReviewer(t, wf.ID, notified(t, wf.ID, workflow.NotifyApproval).Reviewer)
+	wantWF(t, wfCall(t, "POST", wf.ID, "/governance-decision", legal, map[string]any{"decision": "approve-with-exception", "justification": "Legal agrees."}), 200, "sealing")
+	text := sealedText(t, sealed(t, wf.ID))
+	for _, want := range []string{"Ωmega Supplies", "500", "Spend above 100 needs an exception", "approve-with-exception at stage 1 (Finance)",
+		"approve-with-exception at stage 2 (Legal)", why, "Legal agrees."} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the sealed record lacks %q:\n%s", want, text)
+		}
+	}
 }
 
 // TestWorkflowRequestChangesEscalateCancel: escalate passes Finance's first approver (its token
