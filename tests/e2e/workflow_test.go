@@ -3,8 +3,8 @@ package e2e
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/csv"
+	"encoding/hex"
 	"net/http"
 	"net/url"
 	"strings"
