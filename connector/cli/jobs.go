@@ -9,7 +9,6 @@ import (
 	"github.com/esign-svc/esign/connector/jobs"
 )
 
-
 func cmdJobs(ctx context.Context, a *app, args []string) error {
 	return sub(ctx, a, "jobs", args, map[string]command{
 		"list": jobsList, "show": jobsShow, "work": jobsWork, "retry": jobsRetry, "purge": jobsPurge, "uploads": jobsUploads,

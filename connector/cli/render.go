@@ -33,10 +33,10 @@ const (
 
 type renderFlags struct {
 	template, data, profile, corr, settingsFile, textCols string
-	generatedBy, sourceSystem, mode, at                  string
-	approvers                                            listFlag
-	approval, yes                                        bool
-	maxRetries                                           int
+	generatedBy, sourceSystem, mode, at                   string
+	approvers                                             listFlag
+	approval, yes                                         bool
+	maxRetries                                            int
 }
 
 func cmdRender(ctx context.Context, a *app, args []string) error {
