@@ -119,7 +119,10 @@ func TestSignLocalPDF(t *testing.T) {
 		} `json:"upload"`
 		Session struct {
 			GroupID, CorrelationID, State string
-			Slots                         []struct{ SlotIndex int; SessionID, PortalURL string }
+			Slots                         []struct {
+				SlotIndex            int
+				SessionID, PortalURL string
+			}
 		} `json:"session"`
 	}
 	if err := json.Unmarshal([]byte(out), &created); err != nil {
