@@ -103,18 +103,20 @@ func (s *Store) Claim(ctx context.Context, jobID string, lease time.Duration) (r
 	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued' WHERE state = 'scheduled' AND run_at <= ?`, unix(now)); err != nil {
 		return r, false, err
 	}
+	var rec, req string
 	err = tx.QueryRowContext(ctx, `SELECT q.id, q.job_id, q.idx, q.record, j.request, q.attempts, q.max_retries
 		FROM queue q JOIN jobs j ON j.id = q.job_id
 		WHERE j.state = 'queued' AND (? = '' OR q.job_id = ?)
 		  AND ((q.state = 'pending' AND q.next_at <= ?) OR (q.state = 'running' AND q.lease_until <= ?))
 		ORDER BY q.next_at, q.id LIMIT 1`, jobID, jobID, unix(now), unix(now)).
-		Scan(&r.ID, &r.JobID, &r.Index, &r.Record, &r.Request, &r.Attempt, &r.MaxRetries)
+		Scan(&r.ID, &r.JobID, &r.Index, &rec, &req, &r.Attempt, &r.MaxRetries)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, tx.Commit()
 	}
 	if err != nil {
 		return r, false, err
 	}
+	r.Record, r.Request = json.RawMessage(rec), json.RawMessage(req)
 	r.Attempt++
 	if _, err := tx.ExecContext(ctx, `UPDATE queue SET state = 'running', attempts = ?, lease_until = ?, updated_at = ? WHERE id = ?`,
 		r.Attempt, unix(now.Add(lease)), unix(now), r.ID); err != nil {
