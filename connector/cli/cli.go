@@ -42,7 +42,8 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 
 const usage = `svcconnect: drive the dispatcher from a source system (CRM, ERP), a script or a shell.
 
-Usage: svcconnect <command> [flags]   (svcconnect <command> -h for its flags)
+Usage: svcconnect [--config FILE] [--output text|json] <command> [flags]
+       (svcconnect <command> -h for its flags)
 
   settings                       the settings in force (secrets hidden)
   upload FILE.pdf                store a PDF; prints pdfBlobPath and pdfHash
@@ -95,6 +96,26 @@ var commands = map[string]command{
 }
 
 func run(ctx context.Context, args []string, env Env) error {
+	a := &app{env: env, output: "text"}
+	// --config and --output may also come before the command.
+	for len(args) > 0 {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(args[0], "-"), "=")
+		if !strings.HasPrefix(args[0], "-") || (name != "config" && name != "output") {
+			break
+		}
+		if !hasVal {
+			if len(args) < 2 {
+				return usagef("--%s needs a value", name)
+			}
+			val, args = args[1], args[1:]
+		}
+		args = args[1:]
+		if name == "config" {
+			a.config = val
+		} else {
+			a.output = val
+		}
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(env.Stdout, usage)
 		if len(args) == 0 {
@@ -106,7 +127,7 @@ func run(ctx context.Context, args []string, env Env) error {
 	if !ok {
 		return usagef("unknown command %q (svcconnect help lists them)", args[0])
 	}
-	a := &app{env: env, name: args[0]}
+	a.name = args[0]
 	defer a.close()
 	return cmd(ctx, a, args[1:])
 }
@@ -126,8 +147,8 @@ type app struct {
 func (a *app) flags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("svcconnect "+name, flag.ContinueOnError)
 	fs.SetOutput(a.env.Stderr)
-	fs.StringVar(&a.config, "config", "", "settings file (KEY=value lines); default $SVCCONNECT_CONFIG")
-	fs.StringVar(&a.output, "output", "text", "text or json")
+	fs.StringVar(&a.config, "config", a.config, "settings file (KEY=value lines); default $SVCCONNECT_CONFIG")
+	fs.StringVar(&a.output, "output", a.output, "text or json")
 	return fs
 }
 
