@@ -21,7 +21,12 @@ func main() {
 	os.Exit(code)
 }
 
+// terminal is whether f is a terminal: a character device other than /dev/null.
 func terminal(f *os.File) bool {
 	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
 }
