@@ -43,10 +43,7 @@ func cmdBatch(ctx context.Context, a *app, args []string) error {
 func batchList(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("batch list")
 	state := fs.String("state", "", "only batches in this state")
-	if _, err := a.parse(fs, args, 0, "no arguments"); err != nil {
-		return err
-	}
-	cl, err := a.client()
+	_, cl, err := a.withClient(fs, args, 0, "no arguments")
 	if err != nil {
 		return err
 	}
@@ -69,11 +66,7 @@ func batchList(ctx context.Context, a *app, args []string) error {
 func batchShow(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("batch show")
 	withRecords := fs.Bool("records", false, "also list the records (every page)")
-	pos, err := a.parse(fs, args, 1, "one BATCH_ID")
-	if err != nil {
-		return err
-	}
-	cl, err := a.client()
+	pos, cl, err := a.withClient(fs, args, 1, "one BATCH_ID")
 	if err != nil {
 		return err
 	}
@@ -138,11 +131,7 @@ func batchDecide(ctx context.Context, a *app, args []string) error {
 
 func batchCancel(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("batch cancel")
-	pos, err := a.parse(fs, args, 1, "one BATCH_ID")
-	if err != nil {
-		return err
-	}
-	cl, err := a.client()
+	pos, cl, err := a.withClient(fs, args, 1, "one BATCH_ID")
 	if err != nil {
 		return err
 	}
@@ -259,11 +248,7 @@ func workflowCreate(ctx context.Context, a *app, args []string) error {
 
 func workflowStatus(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("workflow status")
-	pos, err := a.parse(fs, args, 1, "one WORKFLOW_ID")
-	if err != nil {
-		return err
-	}
-	cl, err := a.client()
+	pos, cl, err := a.withClient(fs, args, 1, "one WORKFLOW_ID")
 	if err != nil {
 		return err
 	}
@@ -284,11 +269,7 @@ func workflowExport(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("workflow export")
 	format := fs.String("format", "json", "json or csv")
 	outPath := fs.String("out", "", "write to this file instead of stdout")
-	pos, err := a.parse(fs, args, 1, "one WORKFLOW_ID")
-	if err != nil {
-		return err
-	}
-	cl, err := a.client()
+	pos, cl, err := a.withClient(fs, args, 1, "one WORKFLOW_ID")
 	if err != nil {
 		return err
 	}

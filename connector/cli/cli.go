@@ -179,6 +179,26 @@ func (a *app) parse(fs *flag.FlagSet, args []string, want int, what string) ([]s
 	return pos, nil
 }
 
+// withClient parses args (as parse) and makes the client.
+func (a *app) withClient(fs *flag.FlagSet, args []string, want int, what string) ([]string, *client.Client, error) {
+	pos, err := a.parse(fs, args, want, what)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl, err := a.client()
+	return pos, cl, err
+}
+
+// withStore parses args (as parse) and opens the jobs store.
+func (a *app) withStore(ctx context.Context, fs *flag.FlagSet, args []string, want int, what string) ([]string, *jobs.Store, error) {
+	pos, err := a.parse(fs, args, want, what)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := a.jobStore(ctx)
+	return pos, st, err
+}
+
 // settings loads the settings once.
 func (a *app) settings() (*settings.Settings, error) {
 	if a.set != nil {

@@ -17,10 +17,7 @@ func cmdJobs(ctx context.Context, a *app, args []string) error {
 
 func jobsList(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("jobs list")
-	if _, err := a.parse(fs, args, 0, "no arguments"); err != nil {
-		return err
-	}
-	st, err := a.jobStore(ctx)
+	_, st, err := a.withStore(ctx, fs, args, 0, "no arguments")
 	if err != nil {
 		return err
 	}
@@ -41,11 +38,7 @@ func jobsList(ctx context.Context, a *app, args []string) error {
 
 func jobsShow(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("jobs show")
-	pos, err := a.parse(fs, args, 1, "one JOB_ID")
-	if err != nil {
-		return err
-	}
-	st, err := a.jobStore(ctx)
+	pos, st, err := a.withStore(ctx, fs, args, 1, "one JOB_ID")
 	if err != nil {
 		return err
 	}
@@ -114,11 +107,7 @@ func jobsWork(ctx context.Context, a *app, args []string) error {
 
 func jobsRetry(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("jobs retry")
-	pos, err := a.parse(fs, args, 1, "one JOB_ID")
-	if err != nil {
-		return err
-	}
-	st, err := a.jobStore(ctx)
+	pos, st, err := a.withStore(ctx, fs, args, 1, "one JOB_ID")
 	if err != nil {
 		return err
 	}
@@ -160,10 +149,7 @@ func jobsPurge(ctx context.Context, a *app, args []string) error {
 
 func jobsUploads(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("jobs uploads")
-	if _, err := a.parse(fs, args, 0, "no arguments"); err != nil {
-		return err
-	}
-	st, err := a.jobStore(ctx)
+	_, st, err := a.withStore(ctx, fs, args, 0, "no arguments")
 	if err != nil {
 		return err
 	}

@@ -145,11 +145,7 @@ func cmdStatus(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("status")
 	wait := fs.String("wait", "", "poll until the session is in this state (e.g. complete)")
 	timeout := fs.Duration("timeout", 5*time.Minute, "how long --wait waits")
-	pos, err := a.parse(fs, args, 1, "one CORRELATION_ID")
-	if err != nil {
-		return err
-	}
-	cl, err := a.client()
+	pos, cl, err := a.withClient(fs, args, 1, "one CORRELATION_ID")
 	if err != nil {
 		return err
 	}
