@@ -162,7 +162,7 @@ func TestERPDeadAfterRetries(t *testing.T) {
 	ok(t, set, "jobs", "work", "--drain", "--retry-delay", "0", "--job", id)
 	j := showJob(t, set, id)
 	if j.State != jobs.JobPartial || j.Done != 1 || j.Dead != 1 || j.Rows[0].State != jobs.RowDead || j.Rows[0].Attempts != 2 ||
-		!strings.Contains(j.Rows[0].LastError, "400 record_invalid") || strings.Contains(j.Rows[0].LastError, "-5") {
+		j.Rows[0].LastError != "400 record_invalid: dataSource.salary" {
 		t.Fatalf("job %+v", j)
 	}
 	n := rc.notices(t, id)
