@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/esign-svc/esign/connector/client"
 )
@@ -66,6 +67,8 @@ func batchList(ctx context.Context, a *app, args []string) error {
 func batchShow(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("batch show")
 	withRecords := fs.Bool("records", false, "also list the records (every page)")
+	wait := fs.Bool("wait", false, "poll (with a progress bar) until the batch has ended: completed, partially-failed, rejected, cancelled or invalid")
+	timeout := fs.Duration("timeout", 30*time.Minute, "how long --wait waits")
 	pos, cl, err := a.withClient(fs, args, 1, "one BATCH_ID")
 	if err != nil {
 		return err
@@ -73,6 +76,11 @@ func batchShow(ctx context.Context, a *app, args []string) error {
 	b, err := cl.GetBatch(ctx, pos[0])
 	if err != nil {
 		return err
+	}
+	if *wait {
+		if b, err = a.waitBatch(ctx, cl, b, *timeout); err != nil {
+			return err
+		}
 	}
 	var recs []client.BatchRecord
 	if *withRecords {
@@ -103,6 +111,34 @@ func batchShow(ctx context.Context, a *app, args []string) error {
 			fmt.Fprintf(w, "  %4d %-14s %-10s %s %s\n", r.Index, r.Status, r.State, r.PDFBlobPath, r.Error)
 		}
 	})
+}
+
+// batchEnded are the states a batch does not leave.
+var batchEnded = map[string]bool{"completed": true, "partially-failed": true, "rejected": true, "cancelled": true, "invalid": true}
+
+// waitBatch polls a batch every second until it has ended, drawing its processed records.
+func (a *app) waitBatch(ctx context.Context, cl *client.Client, b *client.Batch, timeout time.Duration) (*client.Batch, error) {
+	p := a.progress("processed", b.ReadyCount)
+	defer p.finish()
+	deadline := time.Now().Add(timeout)
+	for {
+		p.set(b.ProcessedCount)
+		if batchEnded[b.State] {
+			return b, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("--wait: batch %s is still %s after --timeout %s", b.BatchID, b.State, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+		var err error
+		if b, err = cl.GetBatch(ctx, b.BatchID); err != nil {
+			return nil, err
+		}
+	}
 }
 
 func batchDecide(ctx context.Context, a *app, args []string) error {

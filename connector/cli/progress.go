@@ -28,6 +28,16 @@ func (p *progress) add(n int) {
 	p.draw()
 }
 
+// set moves the bar to done.
+func (p *progress) set(done int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if done != p.done {
+		p.done = done
+		p.draw()
+	}
+}
+
 func (p *progress) draw() {
 	if !p.on || p.total <= 0 {
 		return

@@ -31,10 +31,7 @@ func (a *app) upload(ctx context.Context, path string) (*client.Upload, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := a.progress("upload", 1)
 	u, err := cl.UploadDocument(ctx, bytes.NewReader(pdf))
-	p.add(1)
-	p.finish()
 	if err != nil {
 		return nil, err
 	}

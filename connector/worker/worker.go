@@ -108,15 +108,20 @@ func (w *Worker) Serve(ctx context.Context) error {
 }
 
 func (w *Worker) do(ctx context.Context, row jobs.Row) error {
+	// A row that can never succeed is dead at once: its current attempt is made its last.
+	dead := func(cause string) error {
+		last := row
+		last.MaxRetries = row.Attempt
+		_, err := w.Store.Fail(ctx, last, cause, 0)
+		return err
+	}
 	var req Request
 	if err := json.Unmarshal(row.Request, &req); err != nil {
-		_, ferr := w.Store.Fail(ctx, jobs.Row{ID: row.ID, JobID: row.JobID, Attempt: row.MaxRetries, MaxRetries: row.MaxRetries}, "the job's request does not parse", 0)
-		return ferr
+		return dead("the job's request does not parse")
 	}
 	var rec client.Record
 	if err := json.Unmarshal(row.Record, &rec); err != nil {
-		_, ferr := w.Store.Fail(ctx, jobs.Row{ID: row.ID, JobID: row.JobID, Attempt: row.MaxRetries, MaxRetries: row.MaxRetries}, "the record does not parse", 0)
-		return ferr
+		return dead("the record does not parse")
 	}
 	r := req.Render
 	opts := client.RenderOptions{}

@@ -105,8 +105,20 @@ func TestCRMBatchThresholds(t *testing.T) {
 		t.Fatalf("3 records over a warning of 2: exit %d %s", r.code, r.stderr)
 	}
 	small := submitted(t, submit(low, three, "", false, "--yes"))
-	if got := batchTotal(t, set); got != before+4 {
-		t.Fatalf("%d batches, want %d", got, before+4)
+	// Without --approval a batch is queued at once and processed; batch show --wait follows it
+	// with a progress bar to its end.
+	r = svcconnect(t, low, "", false, "render", "--template", offerPath, "--data", offersCSV(t, 2), "--output", "json")
+	var auto receipt
+	if err := json.Unmarshal([]byte(r.stdout), &auto); r.code != 0 || err != nil || auto.State != "queued" {
+		t.Fatalf("a batch without approval: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	r = onTerminal(set, "batch", "show", auto.BatchID, "--wait", "--timeout", "3m")
+	if r.code != 0 || !strings.Contains(r.stdout, "state:     completed") || !strings.Contains(r.stdout, "2 processed, 0 failed") ||
+		!strings.Contains(r.stderr, "processed [##############################] 2/2") {
+		t.Fatalf("batch show --wait: exit %d\n%s\n%q", r.code, r.stdout, r.stderr)
+	}
+	if got := batchTotal(t, set); got != before+5 {
+		t.Fatalf("%d batches, want %d", got, before+5)
 	}
 
 	// Read, decide (the approver client; the submitter may not decide its own), cancel, receipt.

@@ -176,9 +176,18 @@ type result struct {
 // a terminal's when interactive.
 func svcconnect(t *testing.T, set map[string]string, stdin string, interactive bool, args ...string) result {
 	t.Helper()
+	return runEnv(set, cli.Env{Stdin: strings.NewReader(stdin), Interactive: interactive}, args)
+}
+
+// onTerminal runs the command line with stderr a terminal's: progress bars are drawn.
+func onTerminal(set map[string]string, args ...string) result {
+	return runEnv(set, cli.Env{Stdin: strings.NewReader(""), ProgressTTY: true}, args)
+}
+
+func runEnv(set map[string]string, env cli.Env, args []string) result {
 	var out, errb bytes.Buffer
-	code := cli.Run(context.Background(), args, cli.Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
-		Getenv: settings.Map(set), Interactive: interactive})
+	env.Stdout, env.Stderr, env.Getenv = &out, &errb, settings.Map(set)
+	code := cli.Run(context.Background(), args, env)
 	return result{code, out.String(), errb.String()}
 }
 

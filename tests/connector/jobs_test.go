@@ -174,9 +174,10 @@ func TestERPDeadAfterRetries(t *testing.T) {
 		t.Fatalf("retry: %s", out)
 	}
 
-	// Generate now: the rows run here; a dead row is exit status 1 naming the job.
-	r := svcconnect(t, set, "", false, "render", "--profile", "erp", "--template", offerPath, "--data", offersJSON(t, 2, 1), "--max-retries", "1")
-	if r.code != 1 || !strings.Contains(r.stderr, "1 of 2 rows dead") {
+	// Generate now: the rows run here with a progress bar; a dead row is exit status 1 naming
+	// the job.
+	r := onTerminal(set, "render", "--profile", "erp", "--template", offerPath, "--data", offersJSON(t, 2, 1), "--max-retries", "1")
+	if r.code != 1 || !strings.Contains(r.stderr, "1 of 2 rows dead") || !strings.Contains(r.stderr, "generate [##############################] 2/2") {
 		t.Fatalf("generate now: exit %d %s %s", r.code, r.stdout, r.stderr)
 	}
 	// Scheduled in an hour: a worker leaves it alone.
