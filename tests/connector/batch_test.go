@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xuri/excelize/v2"
+
 	"github.com/esign-svc/esign/connector/settings"
 	"github.com/esign-svc/esign/tests/devkeys"
 )
@@ -28,6 +30,31 @@ func offersCSV(t *testing.T, n int) string {
 	}
 	w.Flush()
 	return writeFile(t, fmt.Sprintf("offers-%d.csv", n), []byte(b.String()))
+}
+
+// offersXLSX writes n valid records of the sample package as the first sheet of a workbook,
+// numbers and booleans as text cells as a spreadsheet export has them.
+func offersXLSX(t *testing.T, n int) string {
+	t.Helper()
+	f := excelize.NewFile()
+	defer f.Close()
+	rows := [][]any{{"employeeName", "employeeEmail", "position", "salary", "currency", "startDate", "remote"}}
+	start := time.Now().AddDate(0, 1, 0).Format("2006-01-02")
+	for i := range n {
+		rows = append(rows, []any{fmt.Sprintf("Employee %d", i), fmt.Sprintf("employee%d@example.test", i), "Engineer",
+			strconv.Itoa(60000 + i), "EUR", start, "true"})
+	}
+	for i, r := range rows {
+		cell, _ := excelize.CoordinatesToCellName(1, i+1)
+		if err := f.SetSheetRow("Sheet1", cell, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := writeFile(t, "offers.xlsx", nil)
+	if err := f.SaveAs(p); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 type receipt struct {
@@ -62,7 +89,8 @@ func batchTotal(t *testing.T, set map[string]string) int {
 // TestCRMBatchThresholds: the crm profile submits up to service_batchwarningthreshold (25)
 // records at once, asks for a confirmation from 26 to service_batchmaxthreshold (100) (--yes,
 // or y at a terminal; refused without either) and refuses more; both thresholds are settings.
-// The batches are then read, decided by an approver, cancelled, and their receipt fetched.
+// Records come from CSV and XLSX. The batches are then read, decided by an approver, cancelled,
+// and their receipt fetched.
 func TestCRMBatchThresholds(t *testing.T) {
 	t.Parallel()
 	set := connSettings(t, nil)
@@ -92,6 +120,10 @@ func TestCRMBatchThresholds(t *testing.T) {
 	asked := submitted(t, submit(set, thirty, "y\n", true))
 	confirmed := submitted(t, submit(set, thirty, "", false, "--yes"))
 	atOnce := submitted(t, submit(set, offersCSV(t, 25), "", false))
+	fromXLSX := submitted(t, submit(set, offersXLSX(t, 4), "", false))
+	if fromXLSX.DocumentCount != 4 {
+		t.Fatalf("XLSX batch of %d", fromXLSX.DocumentCount)
+	}
 	if asked.DocumentCount != 30 || confirmed.DocumentCount != 30 || atOnce.DocumentCount != 25 {
 		t.Fatalf("counts %d %d %d", asked.DocumentCount, confirmed.DocumentCount, atOnce.DocumentCount)
 	}
@@ -117,8 +149,8 @@ func TestCRMBatchThresholds(t *testing.T) {
 		!strings.Contains(r.stderr, "processed [##############################] 2/2") {
 		t.Fatalf("batch show --wait: exit %d\n%s\n%q", r.code, r.stdout, r.stderr)
 	}
-	if got := batchTotal(t, set); got != before+5 {
-		t.Fatalf("%d batches, want %d", got, before+5)
+	if got := batchTotal(t, set); got != before+6 {
+		t.Fatalf("%d batches, want %d", got, before+6)
 	}
 
 	// Read, decide (the approver client; the submitter may not decide its own), cancel, receipt.
@@ -138,7 +170,7 @@ func TestCRMBatchThresholds(t *testing.T) {
 	if !strings.Contains(out, `"state": "rejected"`) {
 		t.Fatalf("reject: %s", out)
 	}
-	for _, id := range []string{atOnce.BatchID, small.BatchID} {
+	for _, id := range []string{atOnce.BatchID, small.BatchID, fromXLSX.BatchID} {
 		if out := ok(t, set, "batch", "cancel", id); !strings.Contains(out, "cancelled") {
 			t.Fatalf("cancel: %s", out)
 		}
