@@ -8,6 +8,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 listen=${LISTEN:-127.0.0.1:7071}
+oauth_listen=${OAUTH_LISTEN:-127.0.0.1:7072}
 start=$SECONDS
 step() { printf '==> [%3ss] %s\n' "$((SECONDS - start))" "$*"; }
 
@@ -33,11 +34,14 @@ if [ ! -x node_modules/.bin/azurite ]; then
 fi
 azurite=$(bash scripts/ensure-azurite.sh)
 step "dev keys and settings under .local/ (only what is missing; the first run compiles the tool)"
-go run ./tests/cmd/devsetup --dir .local --base-url "http://$listen"
+go run ./tests/cmd/devsetup --dir .local --base-url "http://$listen" --oauth-url "http://$oauth_listen"
 step "building dispatcher and processor into dist/ (the first build compiles every dependency: minutes)"
 NOZIP=1 bash scripts/package.sh
 step "building the local Functions host (bin/funchost)"
 go build -o bin/funchost ./tests/funchost/cmd/funchost
+step "building the dev OAuth token endpoint (bin/devoauth) and the connector's command line (bin/svcconnect)"
+go build -o bin/devoauth ./tests/cmd/devoauth
+go build -o bin/svcconnect ./connector/cmd/svcconnect
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 if port_open 10000 && port_open 10001 && port_open 10002; then
@@ -52,6 +56,9 @@ else
 fi
 
 set -a; . .local/dev.env; set +a
+step "starting the dev OAuth token endpoint (client credentials, for svcconnect) on http://$oauth_listen"
+bin/devoauth --dir .local --listen "$oauth_listen" &
+pids+=($!)
 step "starting both apps under the local Functions host on http://$listen"
 bin/funchost --app dist/dispatcher --app dist/processor --listen "$listen" --env-file .local/dev.env \
   --host-key "$HOST_KEY" --master-key "$MASTER_KEY" &
@@ -70,6 +77,8 @@ The service is running.
   Health:        curl http://$listen/api/health
   Dev settings:  .local/dev.env   (BASE_URL, HOST_KEY, STORAGE_CONNECTION_STRING, PORTAL_CALLBACK_SECRETS, PORTAL_URL, ...)
   A JWT:         make token TENANT=<tid> ROLES=Esign.Initiator,Service.Admin [SUB=alice]
+  Connector:     SVCCONNECT_CONFIG=.local/dev.env bin/svcconnect help   (README "Command line (svcconnect)";
+                 its SERVICE_* settings are in .local/dev.env, its tokens from http://$oauth_listen)
   Storage:       Azurite on 127.0.0.1:10000 (blob), 10001 (queue), 10002 (table); data in .local/azurite
 Ctrl-C stops everything.
 MSG

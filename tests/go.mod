@@ -35,3 +35,7 @@ replace (
 	github.com/esign-svc/esign/dispatcher => ../dispatcher
 	github.com/esign-svc/esign/processor => ../processor
 )
+
+require github.com/esign-svc/esign/connector v0.0.0-00010101000000-000000000000
+
+replace github.com/esign-svc/esign/connector => ../connector

@@ -69,6 +69,7 @@ const (
 type Options struct {
 	BaseURL   string    // default http://127.0.0.1:7071
 	PortalURL string    // default BaseURL + "/portal"
+	OAuthURL  string    // the dev OAuth token endpoint's base (tests/cmd/devoauth), default DefaultOAuthURL
 	Now       time.Time // default time.Now() (tests move it to check licence renewal)
 }
 
@@ -94,6 +95,9 @@ func Setup(dir string, o Options) (*Result, error) {
 	}
 	if o.Now.IsZero() {
 		o.Now = time.Now()
+	}
+	if o.OAuthURL == "" {
+		o.OAuthURL = DefaultOAuthURL
 	}
 	origin, err := originOf(o.PortalURL)
 	if err != nil {
@@ -161,6 +165,11 @@ func Setup(dir string, o Options) (*Result, error) {
 		return nil, err
 	}
 
+	clientSecret, err := text(FileClientSecret, func() string { return base64.RawURLEncoding.EncodeToString(randomBytes(32)) })
+	if err != nil {
+		return nil, err
+	}
+
 	firstSecret, _, _ := strings.Cut(cbSecrets, ",")
 	res.Env = map[string]string{
 		"BASE_URL":                  o.BaseURL,
@@ -186,6 +195,16 @@ func Setup(dir string, o Options) (*Result, error) {
 		"SMS_PROVIDER":              "outbox",
 		"DEV_TENANT_ID":             DevTenantID,
 		"DEV_IDP_KEY_FILE":          p(FileIdPKey),
+		// The connector's settings (svcconnect; spec "Source-system connection settings"),
+		// with the dev OAuth token endpoint of tests/cmd/devoauth as the authority.
+		"SERVICE_DISPATCHER_BASE_URL":      o.BaseURL + "/api",
+		"SERVICE_DISPATCHER_CODE":          hostKey,
+		"SERVICE_DISPATCHER_TENANT_ID":     DevTenantID,
+		"SERVICE_DISPATCHER_CLIENT_ID":     DevClientID,
+		"SERVICE_DISPATCHER_CLIENT_SECRET": clientSecret,
+		"SERVICE_DISPATCHER_SCOPE":         DevAudience + "/.default",
+		"SERVICE_DISPATCHER_AUTHORITY_URL": strings.TrimRight(o.OAuthURL, "/"),
+		"SERVICE_PORTAL_URL":               o.PortalURL,
 	}
 	if err := replaceFile(res.EnvFile, FormatEnv(res.Env), 0o600); err != nil {
 		return nil, err

@@ -51,7 +51,7 @@ func TestSetupIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCreated := []string{FileTokenKeys, FilePIIHashKey, FilePIIEncKeys, FileCallbackSecret, FileHostKey,
-		FileMasterKey, FileSealKey, FileSealCert, FileOperatorKey, FileLicence, FileIdPKey}
+		FileMasterKey, FileSealKey, FileSealCert, FileOperatorKey, FileLicence, FileIdPKey, FileClientSecret}
 	if !slices.Equal(first.Created, wantCreated) {
 		t.Fatalf("first run created %v, want %v", first.Created, wantCreated)
 	}

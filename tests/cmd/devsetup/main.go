@@ -1,7 +1,7 @@
 // Command devsetup makes the local development keys and settings under a directory (default
 // .local), only where missing, and rewrites <dir>/dev.env. It never prints a secret.
 //
-//	go run ./tests/cmd/devsetup --dir .local [--base-url http://127.0.0.1:7071] [--portal-url URL]
+//	go run ./tests/cmd/devsetup --dir .local [--base-url http://127.0.0.1:7071] [--portal-url URL] [--oauth-url URL]
 package main
 
 import (
@@ -26,13 +26,14 @@ func run(args []string, out io.Writer) error {
 	dir := fs.String("dir", ".local", "directory for keys/ and dev.env")
 	base := fs.String("base-url", devkeys.DefaultBaseURL, "BASE_URL of the local Functions host")
 	portal := fs.String("portal-url", "", "PORTAL_URL (default <base-url>/portal)")
+	oauth := fs.String("oauth-url", devkeys.DefaultOAuthURL, "the dev OAuth token endpoint's base (tests/cmd/devoauth), the connector's SERVICE_DISPATCHER_AUTHORITY_URL")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	res, err := devkeys.Setup(*dir, devkeys.Options{BaseURL: *base, PortalURL: *portal})
+	res, err := devkeys.Setup(*dir, devkeys.Options{BaseURL: *base, PortalURL: *portal, OAuthURL: *oauth})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/esign-svc/esign/connector/settings"
+)
+
+func runCLI(env map[string]string, args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), args, Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: settings.Map(env)})
+	return code, out.String(), errb.String()
+}
+
+// TestCommandLine: wrong command lines are exit status 2 naming the flag; missing settings are
+// exit status 1 naming each key; the settings listing never shows the secrets; --output may
+// come before the command.
+func TestCommandLine(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		settings.KeyBaseURL: "https://esign.example.test/api", settings.KeyCode: "host-key-secret", settings.KeyTenantID: "t",
+		settings.KeyClientID: "c", settings.KeyClientSecret: "client-secret-value", settings.KeyScope: "api://x/.default",
+		settings.KeyStorePath: t.TempDir() + "/jobs.db",
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "a command is needed"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"sign", "x.pdf"}, 2, "at least one --signer"},
+		{[]string{"sign", "x.pdf", "--signer", "buyer"}, 2, "want role:email[:name]"},
+		{[]string{"status"}, 2, "want one CORRELATION_ID"},
+		{[]string{"render", "--data", "x.csv"}, 2, "--template and --data are required"},
+		{[]string{"render", "--template", "t", "--data", "x.csv", "--profile", "sap"}, 2, "--profile must be crm or erp"},
+		{[]string{"render", "--template", "t", "--data", "/nonexistent.csv"}, 1, "--data: open /nonexistent.csv"},
+		{[]string{"batch"}, 2, "batch: want one of cancel, decide, list, receipt, show"},
+		{[]string{"batch", "decide", "b1", "--decision", "maybe"}, 2, "--decision must be approve, reject or request-changes"},
+		{[]string{"jobs", "work", "--once", "--drain"}, 2, "--once or --drain, not both"},
+		{[]string{"jobs", "list", "--output", "yaml"}, 2, "--output must be text or json"},
+		{[]string{"upload", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+	} {
+		code, _, stderr := runCLI(env, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d %q, want %d %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+	code, _, stderr := runCLI(map[string]string{}, "batch", "list")
+	if code != 1 || !strings.Contains(stderr, "SERVICE_DISPATCHER_BASE_URL is required") || !strings.Contains(stderr, "SERVICE_DISPATCHER_CLIENT_SECRET is required") {
+		t.Fatalf("no settings: %d %s", code, stderr)
+	}
+	for _, args := range [][]string{{"settings"}, {"--output", "json", "settings"}, {"--output=json", "settings"}} {
+		code, out, stderr := runCLI(env, args...)
+		if code != 0 || strings.Contains(out, "client-secret-value") || strings.Contains(out, "host-key-secret") || !strings.Contains(out, "(set, hidden)") {
+			t.Fatalf("%v: %d %s %s", args, code, out, stderr)
+		}
+		if args[0] != "settings" && !strings.HasPrefix(out, "{") {
+			t.Fatalf("%v is not JSON: %s", args, out)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package settings
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func required() map[string]string {
+	return map[string]string{
+		KeyBaseURL: "https://esign.example.test/api/", KeyCode: "host-key-1", KeyTenantID: "tenant-1",
+		KeyClientID: "client-1", KeyClientSecret: "s3cr3t-value", KeyScope: "api://esign/.default",
+	}
+}
+
+// TestDefaults: the spec's defaults when only the required keys are set.
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	s, err := Load(Map(required()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Settings{BaseURL: "https://esign.example.test/api", Code: "host-key-1", TenantID: "tenant-1", ClientID: "client-1",
+		ClientSecret: "s3cr3t-value", Scope: "api://esign/.default", AuthorityURL: DefaultAuthorityURL,
+		AsyncThreshold: 500, RetentionDays: 90, NotifyOn: "FailureOnly", MaxRetries: 3, WarnThreshold: 25, MaxThreshold: 100,
+		StorePath: s.StorePath}
+	if s != want || s.StorePath == "" {
+		t.Fatalf("got %#v\nwant %#v", s, want)
+	}
+	if got := s.TokenURL(); got != "https://login.microsoftonline.com/tenant-1/oauth2/v2.0/token" {
+		t.Fatalf("token URL %s", got)
+	}
+}
+
+// TestErrorsNameTheKey: each bad value is reported with its key, all at once, and no error or
+// listing holds the secret.
+func TestErrorsNameTheKey(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ key, value, want string }{
+		{KeyBaseURL, "", "SERVICE_DISPATCHER_BASE_URL is required"},
+		{KeyBaseURL, "esign.example.test", "SERVICE_DISPATCHER_BASE_URL must be an absolute http or https URL"},
+		{KeyClientSecret, "", "SERVICE_DISPATCHER_CLIENT_SECRET is required"},
+		{KeyAsyncThreshold, "many", `SERVICE_BATCH_ASYNC_THRESHOLD must be a whole number of at least 1, not "many"`},
+		{KeyRetentionDays, "-1", "SERVICE_LOG_RETENTION_DAYS must be a whole number of at least 0"},
+		{KeyNotifyOn, "Sometimes", `SERVICE_BATCH_NOTIFY_ON must be Always or FailureOnly, not "Sometimes"`},
+		{KeyMaxRetries, "0", "SERVICE_GEN_QUEUE_MAX_RETRIES must be a whole number of at least 1"},
+		{KeyWarnThreshold, "150", "service_batchwarningthreshold (150) must not be above service_batchmaxthreshold (100)"},
+		{KeyNotifyWebhookURL, "https://hooks.example.test/x", "SERVICE_BATCH_NOTIFY_SECRET must be at least 32 characters"},
+	} {
+		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
+			m := required()
+			m[tc.key] = tc.value
+			_, err := Load(Map(m))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "s3cr3t-value") {
+				t.Fatal("the error holds the secret")
+			}
+		})
+	}
+	m := required()
+	m[KeyCode], m[KeyScope] = "", ""
+	_, err := Load(Map(m))
+	if err == nil || !strings.Contains(err.Error(), KeyCode) || !strings.Contains(err.Error(), KeyScope) {
+		t.Fatalf("two missing keys: %v", err)
+	}
+	s, _ := Load(Map(required()))
+	for _, out := range []string{s.String(), fmt.Sprintf("%v", s), fmt.Sprintf("%+v", s), fmt.Sprintf("%#v", s)} {
+		if strings.Contains(out, "s3cr3t-value") || strings.Contains(out, "host-key-1") {
+			t.Fatalf("a listing shows a secret:\n%s", out)
+		}
+	}
+}
+
+// TestFileUnderEnvironment: a settings file (dev.env's shape) is read, and the environment wins
+// over it.
+func TestFileUnderEnvironment(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "svc.env")
+	var b strings.Builder
+	b.WriteString("# comment\n\n")
+	for k, v := range required() {
+		fmt.Fprintf(&b, "%s='%s'\n", k, v)
+	}
+	b.WriteString("export SERVICE_BATCH_ASYNC_THRESHOLD=7\nservice_batchmaxthreshold=\"60\"\n")
+	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file, err := ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(Layer(Map(map[string]string{KeyAsyncThreshold: "9"}), Map(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.AsyncThreshold != 9 || s.MaxThreshold != 60 || s.ClientSecret != "s3cr3t-value" {
+		t.Fatalf("%d %d", s.AsyncThreshold, s.MaxThreshold)
+	}
+	if err := os.WriteFile(p, []byte("NOEQUALS\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(p); err == nil || !strings.Contains(err.Error(), ":1: want KEY=value") {
+		t.Fatalf("bad line: %v", err)
+	}
+}
