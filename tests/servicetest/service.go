@@ -93,6 +93,9 @@ func Start(ctx context.Context, o Options) (_ *Service, err error) {
 	}
 	s.Settings = map[string]string{}
 	for k, v := range keys.Env {
+		if strings.HasPrefix(k, "SERVICE_") { // the connector's, its client secret among them: no app reads them
+			continue
+		}
 		s.Settings[k] = v
 	}
 	s.Settings["STORAGE_CONNECTION_STRING"] = s.Azurite.ConnectionString()
