@@ -154,3 +154,49 @@ func TestValidateAndFirstFailingStep(t *testing.T) {
 		t.Fatal("a warning is no failing step")
 	}
 }
+
+// The sample package's workflow schema (examples/offer/schema.yaml) parses with the package,
+// every field of it is one of template.yaml's (so the seal fills them into template.pdf), and
+// a record within the band passes where one above it fails the error rule.
+func TestExampleOfferSchema(t *testing.T) {
+	t.Parallel()
+	files := map[string][]byte{}
+	for _, name := range []string{template.FileYAML, template.FilePDF, template.FileSchema} {
+		b, err := os.ReadFile("../../examples/offer/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = b
+	}
+	pkg, err := template.Parse("templatePath", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseSchema("schema.yaml", files[template.FileSchema])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pkg.Schema == nil || len(s.Steps) != 2 || len(s.Stages) != 2 || !s.Governance {
+		t.Fatalf("schema %+v", s.WorkflowSchema)
+	}
+	known := map[string]bool{}
+	for _, f := range pkg.Fields {
+		known[f.Key] = true
+	}
+	for _, f := range s.Fields {
+		if !known[f.Key] {
+			t.Errorf("schema field %s is not a field of template.yaml", f.Key)
+		}
+	}
+	record := map[string]any{"employeeName": "Ada", "employeeEmail": "ada@example.com", "position": "Engineer",
+		"salary": 80000.0, "currency": "EUR", "startDate": "2099-01-04"}
+	now := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	if err := template.Errors("data", s.Validate(record, now)); err != nil {
+		t.Fatalf("a record within the band: %v", err)
+	}
+	record["salary"] = 120000.0
+	e, ok := apperr.As(template.Errors("data", s.Validate(record, now)))
+	if !ok || len(e.Fields) != 1 || e.Fields[0].RuleID != "salary-band" {
+		t.Fatalf("a salary above the band: %v", e)
+	}
+}
