@@ -1,0 +1,213 @@
+package browser
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+
+	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/notify"
+)
+
+// passOTP asks for a code on the page, reads it from the signer's mailbox and enters it.
+func (b *tab) passOTP(email string, n int) {
+	b.t.Helper()
+	b.click("#otp-send")
+	b.run("code sent", chromedp.Poll(`document.getElementById("otp-status").textContent.includes("We sent")`, nil, chromedp.WithPollingTimeout(20*time.Second)))
+	b.typeInto("#otp-code", otpCode(b.t, email, n))
+	b.click("#otp-verify")
+}
+
+// readDocument waits for every page, then scrolls to the last one (the portal reports the
+// document viewed once the last page is on screen).
+func (b *tab) readDocument() int {
+	b.t.Helper()
+	var pages int
+	b.run("document rendered", chromedp.WaitVisible(`#pages[data-rendered]`, chromedp.ByQuery),
+		chromedp.Evaluate(`Number(document.getElementById("pages").dataset.rendered)`, &pages),
+		chromedp.ScrollIntoView(`#pages .page:last-child`, chromedp.ByQuery),
+		chromedp.WaitEnabled(`#consent-accept`, chromedp.ByQuery))
+	return pages
+}
+
+// fillFields fills every field of the signer's list, by kind.
+func (b *tab) fillFields() (n int) {
+	b.t.Helper()
+	var kinds []string
+	b.eval(`[...document.querySelectorAll("#fields input")].map(i => i.id + ":" + i.dataset.kind)`, &kinds)
+	for _, k := range kinds {
+		id, kind, _ := strings.Cut(k, ":")
+		switch kind {
+		case "initials":
+			b.typeInto("#"+id, "AB")
+		case "text":
+			b.typeInto("#"+id, "Filled in the browser")
+		case "checkbox":
+			b.click("#" + id)
+		}
+	}
+	return len(kinds)
+}
+
+func (b *tab) consent() {
+	b.t.Helper()
+	for _, id := range []string{"document_reviewed", "electronic_signature", "legally_binding"} {
+		b.click("#consent-" + id)
+	}
+	b.click("#consent-accept")
+	b.wait("#consent-done")
+}
+
+// drawSignature drags the mouse across the pad as a person signing would.
+func (b *tab) drawSignature() {
+	b.t.Helper()
+	b.run("draw", chromedp.ScrollIntoView("#signature-pad", chromedp.ByQuery), chromedp.ActionFunc(func(ctx context.Context) error {
+		var box []float64
+		if err := chromedp.Evaluate(`(r => [r.left, r.top, r.width, r.height])(document.getElementById("signature-pad").getBoundingClientRect())`, &box).Do(ctx); err != nil {
+			return err
+		}
+		x0, y0, w, h := box[0], box[1], box[2], box[3]
+		pts := [][2]float64{{.1, .6}, {.2, .3}, {.3, .7}, {.4, .35}, {.5, .65}, {.65, .3}, {.8, .6}, {.9, .4}}
+		for i, p := range pts {
+			typ := input.MouseMoved
+			if i == 0 {
+				typ = input.MousePressed
+			}
+			x, y := x0+p[0]*w, y0+p[1]*h
+			if i == 0 {
+				if err := input.DispatchMouseEvent(input.MouseMoved, x, y).Do(ctx); err != nil {
+					return err
+				}
+			}
+			if err := input.DispatchMouseEvent(typ, x, y).WithButton(input.Left).WithButtons(1).WithClickCount(1).Do(ctx); err != nil {
+				return err
+			}
+		}
+		last := pts[len(pts)-1]
+		return input.DispatchMouseEvent(input.MouseReleased, x0+last[0]*w, y0+last[1]*h).WithButton(input.Left).WithClickCount(1).Do(ctx)
+	}))
+}
+
+// signAs walks one signer through the page: OTP, the document, fields, consents, signature.
+// typed signs with a typed name instead of a drawing. shots names the screenshots ("" none).
+func signAs(t *testing.T, link, email string, typed bool, shots string) *tab {
+	t.Helper()
+	b := newTab(t)
+	b.open(link)
+	b.wait("#otp-form")
+	if shots != "" {
+		b.shot(shots + "-otp")
+	}
+	b.passOTP(email, 1)
+	if pages := b.readDocument(); pages != 3 {
+		t.Fatalf("the page shows %d pages, want 3", pages)
+	}
+	var boxes int
+	b.eval(`document.querySelectorAll(".page .field-box").length`, &boxes)
+	if boxes == 0 {
+		t.Fatal("no field boxes over the pages")
+	}
+	if n := b.fillFields(); n == 0 {
+		t.Fatal("no fields to fill in")
+	}
+	b.consent()
+	if typed {
+		b.click("#sig-mode-type")
+		var empty bool
+		b.eval(`document.getElementById("signature-typed").value === ""`, &empty)
+		if empty {
+			t.Fatal("the typed signature is not prefilled with the name")
+		}
+	} else {
+		b.drawSignature()
+	}
+	if shots != "" {
+		b.shot(shots + "-document")
+	}
+	b.click("#sign-submit")
+	if h := b.endPage("signed"); !strings.Contains(h, "you have signed") {
+		t.Fatalf("after signing the page says %q", h)
+	}
+	return b
+}
+
+// TestSequentialSigningWithOTP: two signers, each with an e-mailed OTP, sign one after the other
+// in the browser; the session seals, pdfsig accepts the sealed PDF, and the processor's purge
+// reaches the portal, which then holds nothing for the slots.
+func TestSequentialSigningWithOTP(t *testing.T) {
+	t.Parallel()
+	buyer, seller := newEmail("buyer"), newEmail("seller")
+	corr, created := createSigning(t, "sequential", 0,
+		signer{Email: buyer, Role: "buyer", Name: "Bea Buyer", OTP: "email"},
+		signer{Email: seller, Role: "seller", Name: "Sam Seller", OTP: "email"})
+	first := linkIn(t, mail(t, buyer, notify.KindInvitation, 1)[0], "/sign?token=")
+
+	signAs(t, first, buyer, false, "sign")
+	slots, _ := created.JSON["slots"].([]any)
+	if id, _ := slots[0].(map[string]any)["sessionId"].(string); !portal.Held(id) {
+		t.Fatal("the portal does not hold the first signer's accepted signature")
+	}
+	second := linkIn(t, mail(t, seller, notify.KindInvitation, 1)[0], "/sign?token=")
+	b := signAs(t, second, seller, true, "")
+	b.shot("sign-done")
+
+	st := waitStatus(t, corr, 120*time.Second, "complete", func(r reply) bool {
+		return r.str("state") == "complete" && r.str("signedDocumentPath") != ""
+	})
+	signed := download(t, st.str("signedDocumentPath"))
+	path := filepath.Join(t.TempDir(), "signed.pdf")
+	if err := os.WriteFile(path, signed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := exec.Command("pdfsig", path).CombinedOutput() // exits 0 on a bad digest too: read it
+	if !strings.Contains(string(out), "Signature is Valid.") || !strings.Contains(string(out), "Total document signed") {
+		t.Fatalf("pdfsig on the sealed PDF:\n%s", out)
+	}
+	kinds := eventKinds(st)
+	if kinds["slot.signed"] != 2 || kinds["slot.otp_verified"] < 2 {
+		t.Errorf("audit events %v", kinds)
+	}
+
+	// The purge: the portal held each slot's accepted signature until the processor asked.
+	for i, s := range slots {
+		id, _ := s.(map[string]any)["sessionId"].(string)
+		deadline := time.Now().Add(60 * time.Second)
+		for portal.Held(id) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the portal still holds slot %d's data a minute after the seal", i)
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+}
+
+func download(t testing.TB, path string) []byte {
+	t.Helper()
+	p, err := blobstore.ParsePath(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, err := azconn.New(azconn.Config{ConnectionString: svc.Azurite.ConnectionString()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, _, err := blobstore.New(acct).Open(context.Background(), p.Container, p.Name)
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
