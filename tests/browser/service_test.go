@@ -16,7 +16,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/outbox"
 )
@@ -229,4 +231,34 @@ func eventKinds(r reply) map[string]int {
 		}
 	}
 	return out
+}
+
+// auditTrail is a session's audit trail as stored (the status shows the kinds only).
+func auditTrail(t testing.TB, groupID string) []audit.Record {
+	t.Helper()
+	acct, err := azconn.New(azconn.Config{ConnectionString: svc.Azurite.ConnectionString()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := sessionstore.New(acct, "esignsessions", "esignindex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := store.Events(context.Background(), groupID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+// eventOf is the first event of kind in the trail.
+func eventOf(t testing.TB, trail []audit.Record, kind string) audit.Record {
+	t.Helper()
+	for _, e := range trail {
+		if e.Kind == kind {
+			return e
+		}
+	}
+	t.Fatalf("no %s event in the audit trail", kind)
+	return audit.Record{}
 }

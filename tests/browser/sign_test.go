@@ -177,6 +177,12 @@ func TestSequentialSigningWithOTP(t *testing.T) {
 		t.Errorf("audit events %v", kinds)
 	}
 
+	for _, e := range auditTrail(t, st.str("groupId")) {
+		if e.Kind == "slot.signed" && (e.IP != "127.0.0.1" || !strings.Contains(e.UserAgent, "Chrome")) {
+			t.Errorf("slot %d signed from %q, %q: want the browser's address and user agent as the portal saw them", e.Slot, e.IP, e.UserAgent)
+		}
+	}
+
 	// The purge: the portal held each slot's accepted signature until the processor asked.
 	for i, s := range slots {
 		id, _ := s.(map[string]any)["sessionId"].(string)
