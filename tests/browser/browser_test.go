@@ -20,6 +20,7 @@ import (
 type tab struct {
 	t   *testing.T
 	ctx context.Context
+	bc  cdp.BrowserContextID
 	// errors are the page's uncaught exceptions and console errors (CSP violations among them).
 	errors []string
 }
@@ -44,7 +45,7 @@ func newTab(t *testing.T) *tab {
 		cancel()
 		_ = target.DisposeBrowserContext(bc).Do(exec)
 	})
-	tb := &tab{t: t, ctx: ctx}
+	tb := &tab{t: t, ctx: ctx, bc: bc}
 	chromedp.ListenTarget(ctx, func(ev any) {
 		switch e := ev.(type) {
 		case *runtime.EventExceptionThrown:
