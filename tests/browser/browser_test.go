@@ -151,3 +151,24 @@ func (b *tab) shot(name string) {
 	}
 	b.run("back to desktop", desktop())
 }
+
+// fill replaces an input's value by typing value into it.
+func (b *tab) fill(sel, value string) {
+	b.t.Helper()
+	b.run("fill "+sel, chromedp.WaitVisible(sel, chromedp.ByQuery),
+		chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q).value = ""`, sel), nil), chromedp.SendKeys(sel, value, chromedp.ByQuery))
+}
+
+// chromedpSetSelect picks the option of a select by value, as a user choosing it would
+// (the change event fires).
+func chromedpSetSelect(sel, value string) chromedp.Action {
+	return chromedp.Tasks{chromedp.WaitVisible(sel, chromedp.ByQuery), chromedp.Evaluate(fmt.Sprintf(
+		`(s => { s.value = %q; s.dispatchEvent(new Event("change", {bubbles: true})); })(document.querySelector(%q))`, value, sel), nil)}
+}
+
+// waitText waits until the element sel exists and its text holds want.
+func (b *tab) waitText(sel, want string) {
+	b.t.Helper()
+	js := fmt.Sprintf(`(e => !!e && e.textContent.includes(%q))(document.querySelector(%q))`, want, sel)
+	b.run("wait for "+sel+" to read "+want, chromedp.Poll(js, nil, chromedp.WithPollingTimeout(30*time.Second)))
+}

@@ -69,7 +69,7 @@ export function clear() {
 // announce the new step.
 export function show(...nodes) {
   clear();
-  main.append(...nodes);
+  main.append(...nodes.flat().filter((n) => n !== null && n !== undefined && n !== false));
   const h = main.querySelector("h1, h2");
   if (h) {
     h.setAttribute("tabindex", "-1");
