@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
@@ -48,6 +51,17 @@ func newTab(t *testing.T) *tab {
 	tb := &tab{t: t, ctx: ctx, bc: bc}
 	chromedp.ListenTarget(ctx, func(ev any) {
 		switch e := ev.(type) {
+		case *cdplog.EventEntryAdded:
+			// A Content-Security-Policy violation is a security entry: the page tried to load or
+			// run something the policy does not allow.
+			if e.Entry.Source == cdplog.SourceSecurity || strings.Contains(e.Entry.Text, "Content Security Policy") {
+				tb.errors = append(tb.errors, "security: "+e.Entry.Text)
+			}
+		case *network.EventRequestWillBeSent:
+			// Nothing but the portal, the service and (downloads) storage: no third-party request.
+			if u, err := url.Parse(e.Request.URL); err == nil && (u.Scheme == "http" || u.Scheme == "https") && !ownHost(u.Host) {
+				tb.errors = append(tb.errors, "third-party request: "+e.Request.URL)
+			}
 		case *runtime.EventExceptionThrown:
 			tb.errors = append(tb.errors, "exception: "+e.ExceptionDetails.Error())
 		case *runtime.EventConsoleAPICalled:
@@ -69,6 +83,17 @@ func newTab(t *testing.T) *tab {
 		}
 	})
 	return tb
+}
+
+// ownHost reports whether host is the portal's, the service's or storage's (Azurite's blob
+// endpoint, where a delivery's download URL points).
+func ownHost(host string) bool {
+	for _, own := range []string{portalURL, svc.Host.URL(), svc.Azurite.BlobEndpoint} {
+		if u, err := url.Parse(own); err == nil && u.Host == host {
+			return true
+		}
+	}
+	return false
 }
 
 func desktop() chromedp.Action { return chromedp.EmulateViewport(1280, 900) }
@@ -136,9 +161,34 @@ func (b *tab) endPage(kind string) string {
 	return b.text(fmt.Sprintf(`section[data-end=%q] h1`, kind))
 }
 
-// shot writes full-page screenshots of the current page at desktop and phone width.
+// a11yProblems lists what the page shown lacks for assistive technology: a form control
+// without a label, a button without a name, an image without alt text, a page without a
+// language or without exactly one h1.
+const a11yProblems = `(() => {
+  const out = [];
+  if (!document.documentElement.lang) out.push("html has no lang");
+  const h1 = [...document.querySelectorAll("main h1")].filter(h => h.offsetParent !== null);
+  if (h1.length !== 1) out.push(h1.length + " visible h1 in main");
+  for (const c of document.querySelectorAll("input, select, textarea")) {
+    if (c.type === "hidden" || c.offsetParent === null) continue;
+    if (!(c.labels && c.labels.length) && !c.getAttribute("aria-label") && !c.getAttribute("aria-labelledby")) out.push("unlabelled " + c.tagName + "#" + c.id);
+  }
+  for (const b of document.querySelectorAll("button")) {
+    if (b.offsetParent !== null && !b.textContent.trim() && !b.getAttribute("aria-label")) out.push("button without a name");
+  }
+  for (const i of document.querySelectorAll("img")) if (!i.hasAttribute("alt")) out.push("img without alt");
+  return out;
+})()`
+
+// shot checks the page shown for a11yProblems and writes full-page screenshots of it at desktop
+// and phone width.
 func (b *tab) shot(name string) {
 	b.t.Helper()
+	var problems []string
+	b.eval(a11yProblems, &problems)
+	if len(problems) > 0 {
+		b.t.Errorf("page %s: %s", name, strings.Join(problems, "; "))
+	}
 	for _, v := range []struct {
 		suffix string
 		size   chromedp.Action

@@ -172,7 +172,7 @@ async function renderPage(pdf, n, fields) {
     const left = Math.min(x1, x2) / vp.width * 100, top = Math.min(y1, y2) / vp.height * 100;
     const w = Math.abs(x2 - x1) / vp.width * 100, h = Math.abs(y2 - y1) / vp.height * 100;
     const box = el("button", { type: "button", class: "field-box kind-" + f.kind, "data-field": f.name, tabindex: "-1", "aria-hidden": "true",
-      style: "", onclick: () => document.getElementById(f.kind === "signature" ? "signature-section" : f.id)?.focus() }, el("span", {}, kindLabel[f.kind] || f.kind));
+      onclick: () => document.getElementById(f.kind === "signature" ? "signature-section" : f.id)?.focus() }, el("span", {}, kindLabel[f.kind] || f.kind));
     Object.assign(box.style, { left: left + "%", top: top + "%", width: w + "%", height: h + "%" });
     wrap.append(box);
   }
