@@ -39,17 +39,13 @@ type signRequest struct {
 	Consents     []json.RawMessage `json:"consents"`
 }
 
-// callbackBody is the callback the service receives (docs/openapi.yaml CallbackRequest).
+// callbackBody is the callback the service receives (docs/openapi.yaml CallbackRequest): the
+// page's request with what the portal adds.
 type callbackBody struct {
-	CallbackID   string            `json:"callbackId"`
-	SessionID    string            `json:"sessionId"`
-	AccessToken  string            `json:"accessToken"`
-	SignerName   string            `json:"signerName"`
-	SignaturePNG string            `json:"signaturePng"`
-	Fields       []json.RawMessage `json:"fields"`
-	Consents     []json.RawMessage `json:"consents"`
-	IP           string            `json:"ip"`
-	UserAgent    string            `json:"userAgent"`
+	CallbackID string `json:"callbackId"`
+	signRequest
+	IP        string `json:"ip"`
+	UserAgent string `json:"userAgent"`
 }
 
 // sign is POST {base}/portal-api/sign: the page's signature, forwarded to the service as the
@@ -130,8 +126,8 @@ func answer(w http.ResponseWriter, res *result) error {
 // forward posts the callback. The body holds the access token and the signer's name: it is never
 // logged, and an error carries no part of it.
 func (s *Server) forward(r *http.Request, q signRequest) (*result, error) {
-	body, err := json.Marshal(callbackBody{CallbackID: uuid.NewString(), SessionID: q.SessionID, AccessToken: q.AccessToken,
-		SignerName: q.SignerName, SignaturePNG: q.SignaturePNG, Fields: nonNil(q.Fields), Consents: nonNil(q.Consents),
+	q.Fields, q.Consents = nonNil(q.Fields), nonNil(q.Consents)
+	body, err := json.Marshal(callbackBody{CallbackID: uuid.NewString(), signRequest: q,
 		IP: web.ClientIPBehind(r, s.cfg.TrustedProxyHops), UserAgent: web.UserAgent(r)})
 	if err != nil {
 		return nil, err

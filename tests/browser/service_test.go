@@ -100,6 +100,7 @@ func upload(t testing.TB, file string) (path, hash string) {
 // signer is one signer of a session the test creates.
 type signer struct {
 	Email, Role, Name, OTP string // OTP: the slot's otpChannel ("" none)
+	Phone                  string // E.164, for otpChannel sms or signer-choice
 }
 
 func newEmail(who string) string {
@@ -115,6 +116,9 @@ func createSigning(t testing.TB, mode string, expiresInMinutes int, signers ...s
 		m := map[string]any{"slotIndex": i, "role": s.Role, "email": s.Email, "namePrefill": s.Name}
 		if s.OTP != "" {
 			m["otpChannel"] = s.OTP
+		}
+		if s.Phone != "" {
+			m["phoneNumber"] = s.Phone
 		}
 		list = append(list, m)
 	}

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -97,17 +98,27 @@ func (b *tab) drawSignature() {
 	}))
 }
 
+// signing is how one signer goes through the page.
+type signing struct {
+	OTPTo string // where the code goes: the e-mail address, or the phone number with SMS
+	SMS   bool   // signer-choice: pick SMS on the page
+	Typed bool   // sign with the typed name instead of a drawing
+	Shots string // the screenshots' name ("" none)
+}
+
 // signAs walks one signer through the page: OTP, the document, fields, consents, signature.
-// typed signs with a typed name instead of a drawing. shots names the screenshots ("" none).
-func signAs(t *testing.T, link, email string, typed bool, shots string) *tab {
+func signAs(t *testing.T, link string, how signing) *tab {
 	t.Helper()
 	b := newTab(t)
 	b.open(link)
 	b.wait("#otp-form")
-	if shots != "" {
-		b.shot(shots + "-otp")
+	if how.SMS {
+		b.click(`input[name="otp-channel"][value="sms"]`)
 	}
-	b.passOTP(email, 1)
+	if how.Shots != "" {
+		b.shot(how.Shots + "-otp")
+	}
+	b.passOTP(how.OTPTo, 1)
 	if pages := b.readDocument(); pages != 3 {
 		t.Fatalf("the page shows %d pages, want 3", pages)
 	}
@@ -120,7 +131,7 @@ func signAs(t *testing.T, link, email string, typed bool, shots string) *tab {
 		t.Fatal("no fields to fill in")
 	}
 	b.consent()
-	if typed {
+	if how.Typed {
 		b.click("#sig-mode-type")
 		var empty bool
 		b.eval(`document.getElementById("signature-typed").value === ""`, &empty)
@@ -130,8 +141,8 @@ func signAs(t *testing.T, link, email string, typed bool, shots string) *tab {
 	} else {
 		b.drawSignature()
 	}
-	if shots != "" {
-		b.shot(shots + "-document")
+	if how.Shots != "" {
+		b.shot(how.Shots + "-document")
 	}
 	b.click("#sign-submit")
 	if h := b.endPage("signed"); !strings.Contains(h, "you have signed") {
@@ -140,24 +151,26 @@ func signAs(t *testing.T, link, email string, typed bool, shots string) *tab {
 	return b
 }
 
-// TestSequentialSigningWithOTP: two signers, each with an e-mailed OTP, sign one after the other
-// in the browser; the session seals, pdfsig accepts the sealed PDF, and the processor's purge
-// reaches the portal, which then holds nothing for the slots.
+// TestSequentialSigningWithOTP: two signers sign one after the other in the browser, the first
+// with an e-mailed OTP and a drawn signature, the second choosing SMS for the OTP (signer-choice)
+// and typing the signature; the session seals, pdfsig accepts the sealed PDF, and the
+// processor's purge reaches the portal, which then holds nothing for the slots.
 func TestSequentialSigningWithOTP(t *testing.T) {
 	t.Parallel()
 	buyer, seller := newEmail("buyer"), newEmail("seller")
+	phone := fmt.Sprintf("+49151%08d", time.Now().UnixNano()%100000000)
 	corr, created := createSigning(t, "sequential", 0,
 		signer{Email: buyer, Role: "buyer", Name: "Bea Buyer", OTP: "email"},
-		signer{Email: seller, Role: "seller", Name: "Sam Seller", OTP: "email"})
+		signer{Email: seller, Role: "seller", Name: "Sam Seller", OTP: "signer-choice", Phone: phone})
 	first := linkIn(t, mail(t, buyer, notify.KindInvitation, 1)[0], "/sign?token=")
 
-	signAs(t, first, buyer, false, "sign")
+	signAs(t, first, signing{OTPTo: buyer, Shots: "sign"})
 	slots, _ := created.JSON["slots"].([]any)
 	if id, _ := slots[0].(map[string]any)["sessionId"].(string); !portal.Held(id) {
 		t.Fatal("the portal does not hold the first signer's accepted signature")
 	}
 	second := linkIn(t, mail(t, seller, notify.KindInvitation, 1)[0], "/sign?token=")
-	b := signAs(t, second, seller, true, "")
+	b := signAs(t, second, signing{OTPTo: phone, SMS: true, Typed: true, Shots: "sign-choice"})
 	b.shot("sign-done")
 
 	st := waitStatus(t, corr, 120*time.Second, "complete", func(r reply) bool {

@@ -94,7 +94,7 @@ async function openDocument() {
 
 function otpStep() {
   const v = st.view;
-  const choice = v.otpChannel === "signer_choice";
+  const choice = v.otpChannel === "signer-choice";
   const channels = choice ? ["email", "sms"] : [v.otpChannel === "sms" ? "sms" : "email"];
   const hint = choice ? "Before you see the document, we send you a one-time code by e-mail or text message." :
     `Before you see the document, we send you a one-time code by ${channels[0] === "sms" ? "text message" : "e-mail"}.`;
