@@ -37,8 +37,8 @@ approval:
     - { name: Finance, approvers: [finance@example.com] }
 `
 
-// wfPackage stores the sample template package with wfSchema as a folder of blobs.
-func wfPackage(t *testing.T) string {
+// wfPackage stores the sample template package with schema as a folder of blobs.
+func wfPackage(t *testing.T, schema string) string {
 	t.Helper()
 	acct, err := azconn.New(azconn.Config{ConnectionString: svc.Azurite.ConnectionString()})
 	if err != nil {
@@ -50,7 +50,7 @@ func wfPackage(t *testing.T) string {
 		t.Fatal(err)
 	}
 	dir := "browser/" + uuid.NewString() + "/"
-	files := map[string][]byte{"schema.yaml": []byte(wfSchema)}
+	files := map[string][]byte{"schema.yaml": []byte(schema)}
 	for _, name := range []string{"template.yaml", "template.pdf"} {
 		if files[name], err = os.ReadFile(filepath.Join("..", "..", "examples", "offer", name)); err != nil {
 			t.Fatal(err)
@@ -99,13 +99,7 @@ func wfMail(t *testing.T, recipient string, kind notify.Kind, prefix string, n i
 func TestWorkflowFormReviewedAndApproved(t *testing.T) {
 	t.Parallel()
 	participant := newEmail("participant")
-	r := asInitiator(t, "POST", "workflow", map[string]any{"templatePath": wfPackage(t), "correlationId": "browser-wf-" + uuid.NewString(),
-		"templateSettings": map[string]any{"workflow": map[string]any{
-			"recipients": []any{map[string]any{"email": participant, "displayName": "Pat"}}, "organizationName": "Acme"}}})
-	if r.Status != http.StatusCreated {
-		t.Fatalf("create workflow: %d %s", r.Status, r.Raw)
-	}
-	id := r.str("workflowId")
+	id := createWorkflow(t, wfSchema, participant)
 	base := portalURL + "/workflow/" + id
 
 	form := newTab(t)
@@ -176,6 +170,61 @@ func TestWorkflowFormReviewedAndApproved(t *testing.T) {
 			t.Fatalf("the approved workflow did not complete: %s", st.Raw)
 		}
 		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// createWorkflow starts a workflow on schema for participant and answers its id.
+func createWorkflow(t *testing.T, schema, participant string) string {
+	t.Helper()
+	r := asInitiator(t, "POST", "workflow", map[string]any{"templatePath": wfPackage(t, schema), "correlationId": "browser-wf-" + uuid.NewString(),
+		"templateSettings": map[string]any{"workflow": map[string]any{
+			"recipients": []any{map[string]any{"email": participant, "displayName": "Pat"}}, "organizationName": "Acme"}}})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create workflow: %d %s", r.Status, r.Raw)
+	}
+	return r.str("workflowId")
+}
+
+// TestWorkflowExceptionNeedsJustification: under governance a spend over the cap reaches the
+// reviewer with the failed check shown; approving it takes an exception whose justification
+// the page requires before sending, and which the service keeps.
+func TestWorkflowExceptionNeedsJustification(t *testing.T) {
+	t.Parallel()
+	participant := newEmail("governed")
+	id := createWorkflow(t, "governance: true\n"+strings.Replace(wfSchema, "finance@example.com", "controller@example.com", 1), participant)
+	base := portalURL + "/workflow/" + id
+	form := newTab(t)
+	form.open(wfMail(t, participant, "workflow_invitation", base+"?pt=", 1))
+	form.fill("#f-companyName", "Big Spender Inc")
+	form.fill("#f-contactEmail", "ap@bigspender.example")
+	form.click("#step-next")
+	form.waitText("#step-title", "Step 2 of 2")
+	form.fill("#f-annualSpend", "500")
+	form.click("#step-next")
+	form.endPage("submitted")
+
+	review := newTab(t)
+	review.open(wfMail(t, "controller@example.com", "workflow_approval", base+"/review?pt=", 1))
+	if failed := review.text("#rules-title + ul"); !strings.Contains(failed, "Spend above 100 needs an exception") {
+		t.Fatalf("the failed check reads %q", failed)
+	}
+	var chosen bool
+	review.eval(`document.getElementById("decision-approve-with-exception").checked`, &chosen)
+	if !chosen {
+		t.Fatal("a failed check does not preselect the exception")
+	}
+	review.click("#decision-submit")
+	if m := review.text("#decision-message"); !strings.Contains(m, "justification") {
+		t.Fatalf("an empty justification shows %q", m)
+	}
+	review.typeInto("#justification", "Strategic supplier; the board approved the spend.")
+	review.shot("workflow-exception")
+	review.click("#decision-submit")
+	if h := review.endPage("decided"); h != "Approved" {
+		t.Fatalf("after the exception the page says %q", h)
+	}
+	if st := workflowStatus(t, id); st.str("state") != "sealing" && st.str("state") != "complete" {
+		t.Fatalf("after the exception the workflow is %s", st.Raw)
 	}
 }
 
