@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
 	"github.com/esign-svc/esign/shared/notify"
 )
 
@@ -20,10 +23,16 @@ func TestDecline(t *testing.T) {
 	b := newTab(t)
 	b.open(link)
 	b.readDocument()
-	b.click("#decline-open")
-	b.typeInto("#decline-reason", "The price on page 2 is wrong.")
+	// By keyboard alone: Enter on the button, Tab into the reason, Tab to Decline, Enter.
+	b.run("open the decline box by keyboard", chromedp.Focus("#decline-open", chromedp.ByQuery), chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible("#decline-reason", chromedp.ByQuery), chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent("The price on page 2 is wrong."))
+	var focused string
+	b.eval(`document.activeElement.id`, &focused)
+	if focused != "decline-reason" {
+		t.Fatalf("Tab from the opened box went to %q, not the reason", focused)
+	}
 	b.shot("decline")
-	b.click("#decline-submit")
+	b.run("decline by keyboard", chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Enter))
 	if h := b.endPage("declined"); !strings.Contains(h, "declined") {
 		t.Fatalf("after declining the page says %q", h)
 	}
