@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,6 +87,10 @@ func run(m *testing.M) int {
 	}
 	browser = b
 	code := m.Run()
+	if found := leaks(svc.Logs.String()); len(found) > 0 {
+		fmt.Fprintf(os.Stderr, "browser tests: the service's logs hold what signers and recipients entered or received: %s\n", strings.Join(found, ", "))
+		code = 1
+	}
 	if code != 0 {
 		fmt.Fprintln(os.Stderr, "service log tail:\n"+svc.Tail(6000))
 	}

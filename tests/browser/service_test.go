@@ -104,7 +104,9 @@ type signer struct {
 }
 
 func newEmail(who string) string {
-	return fmt.Sprintf("%s-%s@example.test", who, uuid.NewString()[:8])
+	e := fmt.Sprintf("%s-%s@example.test", who, uuid.NewString()[:8])
+	remember("e-mail address", e)
+	return e
 }
 
 // createSigning creates a signing session on the three-page template (buyer, seller fields).
@@ -210,7 +212,9 @@ func linkIn(t testing.TB, row outbox.Row, path string) string {
 	if link == "" {
 		t.Fatalf("no %s link in the %s message", path, row.Kind)
 	}
-	return strings.TrimRight(link, ".,)>")
+	link = strings.TrimRight(link, ".,)>")
+	rememberLink(link)
+	return link
 }
 
 var codeIn = regexp.MustCompile(`\b(\d{6})\b`)
@@ -223,6 +227,7 @@ func otpCode(t testing.TB, recipient string, n int) string {
 	if g == nil {
 		t.Fatal("an OTP message without a 6-digit code")
 	}
+	remember("OTP code", g[1])
 	return g[1]
 }
 

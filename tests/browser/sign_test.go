@@ -159,6 +159,7 @@ func TestSequentialSigningWithOTP(t *testing.T) {
 	t.Parallel()
 	buyer, seller := newEmail("buyer"), newEmail("seller")
 	phone := fmt.Sprintf("+49151%08d", time.Now().UnixNano()%100000000)
+	remember("phone number", phone)
 	corr, created := createSigning(t, "sequential", 0,
 		signer{Email: buyer, Role: "buyer", Name: "Bea Buyer", OTP: "email"},
 		signer{Email: seller, Role: "seller", Name: "Sam Seller", OTP: "signer-choice", Phone: phone})

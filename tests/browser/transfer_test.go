@@ -35,6 +35,7 @@ func TestCrossDeviceTransfer(t *testing.T) {
 	laptop.eval(`document.getElementById("transfer-qr").src`, &src)
 	laptop.eval(`document.getElementById("transfer-link").href`, &href)
 	scanned := decodeQR(t, src)
+	rememberLink(scanned)
 	if scanned != href || !strings.HasPrefix(scanned, portalURL+"/transfer?token=") {
 		t.Fatalf("the QR code reads %q; the link on the page is %q", scanned, href)
 	}

@@ -82,7 +82,9 @@ func wfMail(t *testing.T, recipient string, kind notify.Kind, prefix string, n i
 		}
 		if len(got) >= n {
 			at := strings.Index(got[n-1].Text, prefix)
-			return strings.Fields(got[n-1].Text[at:])[0]
+			link := strings.Fields(got[n-1].Text[at:])[0]
+			rememberLink(link)
+			return link
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("waited for %d %s messages, have %d", n, kind, len(got))
