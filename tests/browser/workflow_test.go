@@ -101,7 +101,7 @@ func wfMail(t *testing.T, recipient string, kind notify.Kind, prefix string, n i
 func TestWorkflowFormReviewedAndApproved(t *testing.T) {
 	t.Parallel()
 	participant := newEmail("participant")
-	id := createWorkflow(t, wfSchema, participant)
+	id := createWorkflow(t, wfSchema, participant, false)
 	base := portalURL + "/workflow/" + id
 
 	form := newTab(t)
@@ -175,11 +175,12 @@ func TestWorkflowFormReviewedAndApproved(t *testing.T) {
 	}
 }
 
-// createWorkflow starts a workflow on schema for participant and answers its id.
-func createWorkflow(t *testing.T, schema, participant string) string {
+// createWorkflow starts a workflow on schema for participant (who must pass an e-mailed OTP
+// first with otp) and answers its id.
+func createWorkflow(t *testing.T, schema, participant string, otp bool) string {
 	t.Helper()
 	r := asInitiator(t, "POST", "workflow", map[string]any{"templatePath": wfPackage(t, schema), "correlationId": "browser-wf-" + uuid.NewString(),
-		"templateSettings": map[string]any{"workflow": map[string]any{
+		"templateSettings": map[string]any{"workflow": map[string]any{"requireOtp": otp,
 			"recipients": []any{map[string]any{"email": participant, "displayName": "Pat"}}, "organizationName": "Acme"}}})
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create workflow: %d %s", r.Status, r.Raw)
@@ -187,16 +188,20 @@ func createWorkflow(t *testing.T, schema, participant string) string {
 	return r.str("workflowId")
 }
 
-// TestWorkflowExceptionNeedsJustification: under governance a spend over the cap reaches the
-// reviewer with the failed check shown; approving it takes an exception whose justification
-// the page requires before sending, and which the service keeps.
+// TestWorkflowExceptionNeedsJustification: the participant passes the e-mailed OTP the workflow
+// requires before the form shows; under governance a spend over the cap reaches the reviewer
+// with the failed check shown; approving it takes an exception whose justification the page
+// requires before sending.
 func TestWorkflowExceptionNeedsJustification(t *testing.T) {
 	t.Parallel()
 	participant := newEmail("governed")
-	id := createWorkflow(t, "governance: true\n"+strings.Replace(wfSchema, "finance@example.com", "controller@example.com", 1), participant)
+	id := createWorkflow(t, "governance: true\n"+strings.Replace(wfSchema, "finance@example.com", "controller@example.com", 1), participant, true)
 	base := portalURL + "/workflow/" + id
 	form := newTab(t)
 	form.open(wfMail(t, participant, "workflow_invitation", base+"?pt=", 1))
+	form.wait("#otp-form")
+	form.shot("workflow-otp")
+	form.passOTP(participant, 1)
 	form.fill("#f-companyName", "Big Spender Inc")
 	form.fill("#f-contactEmail", "ap@bigspender.example")
 	form.click("#step-next")
