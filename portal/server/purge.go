@@ -16,26 +16,24 @@ const maxPurgeBody = 64 << 10
 // held outcomes are dropped. 204 when something was dropped, 404 when nothing was held (the
 // client counts both as done). Errors: 401 callback_signature_* for a bad or stale signature;
 // 400 naming the field at fault; 413.
-func (s *Server) purge(w http.ResponseWriter, r *http.Request) {
-	web.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		raw, err := web.ReadBody(r, maxPurgeBody)
-		if err != nil {
-			return err
-		}
-		if err := callbacksig.Verify(r.Header.Get(callbacksig.Header), raw, s.cfg.Now(), s.cfg.Secrets); err != nil {
-			return err
-		}
-		var req portalclient.PurgeRequest
-		if err := web.DecodeJSONBody(r, raw, &req); err != nil {
-			return err
-		}
-		if err := req.Validate(); err != nil {
-			return err
-		}
-		if s.attempts.forget(req.SessionIDs) == 0 {
-			return apperr.New(apperr.KindNotFound, "nothing_held", "the portal holds nothing for these slots")
-		}
-		w.WriteHeader(http.StatusNoContent)
-		return nil
-	}).ServeHTTP(w, r)
+func (s *Server) purge(w http.ResponseWriter, r *http.Request) error {
+	raw, err := web.ReadBody(r, maxPurgeBody)
+	if err != nil {
+		return err
+	}
+	if err := callbacksig.Verify(r.Header.Get(callbacksig.Header), raw, s.cfg.Now(), s.cfg.Secrets); err != nil {
+		return err
+	}
+	var req portalclient.PurgeRequest
+	if err := web.DecodeJSONBody(r, raw, &req); err != nil {
+		return err
+	}
+	if err := req.Validate(); err != nil {
+		return err
+	}
+	if s.attempts.forget(req.SessionIDs) == 0 {
+		return apperr.New(apperr.KindNotFound, "nothing_held", "the portal holds nothing for these slots")
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }

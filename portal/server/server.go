@@ -11,6 +11,7 @@
 package server
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/callbacksig"
+	"github.com/esign-svc/esign/shared/web"
 )
 
 // Config is what the portal needs. Only main reads the environment.
@@ -126,18 +128,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r2 := r.Clone(r.Context())
-		r2.URL.Path = cmpOr(rest, "/")
+		r2.URL.Path = cmp.Or(rest, "/")
 		r2.URL.RawPath = ""
 		r = r2
 	}
 	s.mux.ServeHTTP(w, r)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func (s *Server) routes() {
@@ -148,8 +143,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /workflow/{id}", s.page("workflow", "Your form"))
 	s.mux.HandleFunc("GET /workflow/{id}/review", s.page("review", "Review a submission"))
 	s.mux.HandleFunc("GET /{$}", s.page("home", "Signing portal"))
-	s.mux.HandleFunc("POST /portal-api/sign", s.sign)
-	s.mux.HandleFunc("POST /v1/purge", s.purge)
+	s.mux.Handle("POST /portal-api/sign", web.Handle(s.sign))
+	s.mux.Handle("POST /v1/purge", web.Handle(s.purge))
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))

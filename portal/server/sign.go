@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -55,32 +56,30 @@ type callbackBody struct {
 // being forwarded is 409 sign_in_progress. Errors: 403 cross_origin_refused for a request from
 // another site; 400 naming the field at fault; 503 service_unavailable when the service cannot
 // be reached.
-func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
-	web.Handle(func(w http.ResponseWriter, r *http.Request) error {
-		if err := s.sameOrigin(r); err != nil {
-			return err
-		}
-		var req signRequest
-		if err := web.DecodeJSON(r, maxSignBody, &req); err != nil {
-			return err
-		}
-		if err := req.check(); err != nil {
-			return err
-		}
-		prev, done := s.attempts.begin(req.SessionID)
-		if done {
-			return answer(w, prev)
-		}
-		if prev != nil {
-			return apperr.New(apperr.KindConflict, CodeInProgress, "this signature is being sent; wait for its answer")
-		}
-		res, err := s.forward(r, req)
-		s.attempts.finish(req.SessionID, res)
-		if err != nil {
-			return err
-		}
-		return answer(w, res)
-	}).ServeHTTP(w, r)
+func (s *Server) sign(w http.ResponseWriter, r *http.Request) error {
+	if err := s.sameOrigin(r); err != nil {
+		return err
+	}
+	var req signRequest
+	if err := web.DecodeJSON(r, maxSignBody, &req); err != nil {
+		return err
+	}
+	if err := req.check(); err != nil {
+		return err
+	}
+	prev, done := s.attempts.begin(req.SessionID)
+	if done {
+		return answer(w, prev)
+	}
+	if prev != nil {
+		return apperr.New(apperr.KindConflict, CodeInProgress, "this signature is being sent; wait for its answer")
+	}
+	res, err := s.forward(r, req)
+	s.attempts.finish(req.SessionID, res)
+	if err != nil {
+		return err
+	}
+	return answer(w, res)
 }
 
 func (q signRequest) check() error {
@@ -148,7 +147,7 @@ func (s *Server) forward(r *http.Request, q signRequest) (*result, error) {
 	if err != nil {
 		return nil, apperr.New(apperr.KindUnavailable, CodeUnavailable, "the signing service's answer was cut off; try again")
 	}
-	return &result{Status: resp.StatusCode, ContentType: cmpOr(resp.Header.Get("Content-Type"), "application/json"), Body: raw}, nil
+	return &result{Status: resp.StatusCode, ContentType: cmp.Or(resp.Header.Get("Content-Type"), "application/json"), Body: raw}, nil
 }
 
 func nonNil(v []json.RawMessage) []json.RawMessage {

@@ -313,7 +313,11 @@ function toolbar() {
 
 function panel(id, title, ...content) {
   document.getElementById(id)?.remove();
-  const close = el("button", { type: "button", class: "close", onclick: () => { p.remove(); document.getElementById(id + "-open")?.focus(); } }, "Close");
+  const close = el("button", { type: "button", class: "close", onclick: () => {
+    if (id === "transfer" && st.stopPoll) st.stopPoll();
+    p.remove();
+    document.getElementById(id + "-open")?.focus();
+  } }, "Close");
   const p = el("section", { id, class: "panel", role: "region", "aria-labelledby": id + "-title" }, el("h2", { id: id + "-title" }, title), ...content, close);
   main.querySelector(".toolbar").after(p);
   p.querySelector("h2").setAttribute("tabindex", "-1");
@@ -341,6 +345,7 @@ function declinePanel() {
 }
 
 async function transferPanel() {
+  if (st.stopPoll) st.stopPoll(); // a new code replaces the one shown
   const msg = alertBox("transfer-message");
   const p = panel("transfer", "Continue on another device", el("p", {}, "Scan this code with your phone or tablet. The document opens there, you confirm it is you with a new code, and this page can then only show the document's state."), msg);
   try {
