@@ -16,6 +16,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/notify"
 )
 
@@ -59,10 +60,14 @@ func (b *tab) fillFields() (n int) {
 	return len(kinds)
 }
 
+// consent ticks the three statements, each shown word for word as the service words it.
 func (b *tab) consent() {
 	b.t.Helper()
-	for _, id := range []string{"document_reviewed", "electronic_signature", "legally_binding"} {
-		b.click("#consent-" + id)
+	for _, st := range esign.ConsentStatements {
+		if got := b.text(`label[for="consent-` + st.ID + `"]`); got != st.Text {
+			b.t.Fatalf("statement %s reads %q, want %q", st.ID, got, st.Text)
+		}
+		b.click("#consent-" + st.ID)
 	}
 	b.click("#consent-accept")
 	b.wait("#consent-done")
