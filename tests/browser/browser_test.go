@@ -98,6 +98,13 @@ func ownHost(host string) bool {
 
 func desktop() chromedp.Action { return chromedp.EmulateViewport(1280, 900) }
 
+// phoneScreen is phone with a touch screen.
+func phoneScreen() chromedp.Action {
+	return chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateTouch, func(p *emulation.SetDeviceMetricsOverrideParams, _ *emulation.SetTouchEmulationEnabledParams) {
+		p.Mobile = true
+	})
+}
+
 func phone() chromedp.Action {
 	return chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), func(p *emulation.SetDeviceMetricsOverrideParams, _ *emulation.SetTouchEmulationEnabledParams) {
 		p.Mobile = true

@@ -73,33 +73,62 @@ func (b *tab) consent() {
 	b.wait("#consent-done")
 }
 
+// stroke is a signature's path across the pad, in page coordinates.
+func stroke(ctx context.Context) ([][2]float64, error) {
+	var box []float64
+	if err := chromedp.Evaluate(`(r => [r.left, r.top, r.width, r.height])(document.getElementById("signature-pad").getBoundingClientRect())`, &box).Do(ctx); err != nil {
+		return nil, err
+	}
+	var out [][2]float64
+	for _, p := range [][2]float64{{.1, .6}, {.2, .3}, {.3, .7}, {.4, .35}, {.5, .65}, {.65, .3}, {.8, .6}, {.9, .4}} {
+		out = append(out, [2]float64{box[0] + p[0]*box[2], box[1] + p[1]*box[3]})
+	}
+	return out, nil
+}
+
 // drawSignature drags the mouse across the pad as a person signing would.
 func (b *tab) drawSignature() {
 	b.t.Helper()
 	b.run("draw", chromedp.ScrollIntoView("#signature-pad", chromedp.ByQuery), chromedp.ActionFunc(func(ctx context.Context) error {
-		var box []float64
-		if err := chromedp.Evaluate(`(r => [r.left, r.top, r.width, r.height])(document.getElementById("signature-pad").getBoundingClientRect())`, &box).Do(ctx); err != nil {
+		pts, err := stroke(ctx)
+		if err != nil {
 			return err
 		}
-		x0, y0, w, h := box[0], box[1], box[2], box[3]
-		pts := [][2]float64{{.1, .6}, {.2, .3}, {.3, .7}, {.4, .35}, {.5, .65}, {.65, .3}, {.8, .6}, {.9, .4}}
+		if err := input.DispatchMouseEvent(input.MouseMoved, pts[0][0], pts[0][1]).Do(ctx); err != nil {
+			return err
+		}
 		for i, p := range pts {
 			typ := input.MouseMoved
 			if i == 0 {
 				typ = input.MousePressed
 			}
-			x, y := x0+p[0]*w, y0+p[1]*h
-			if i == 0 {
-				if err := input.DispatchMouseEvent(input.MouseMoved, x, y).Do(ctx); err != nil {
-					return err
-				}
-			}
-			if err := input.DispatchMouseEvent(typ, x, y).WithButton(input.Left).WithButtons(1).WithClickCount(1).Do(ctx); err != nil {
+			if err := input.DispatchMouseEvent(typ, p[0], p[1]).WithButton(input.Left).WithButtons(1).WithClickCount(1).Do(ctx); err != nil {
 				return err
 			}
 		}
 		last := pts[len(pts)-1]
-		return input.DispatchMouseEvent(input.MouseReleased, x0+last[0]*w, y0+last[1]*h).WithButton(input.Left).WithClickCount(1).Do(ctx)
+		return input.DispatchMouseEvent(input.MouseReleased, last[0], last[1]).WithButton(input.Left).WithClickCount(1).Do(ctx)
+	}))
+}
+
+// drawSignatureByTouch draws the same stroke with a finger (the tab emulates a touch screen).
+func (b *tab) drawSignatureByTouch() {
+	b.t.Helper()
+	b.run("draw by touch", chromedp.ScrollIntoView("#signature-pad", chromedp.ByQuery), chromedp.ActionFunc(func(ctx context.Context) error {
+		pts, err := stroke(ctx)
+		if err != nil {
+			return err
+		}
+		for i, p := range pts {
+			typ := input.TouchMove
+			if i == 0 {
+				typ = input.TouchStart
+			}
+			if err := input.DispatchTouchEvent(typ, []*input.TouchPoint{{X: p[0], Y: p[1]}}).Do(ctx); err != nil {
+				return err
+			}
+		}
+		return input.DispatchTouchEvent(input.TouchEnd, []*input.TouchPoint{}).Do(ctx)
 	}))
 }
 

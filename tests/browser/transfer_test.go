@@ -42,6 +42,7 @@ func TestCrossDeviceTransfer(t *testing.T) {
 	}
 
 	phone := newTab(t)
+	phone.run("a phone's screen", phoneScreen())
 	phone.open(scanned)
 	phone.wait("#otp-form")
 	phone.passOTP(email, 1)
@@ -52,7 +53,7 @@ func TestCrossDeviceTransfer(t *testing.T) {
 
 	phone.fillFields()
 	phone.consent()
-	phone.drawSignature()
+	phone.drawSignatureByTouch()
 	phone.click("#sign-submit")
 	phone.endPage("signed")
 	st := sessionStatus(t, corr)
