@@ -30,10 +30,10 @@ fuzz: ## run each fuzz target for FUZZTIME (default 20s), growing the kept corpu
 	@bash scripts/fuzz.sh
 
 fmt: ## gofmt the tree
-	@gofmt -w shared dispatcher processor tests connector
+	@gofmt -w shared dispatcher processor tests connector portal
 
 vet: ## go vet every module
-	@go vet ./shared/... ./dispatcher/... ./processor/... ./tests/... ./connector/...
+	@go vet ./shared/... ./dispatcher/... ./processor/... ./tests/... ./connector/... ./portal/...
 
 clean: ## remove build output (keeps .local dev keys and data)
 	rm -rf dist bin

@@ -3,12 +3,15 @@
 # missing dev keys and secrets under .local/ (and .local/dev.env), builds both apps into dist/
 # (no zips; an unchanged handler is not linked again), starts Azurite (data under .local/azurite)
 # and runs both apps under the local Functions host on http://127.0.0.1:7071 (LISTEN=host:port to
-# change). Each step says what it does. Ctrl-C or SIGTERM stops it all and exits 0.
+# change). The reference signing portal (portal/) runs at PORTAL_URL, http://127.0.0.1:7080
+# (PORTAL=host:port to change), so the links in the outbox's messages open real pages. Each step
+# says what it does. Ctrl-C or SIGTERM stops it all and exits 0.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 listen=${LISTEN:-127.0.0.1:7071}
 oauth_listen=${OAUTH_LISTEN:-127.0.0.1:7072}
+portal=${PORTAL:-127.0.0.1:7080}
 start=$SECONDS
 step() { printf '==> [%3ss] %s\n' "$((SECONDS - start))" "$*"; }
 
@@ -34,14 +37,17 @@ if [ ! -x node_modules/.bin/azurite ]; then
 fi
 azurite=$(bash scripts/ensure-azurite.sh)
 step "dev keys and settings under .local/ (only what is missing; the first run compiles the tool)"
-go run ./tests/cmd/devsetup --dir .local --base-url "http://$listen" --oauth-url "http://$oauth_listen"
+go run ./tests/cmd/devsetup --dir .local --base-url "http://$listen" --oauth-url "http://$oauth_listen" --portal-url "http://$portal"
+# The processor asks the portal to forget a sealed session's slots (shared/portalclient).
+echo "PORTAL_API_URL=http://$portal" >>.local/dev.env
 step "building dispatcher and processor into dist/ (the first build compiles every dependency: minutes)"
 NOZIP=1 bash scripts/package.sh
-step "building the local Functions host (bin/funchost)"
+step "building the local Functions host (bin/funchost) and the signing portal (bin/portal)"
 go build -o bin/funchost ./tests/funchost/cmd/funchost
 step "building the dev OAuth token endpoint (bin/devoauth) and the connector's command line (bin/svcconnect)"
 go build -o bin/devoauth ./tests/cmd/devoauth
 go build -o bin/svcconnect ./connector/cmd/svcconnect
+go build -o bin/portal ./portal
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 if port_open 10000 && port_open 10001 && port_open 10002; then
@@ -69,12 +75,21 @@ for _ in $(seq 1 300); do
   sleep 0.2
 done
 curl -fsS "http://$listen/api/health" >/dev/null 2>&1 || { echo "the service did not answer /api/health within a minute" >&2; exit 1; }
+step "starting the signing portal on http://$portal"
+bin/portal &
+pids+=($!)
+for _ in $(seq 1 100); do
+  curl -fsS "http://$portal/healthz" >/dev/null 2>&1 && break
+  kill -0 "${pids[-1]}" 2>/dev/null || { echo "the signing portal exited" >&2; exit 1; }
+  sleep 0.1
+done
 step "up"
 cat <<MSG
 
 The service is running.
   Base URL:      http://$listen/api   (routes with authLevel function need ?code=\$HOST_KEY)
   Health:        curl http://$listen/api/health
+  Portal:        http://$portal   (the links in the invitations: make outbox shows them)
   Dev settings:  .local/dev.env   (BASE_URL, HOST_KEY, STORAGE_CONNECTION_STRING, PORTAL_CALLBACK_SECRETS, PORTAL_URL, ...)
   A JWT:         make token TENANT=<tid> ROLES=Esign.Initiator,Service.Admin [SUB=alice]
   Connector:     SVCCONNECT_CONFIG=.local/dev.env bin/svcconnect help   (README "Command line (svcconnect)";

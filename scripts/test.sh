@@ -7,7 +7,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bash scripts/ensure-azurite.sh >/dev/null
 [ ! -f scripts/install-pdf-tools.sh ] || bash scripts/install-pdf-tools.sh
-go vet ./shared/... ./dispatcher/... ./processor/... ./tests/... ./connector/...
+[ ! -f scripts/install-chromium.sh ] || bash scripts/install-chromium.sh
+go vet ./shared/... ./dispatcher/... ./processor/... ./tests/... ./connector/... ./portal/...
 go build -o bin/testsummary ./tests/cmd/testsummary
-go test -json -count=1 -p 2 -timeout 14m ${TEST_PKGS:-./shared/... ./dispatcher/... ./processor/... ./tests/... ./connector/...} 2>&1 \
+go test -json -count=1 -p 2 -timeout 14m ${TEST_PKGS:-./shared/... ./dispatcher/... ./processor/... ./tests/... ./connector/... ./portal/...} 2>&1 \
   | bin/testsummary

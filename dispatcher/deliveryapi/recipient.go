@@ -123,7 +123,8 @@ type sasView struct {
 // sas is GET /api/delivery/{deliveryId}/sas?t=. Errors: 401; 404; 410; 403 otp_required.
 func (a *API) sas(w http.ResponseWriter, r *http.Request) error { return a.issueSAS(w, r, "sas") }
 
-// download is POST /api/delivery/{deliveryId}/download?t=: the same as sas.
+// download is POST /api/delivery/{deliveryId}/download?t=: the same as sas, but the URL's
+// answers carry Content-Disposition: attachment with the document's name.
 func (a *API) download(w http.ResponseWriter, r *http.Request) error {
 	return a.issueSAS(w, r, "download")
 }
@@ -148,7 +149,7 @@ func (a *API) issueSAS(w http.ResponseWriter, r *http.Request, via string) error
 	if ttl < time.Second {
 		return delivery.ErrExpired
 	}
-	link, until, err := a.copyURL(r.Context(), s, ttl)
+	link, until, err := a.copyURL(r.Context(), s, ttl, via == "download")
 	if err != nil {
 		return err
 	}
@@ -164,10 +165,18 @@ func (a *API) issueSAS(w http.ResponseWriter, r *http.Request, via string) error
 }
 
 // copyURL is a read URL of the session's copy of its document, copying the source first when
-// the copy is not there yet. Errors: 410 document_gone when the source is no longer stored.
-func (a *API) copyURL(ctx context.Context, s *delivery.Session, ttl time.Duration) (string, time.Time, error) {
+// the copy is not there yet; for a download (attachment) the URL's answers carry
+// Content-Disposition: attachment with the document's name, so a browser saves the file.
+// Errors: 410 document_gone when the source is no longer stored.
+func (a *API) copyURL(ctx context.Context, s *delivery.Session, ttl time.Duration, attachment bool) (string, time.Time, error) {
 	dst := delivery.CopyPath(s.DeliveryID)
-	link, until, err := a.Blobs.ReadURL(ctx, dst.Container, dst.Name, ttl)
+	readURL := func() (string, time.Time, error) {
+		if attachment {
+			return a.Blobs.DownloadURL(ctx, dst.Container, dst.Name, ttl, s.DocumentName)
+		}
+		return a.Blobs.ReadURL(ctx, dst.Container, dst.Name, ttl)
+	}
+	link, until, err := readURL()
 	if apperr.KindOf(err) != apperr.KindNotFound {
 		return link, until, err
 	}
@@ -182,7 +191,7 @@ func (a *API) copyURL(ctx context.Context, s *delivery.Session, ttl time.Duratio
 	if err != nil {
 		return "", time.Time{}, err
 	}
-	return a.Blobs.ReadURL(ctx, dst.Container, dst.Name, ttl)
+	return readURL()
 }
 
 // dropCopy deletes the session's copy of its document, on a context that outlives the

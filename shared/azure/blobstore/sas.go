@@ -3,6 +3,7 @@ package blobstore
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,33 @@ const clockSkew = 5 * time.Minute
 // caller never hands out a link that cannot work. A bad ttl is an internal error (a programming
 // mistake, not a request's).
 func (s *Store) ReadURL(ctx context.Context, container, name string, ttl time.Duration) (string, time.Time, error) {
+	return s.readURL(ctx, container, name, ttl, "")
+}
+
+// DownloadURL is ReadURL whose answers carry Content-Disposition: attachment with filename (the
+// SAS's rscd), so that a browser following it saves the file rather than showing it. filename is
+// reduced to printable ASCII for the plain parameter and kept whole, percent-encoded, in
+// filename*. Errors: ReadURL's.
+func (s *Store) DownloadURL(ctx context.Context, container, name string, ttl time.Duration, filename string) (string, time.Time, error) {
+	return s.readURL(ctx, container, name, ttl, AttachmentDisposition(filename))
+}
+
+// AttachmentDisposition is the Content-Disposition value of DownloadURL for filename ("download"
+// when empty).
+func AttachmentDisposition(filename string) string {
+	if strings.TrimSpace(filename) == "" {
+		filename = "download"
+	}
+	plain := strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e || r == '"' || r == '\\' || r == '/' {
+			return '_'
+		}
+		return r
+	}, filename)
+	return `attachment; filename="` + plain + `"; filename*=UTF-8''` + strings.ReplaceAll(url.QueryEscape(filename), "+", "%20")
+}
+
+func (s *Store) readURL(ctx context.Context, container, name string, ttl time.Duration, disposition string) (string, time.Time, error) {
 	if ttl <= 0 || ttl > MaxReadURLTTL {
 		return "", time.Time{}, fmt.Errorf("blobstore: ReadURL ttl %s is outside (0, %s]", ttl, MaxReadURLTTL)
 	}
@@ -36,12 +64,13 @@ func (s *Store) ReadURL(ctx context.Context, container, name string, ttl time.Du
 	expiry := now.Add(ttl).Truncate(time.Second)
 	blobURL := s.client.ServiceClient().NewContainerClient(container).NewBlobClient(name).URL()
 	v := sas.BlobSignatureValues{
-		Protocol:      sas.ProtocolHTTPS,
-		StartTime:     now.Add(-clockSkew).Truncate(time.Second),
-		ExpiryTime:    expiry,
-		Permissions:   (&sas.BlobPermissions{Read: true}).String(),
-		ContainerName: container,
-		BlobName:      name,
+		Protocol:           sas.ProtocolHTTPS,
+		StartTime:          now.Add(-clockSkew).Truncate(time.Second),
+		ExpiryTime:         expiry,
+		Permissions:        (&sas.BlobPermissions{Read: true}).String(),
+		ContainerName:      container,
+		BlobName:           name,
+		ContentDisposition: disposition,
 	}
 	if !strings.HasPrefix(blobURL, "https://") {
 		v.Protocol = sas.ProtocolHTTPSandHTTP // Azurite speaks http

@@ -223,6 +223,33 @@ func TestList(t *testing.T) {
 	}
 }
 
+// A download URL answers the blob as an attachment under the given name.
+func TestDownloadURL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, c := newStore(t)
+	if _, err := s.Put(ctx, c, "copy.pdf", strings.NewReader("pdf bytes"), "application/pdf", nil); err != nil {
+		t.Fatal(err)
+	}
+	u, _, err := s.DownloadURL(ctx, c, "copy.pdf", time.Minute, `Statement "2026"/ä.pdf`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := `attachment; filename="Statement _2026___.pdf"; filename*=UTF-8''Statement%20%222026%22%2F%C3%A4.pdf`
+	if resp.StatusCode != 200 || string(b) != "pdf bytes" || resp.Header.Get("Content-Disposition") != want {
+		t.Fatalf("GET download URL: %d %q, Content-Disposition %q, want %q", resp.StatusCode, b, resp.Header.Get("Content-Disposition"), want)
+	}
+	if _, _, err := s.DownloadURL(ctx, c, "missing.pdf", time.Minute, "x.pdf"); apperr.KindOf(err) != apperr.KindNotFound {
+		t.Fatalf("a missing blob: %v, want not found", err)
+	}
+}
+
 func TestReadURL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
