@@ -298,6 +298,17 @@ func workflowStatus(ctx context.Context, a *app, args []string) error {
 		if s.ValidationOutcome != "" {
 			fmt.Fprintf(w, "validation: %s\n", s.ValidationOutcome)
 		}
+		if s.SealedPDFPath != "" {
+			fmt.Fprintf(w, "sealed:     %s (%s)\n", s.SealedPDFPath, s.SealedPDFHash)
+		}
+		switch {
+		case s.ESignGroupID != "":
+			fmt.Fprintf(w, "esign:      group %s\n", s.ESignGroupID)
+		case len(s.DeliveryIDs) > 0:
+			fmt.Fprintf(w, "delivery:   %s\n", strings.Join(s.DeliveryIDs, ", "))
+		case s.AutoTriggerFailed != "":
+			fmt.Fprintf(w, "auto-trigger failed: %s\n", s.AutoTriggerFailed)
+		}
 	})
 }
 

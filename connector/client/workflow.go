@@ -38,6 +38,12 @@ type WorkflowStatus struct {
 	CurrentApprovalStage int    `json:"currentApprovalStage"`
 	TotalApprovalStages  int    `json:"totalApprovalStages"`
 	CompletedAt          string `json:"completedAt,omitempty"`
+	// Once complete: the sealed record and what the auto-trigger started on it.
+	SealedPDFPath     string   `json:"sealedPdfPath,omitempty"`
+	SealedPDFHash     string   `json:"sealedPdfHash,omitempty"`
+	ESignGroupID      string   `json:"esignGroupId,omitempty"`
+	DeliveryIDs       []string `json:"deliveryIds,omitempty"`
+	AutoTriggerFailed string   `json:"autoTriggerFailed,omitempty"`
 }
 
 // WorkflowExport is the collected data as JSON.

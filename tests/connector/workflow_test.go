@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -26,7 +27,8 @@ approval:
 
 // TestWorkflowCommands: `workflow create` invites the participant (the same correlationId
 // again answers the existing workflow); the participant's token routes of the client fill and
-// advance it; `workflow status` and `workflow export` (json, csv) read it; the client cancels it.
+// advance it; `workflow status` and `workflow export` (json, csv) read it; the client approves it
+// and status names the sealed record; the client cancels another.
 func TestWorkflowCommands(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -69,7 +71,25 @@ func TestWorkflowCommands(t *testing.T) {
 	if !strings.HasPrefix(csv, "step,key,label,value") || !strings.Contains(csv, "'=Acme Ltd") {
 		t.Fatalf("export csv:\n%s", csv)
 	}
-	if d, err := cl.CancelWorkflow(ctx, wf.WorkflowID); err != nil || d.State != "cancelled" {
+	// the approver's decision seals it; status then names the sealed record
+	if d, err := cl.ApproveWorkflow(ctx, wf.WorkflowID, "fine"); err != nil || d.State != "sealing" {
+		t.Fatalf("approve: %+v %v", d, err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for out := ""; !strings.Contains(out, "state:      complete"); out = ok(t, set, "workflow", "status", wf.WorkflowID) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not sealed:\n%s", out)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if out := ok(t, set, "workflow", "status", wf.WorkflowID); !strings.Contains(out, "sealed:     signed/") || !strings.Contains(out, "/workflows/"+wf.WorkflowID+".pdf (sha256:") {
+		t.Fatalf("status once complete:\n%s", out)
+	}
+	other, err := cl.CreateWorkflow(ctx, client.CreateWorkflowRequest{TemplatePath: pkg, CorrelationID: corr + "-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := cl.CancelWorkflow(ctx, other.WorkflowID); err != nil || d.State != "cancelled" {
 		t.Fatalf("cancel: %+v %v", d, err)
 	}
 	if r := svcconnect(t, set, "", false, "workflow", "export", wf.WorkflowID, "--format", "xml"); r.code != 2 || !strings.Contains(r.stderr, "--format must be json or csv") {
