@@ -170,7 +170,7 @@ func (b *tab) endPage(kind string) string {
 
 // a11yProblems lists what the page shown lacks for assistive technology: a form control
 // without a label, a button without a name, an image without alt text, a page without a
-// language or without exactly one h1.
+// language or without exactly one h1, a text below WCAG AA contrast.
 const a11yProblems = `(() => {
   const out = [];
   if (!document.documentElement.lang) out.push("html has no lang");
@@ -184,6 +184,27 @@ const a11yProblems = `(() => {
     if (b.offsetParent !== null && !b.textContent.trim() && !b.getAttribute("aria-label")) out.push("button without a name");
   }
   for (const i of document.querySelectorAll("img")) if (!i.hasAttribute("alt")) out.push("img without alt");
+  // WCAG 2.1 AA contrast of every visible text: 4.5:1, 3:1 for large text (24px, or 18.66px
+  // bold); disabled controls are exempt, as WCAG says; the background is the nearest opaque one.
+  const rgba = c => (c.match(/[\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => [r, g, b].map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+    .reduce((a, v, i) => a + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const bg = e => {
+    for (; e; e = e.parentElement) {
+      const c = rgba(getComputedStyle(e).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] === 1)) return c;
+    }
+    return [255, 255, 255];
+  };
+  for (const e of document.querySelectorAll("body *")) {
+    if (e.offsetParent === null || e.closest(":disabled, [aria-disabled=true], .textLayer, canvas")) continue;
+    if (![...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+    const st = getComputedStyle(e), fg = rgba(st.color);
+    if (fg.length === 4 && fg[3] === 0) continue;
+    const [l1, l2] = [lum(fg), lum(bg(e))].sort((a, b) => b - a), ratio = (l1 + 0.05) / (l2 + 0.05);
+    const size = parseFloat(st.fontSize), large = size >= 24 || (size >= 18.66 && Number(st.fontWeight) >= 700);
+    if (ratio < (large ? 3 : 4.5)) out.push("contrast " + ratio.toFixed(2) + " of " + e.tagName + " \"" + e.textContent.trim().slice(0, 30) + "\"");
+  }
   return out;
 })()`
 
@@ -228,4 +249,27 @@ func (b *tab) waitText(sel, want string) {
 	b.t.Helper()
 	js := fmt.Sprintf(`(e => !!e && e.textContent.includes(%q))(document.querySelector(%q))`, want, sel)
 	b.run("wait for "+sel+" to read "+want, chromedp.Poll(js, nil, chromedp.WithPollingTimeout(30*time.Second)))
+}
+
+// TestA11yChecksCanFail: the page checks every browser test runs report a page that breaks
+// them (grey text on white, an unlabelled input, two h1, no lang), and pass its fixed form.
+func TestA11yChecksCanFail(t *testing.T) {
+	t.Parallel()
+	b := newTab(t)
+	page := func(html string) []string {
+		b.open("data:text/html;charset=utf-8," + url.PathEscape(html))
+		var problems []string
+		b.eval(a11yProblems, &problems)
+		return problems
+	}
+	bad := page(`<html><body><main><h1>A</h1><h1>B</h1><p style="color:#aaa;background:#fff">faint</p>` +
+		`<input id="x"><button disabled style="color:#ccc">off</button></main></body></html>`)
+	want := []string{"html has no lang", "2 visible h1 in main", "unlabelled INPUT#x", `contrast 2.32 of P "faint"`}
+	if strings.Join(bad, "|") != strings.Join(want, "|") {
+		t.Fatalf("problems %q, want %q", bad, want)
+	}
+	if good := page(`<html lang="en"><body><main><h1>A</h1><p style="color:#595959">readable</p>` +
+		`<label for="x">X</label><input id="x"><p style="color:#767676;font-size:24px">large</p></main></body></html>`); len(good) != 0 {
+		t.Fatalf("problems on a good page: %q", good)
+	}
 }
