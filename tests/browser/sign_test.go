@@ -86,15 +86,26 @@ func stroke(ctx context.Context) ([][2]float64, error) {
 	return out, nil
 }
 
-// drawSignature drags the mouse across the pad as a person signing would.
-func (b *tab) drawSignature() {
+// ink counts the pad's inked pixels (drawn, not the white ground Clear paints).
+func (b *tab) ink() int {
+	b.t.Helper()
+	var n int
+	b.eval(`(() => { const p = document.getElementById("signature-pad"), c = p.tagName === "CANVAS" ? p : p.querySelector("canvas");
+  const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data; let n = 0;
+  for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && d[i] + d[i + 1] + d[i + 2] < 600) n++; return n; })()`, &n)
+	return n
+}
+
+// drawSignature drags a pointer (the mouse, or a pen with its pressure) across the pad as a
+// person signing would.
+func (b *tab) drawSignature(pointer input.DispatchMouseEventPointerType) {
 	b.t.Helper()
 	b.run("draw", chromedp.ScrollIntoView("#signature-pad", chromedp.ByQuery), chromedp.ActionFunc(func(ctx context.Context) error {
 		pts, err := stroke(ctx)
 		if err != nil {
 			return err
 		}
-		if err := input.DispatchMouseEvent(input.MouseMoved, pts[0][0], pts[0][1]).Do(ctx); err != nil {
+		if err := input.DispatchMouseEvent(input.MouseMoved, pts[0][0], pts[0][1]).WithPointerType(pointer).Do(ctx); err != nil {
 			return err
 		}
 		for i, p := range pts {
@@ -102,12 +113,14 @@ func (b *tab) drawSignature() {
 			if i == 0 {
 				typ = input.MousePressed
 			}
-			if err := input.DispatchMouseEvent(typ, p[0], p[1]).WithButton(input.Left).WithButtons(1).WithClickCount(1).Do(ctx); err != nil {
+			if err := input.DispatchMouseEvent(typ, p[0], p[1]).WithButton(input.Left).WithButtons(1).WithClickCount(1).
+				WithPointerType(pointer).WithForce(0.6).Do(ctx); err != nil {
 				return err
 			}
 		}
 		last := pts[len(pts)-1]
-		return input.DispatchMouseEvent(input.MouseReleased, last[0], last[1]).WithButton(input.Left).WithClickCount(1).Do(ctx)
+		return input.DispatchMouseEvent(input.MouseReleased, last[0], last[1]).WithButton(input.Left).WithClickCount(1).
+			WithPointerType(pointer).Do(ctx)
 	}))
 }
 
@@ -173,7 +186,19 @@ func signAs(t *testing.T, link string, how signing) *tab {
 			t.Fatal("the typed signature is not prefilled with the name")
 		}
 	} else {
-		b.drawSignature()
+		// the mouse draws, Clear wipes it, and a pen signs
+		b.drawSignature(input.Mouse)
+		if b.ink() == 0 {
+			t.Fatal("the mouse drew nothing on the pad")
+		}
+		b.click("#signature-clear")
+		if n := b.ink(); n != 0 {
+			t.Fatalf("Clear left %d inked pixels", n)
+		}
+		b.drawSignature(input.Pen)
+		if b.ink() == 0 {
+			t.Fatal("the pen drew nothing on the pad")
+		}
 	}
 	if how.Shots != "" {
 		b.shot(how.Shots + "-document")
