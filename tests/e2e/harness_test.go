@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -44,7 +45,12 @@ func run(m *testing.M) (int, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var counter *storageCounter
-	o := servicetest.Options{Settings: extraSettings, DropOutput: dropOutput}
+	root, err := azuritetest.RepoRoot()
+	if err != nil {
+		return 0, err
+	}
+	// the repository's dist/: the e2e tests check the packaged folders and zips there too
+	o := servicetest.Options{Dist: filepath.Join(root, "dist"), Settings: extraSettings, DropOutput: dropOutput}
 	if !benchOnly() {
 		// The apps' storage calls go through a counting proxy, except in a benchmark run: there
 		// they go straight to Azurite, as the floor they are compared with does.

@@ -20,7 +20,9 @@ import (
 
 // Options shape a run. The zero value packages into <repo>/dist and keeps Azurite in memory.
 type Options struct {
-	// Dist is where scripts/package.sh writes the apps; empty: <repo>/dist.
+	// Dist is where scripts/package.sh writes the apps; empty: a temporary folder of this run's
+	// own (removed by Close), since test packages run in parallel and packaging empties the
+	// function folders another package's host may be loading.
 	Dist string
 	// AzuriteLocation keeps Azurite's data in a folder (so that it can be restarted); empty: in
 	// memory.
@@ -65,8 +67,12 @@ func Start(ctx context.Context, o Options) (_ *Service, err error) {
 			s.Close()
 		}
 	}()
-	if s.Dist == "" {
-		s.Dist = filepath.Join(root, "dist")
+	if s.Dist == "" { // a folder of this run's own: test packages run at the same time
+		if s.Dist, err = os.MkdirTemp("", "service-dist-"); err != nil {
+			return nil, err
+		}
+		dist := s.Dist
+		s.closers = append(s.closers, func() { os.RemoveAll(dist) })
 	}
 	pkg := exec.Command("bash", filepath.Join(root, "scripts", "package.sh"))
 	pkg.Dir, pkg.Stdout, pkg.Stderr = root, os.Stderr, os.Stderr
