@@ -68,11 +68,8 @@ const (
 	ContainerEvidence = seal.ContainerEvidence
 )
 
-// Message names the workflow to seal.
-type Message struct {
-	WorkflowID string `json:"workflowId"`
-	TenantID   string `json:"tenantId"`
-}
+// Message names the workflow to seal (what the dispatcher queues).
+type Message = workflow.SealMessage
 
 // Workflows is what the job needs of the workflow store (*workflowstore.Store).
 type Workflows interface {
@@ -194,7 +191,7 @@ func (j *Job) outputs(ctx context.Context, w *workflow.Workflow, callback, trigg
 		}
 	}
 	if trigger && !w.Triggered() && (len(w.Setup.ESign) > 0 || len(w.Setup.Delivery) > 0) {
-		return funcproto.AddOutput(ctx, BindingTrigger, Message{WorkflowID: w.ID, TenantID: w.Tenant})
+		return funcproto.AddOutput(ctx, BindingTrigger, workflow.TriggerMessage{WorkflowID: w.ID, TenantID: w.Tenant})
 	}
 	return nil
 }

@@ -37,11 +37,8 @@ const (
 	QueueName          = "workflow-trigger"
 )
 
-// Message names the complete workflow.
-type Message struct {
-	WorkflowID string `json:"workflowId"`
-	TenantID   string `json:"tenantId"`
-}
+// Message names the complete workflow (what the seal job queues).
+type Message = workflow.TriggerMessage
 
 // Workflows is what the job needs of the workflow store (*workflowstore.Store).
 type Workflows interface {

@@ -87,6 +87,10 @@ type SealMessage struct {
 	TenantID   string `json:"tenantId"`
 }
 
+// TriggerMessage asks the processor's workflow-trigger job to start a complete workflow's
+// auto-trigger: the same ids.
+type TriggerMessage = SealMessage
+
 // QueueCallback is the queue of CallbackMessage.
 const QueueCallback = "workflow-callback"
 

@@ -1,11 +1,10 @@
 package devkeys
 
 import (
-	"bufio"
-	"fmt"
-	"os"
 	"sort"
 	"strings"
+
+	"github.com/esign-svc/esign/connector/settings"
 )
 
 // FormatEnv renders settings as shell `KEY=value` lines, sorted by key. Values with characters
@@ -43,37 +42,7 @@ func shellQuote(v string) string {
 }
 
 // ReadEnv parses a file written by FormatEnv (and plain KEY=value lines): blank lines and
-// # comments are skipped, single or double quotes around a value are removed.
+// # comments are skipped, single or double quotes around a value are removed. It is the
+// connector's settings-file reader (settings.ReadFile), which reads dev.env as is.
 // Error: unreadable file or a line without '='.
-func ReadEnv(path string) (map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	env := map[string]string{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("%s:%d: want KEY=value", path, n)
-		}
-		env[k] = unquote(v)
-	}
-	return env, sc.Err()
-}
-
-func unquote(v string) string {
-	if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
-		return strings.ReplaceAll(v[1:len(v)-1], `'\''`, "'")
-	}
-	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-		return v[1 : len(v)-1]
-	}
-	return v
-}
+func ReadEnv(path string) (map[string]string, error) { return settings.ReadFile(path) }
