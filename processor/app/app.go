@@ -149,13 +149,16 @@ type Function struct {
 // (WorkflowNotify, WorkflowNotifyPoison).
 // Errors: a wiring mistake (a missing dependency).
 func Functions(d *Deps) ([]Function, error) {
+	// one blob client and one template-package cache (by ETag) for every job
+	blobs := blobstore.New(d.Account)
+	templates := &template.Loader{Blobs: blobs}
 	notifier, err := notifyjob.New(notifyjob.Deps{Store: d.Sessions, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
 		Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
 	if err != nil {
 		return nil, err
 	}
 	exp := expiry.New(d.Sessions, d.Now)
-	deliveries, err := deliveryupload.NewWith(d.Deliveries, blobstore.New(d.Account), d.Graph, deliveryupload.Deps{Account: d.Account,
+	deliveries, err := deliveryupload.NewWith(d.Deliveries, blobs, d.Graph, deliveryupload.Deps{Account: d.Account,
 		Graph: d.Graph, Tokens: d.Tokens, Cipher: d.Config.PIICipher, Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
 	if err != nil {
 		return nil, err
@@ -165,31 +168,31 @@ func Functions(d *Deps) ([]Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	sealer := seal.New(seal.Deps{Sessions: d.Sessions, Blobs: blobstore.New(d.Account), Key: d.Config.Seal.Key,
+	sealer := seal.New(seal.Deps{Sessions: d.Sessions, Blobs: blobs, Key: d.Config.Seal.Key,
 		TSAURL: d.Config.Seal.TSAURL, StuckAfter: d.Config.Seal.StuckAfter, LockTTL: d.Config.Seal.LockTTL, EngineVersion: version.Engine, Now: d.Now})
 	purger, err := portalPurge(d)
 	if err != nil {
 		return nil, err
 	}
-	creator := &delivery.Creator{Store: d.Deliveries, Docs: blobstore.New(d.Account), CheckTarget: graph.DeliveryTargets(d.Graph),
+	creator := &delivery.Creator{Store: d.Deliveries, Docs: blobs, CheckTarget: graph.DeliveryTargets(d.Graph),
 		Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}
 	signed := &signeddelivery.Job{Sessions: d.Sessions, Cipher: d.Config.PIICipher, Now: d.Now, Creator: creator}
-	batches := dispatchJob(d, creator)
+	batches := dispatchJob(d, creator, blobs, templates)
 	wfCallback, err := workflowCallback(d)
 	if err != nil {
 		return nil, err
 	}
-	wfNotify, err := workflownotify.New(&workflownotify.Job{Workflows: d.Workflows, Packages: &template.Loader{Blobs: blobstore.New(d.Account)},
-		Blobs: blobstore.New(d.Account), Tokens: d.Tokens, Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
+	wfNotify, err := workflownotify.New(&workflownotify.Job{Workflows: d.Workflows, Packages: templates,
+		Blobs: blobs, Tokens: d.Tokens, Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
 	if err != nil {
 		return nil, err
 	}
 	// the workflow auto-trigger starts sessions and deliveries as a render does
 	wfTrigger := &workflowtrigger.Job{Workflows: d.Workflows, Now: d.Now, Starter: render.Starter{Sessions: d.Sessions, Delivery: creator,
-		ESign: &esign.Creator{Store: d.Sessions, Docs: blobstore.New(d.Account), Templates: &template.Loader{Blobs: blobstore.New(d.Account)},
+		ESign: &esign.Creator{Store: d.Sessions, Docs: blobs, Templates: templates,
 			Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}}}
-	wfSeal := &workflowseal.Job{Workflows: d.Workflows, Templates: &template.Loader{Blobs: blobstore.New(d.Account)},
-		Blobs: blobstore.New(d.Account), Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Now: d.Now}
+	wfSeal := &workflowseal.Job{Workflows: d.Workflows, Templates: templates,
+		Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Now: d.Now}
 	return []Function{
 		{notifyjob.FunctionName, funcproto.QueueHandler(notifier.Handle)},
 		{notifyjob.PoisonFunctionName, funcproto.QueueHandler(notifier.HandlePoison)},
@@ -246,9 +249,7 @@ func New(ctx context.Context, d *Deps) (http.Handler, error) {
 
 // dispatchJob is the batch processor: record PDFs rendered through the render use case's
 // Produce (no auto-trigger: the batch's delivery is its own), deliveries through creator.
-func dispatchJob(d *Deps, creator *delivery.Creator) *dispatchjob.Job {
-	blobs := blobstore.New(d.Account)
-	templates := &template.Loader{Blobs: blobs}
+func dispatchJob(d *Deps, creator *delivery.Creator, blobs *blobstore.Store, templates *template.Loader) *dispatchjob.Job {
 	return &dispatchjob.Job{Batches: d.Batches, Templates: templates, Creator: creator, Blobs: blobs,
 		Producer: &render.Renderer{Templates: templates, Blobs: blobs, Store: d.Documents, Now: d.Now},
 		Cipher:   d.Config.PIICipher, Email: d.Providers.Email, Approvers: d.Config.DispatchApprovers, Now: d.Now}
