@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/otp"
@@ -15,7 +14,7 @@ import (
 
 // ErrOTPSendFailed is the 503 when the e-mail provider did not take the code (nothing is kept:
 // the recipient may ask again at once).
-var ErrOTPSendFailed = &apperr.Error{Kind: apperr.KindUnavailable, Code: otp.CodeSendFailed, Detail: "the code could not be sent; try again"}
+var ErrOTPSendFailed = otpflow.ErrSendFailed
 
 type otpSendView struct {
 	OK        bool   `json:"ok"`

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/otp"
@@ -14,13 +13,10 @@ import (
 	"github.com/esign-svc/esign/shared/workflow"
 )
 
-// errOTPSendFailed is the 503 when the e-mail provider did not take the code.
-var errOTPSendFailed = &apperr.Error{Kind: apperr.KindUnavailable, Code: otp.CodeSendFailed, Detail: "the code could not be sent; try again"}
-
 // otpFlow is the participant's code flow: e-mail to the first recipient, the verify field "otp".
 func (a *API) otpFlow() *otpflow.Flow {
 	return &otpflow.Flow{Hasher: a.Hasher, Senders: notify.Providers{Email: a.Email}, Purpose: otpflow.Signing,
-		SendFailed: errOTPSendFailed, Field: otpflow.CodeField{Path: "otp", Hint: "the 6-digit code from the e-mail"}}
+		SendFailed: otpflow.ErrSendFailed, Field: otpflow.CodeField{Path: "otp", Hint: "the 6-digit code from the e-mail"}}
 }
 
 type otpSendView struct {

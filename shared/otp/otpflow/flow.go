@@ -26,6 +26,10 @@ const SendTimeout = 20 * time.Second
 // MaxBody is the size limit of a verify request's JSON body: one short field.
 const MaxBody = 4 << 10
 
+// ErrSendFailed is the usual Flow.SendFailed: the 503 when the provider did not take the code
+// (nothing is kept: the person may ask again at once).
+var ErrSendFailed = &apperr.Error{Kind: apperr.KindUnavailable, Code: otp.CodeSendFailed, Detail: "the code could not be sent; try again"}
+
 // Flow is the code flow of one kind of owner (its routes' answers and message wording).
 type Flow struct {
 	Hasher  *pii.Hasher      // keyed hash of the codes (PII_HASH_KEY)
