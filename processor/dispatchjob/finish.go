@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"context"
 	"errors"
+	"github.com/esign-svc/esign/shared/blobpath"
 	"io"
 	"strings"
 
@@ -109,11 +110,11 @@ func (j *Job) eachDone(ctx context.Context, b *dispatch.Batch, fn func(r *dispat
 }
 
 // combine merges every done record's PDF in index order into
-// documents/dispatch/<batchId>/combined.pdf: the merger writes each record's pages as it reads
+// documents/<tid>/dispatch/<batchId>/combined.pdf: the merger writes each record's pages as it reads
 // them into a pipe read by a block-by-block upload, so memory holds one record PDF and the
 // output's object offsets, never the merged document.
 func (j *Job) combine(ctx context.Context, b *dispatch.Batch) (string, error) {
-	name := recordDir + b.BatchID + "/" + combinedName + ".pdf"
+	name := blobpath.TenantName(b.TenantID, recordDir, b.BatchID, "/", combinedName, ".pdf")
 	err := j.upload(ctx, render.ContainerDocuments, name, "application/pdf", func(w io.Writer) error {
 		m, err := newMerger(w)
 		if err != nil {

@@ -1,6 +1,6 @@
 // Package dispatchjob is the processor's half of governed batch dispatch (DESIGN 9): the
 // low-priority dispatch queue moves a queued batch to processing and fans its ready records out
-// in pages; a record job renders one record into documents/dispatch/<batchId>/<fileName>.pdf
+// in pages; a record job renders one record into documents/<tid>/dispatch/<batchId>/<fileName>.pdf
 // (its own correlationId, a document row whose referenceId is the batch) and, with
 // deliveryConfig.mode secure-email, makes one delivery session per recipientEmail; the last
 // record's change asks for the finish, which merges (combined) or bundles (zipBundle) the PDFs
@@ -56,7 +56,7 @@ const (
 	BindingNotify   = "notify"   // DispatchFinish: queue dispatch-notify
 	ContainerBundle = "bundles"  // the ZIP bundles (bundles/<batchId>.zip)
 	PageSize        = 500        // records fanned out by one Dispatch invocation
-	combinedName    = "combined" // documents/dispatch/<batchId>/combined.pdf
+	combinedName    = "combined" // documents/<tid>/dispatch/<batchId>/combined.pdf
 )
 
 // Blobs reads the record PDFs and writes the combined PDF and the bundle (blobstore.Store).

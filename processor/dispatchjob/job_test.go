@@ -87,14 +87,14 @@ func TestBatchCompletes(t *testing.T) {
 		if r.State != dispatch.RecordDone || r.CorrelationID != b.CorrelationID+"-"+string(rune('1'+i)) {
 			t.Fatalf("record %d: %s %q %s", i, r.State, r.CorrelationID, r.Error)
 		}
-		if want := "documents/dispatch/" + b.BatchID + "/" + strings.ReplaceAll(names[i], "offer-person", "Offer-Person"); r.PDFBlobPath != want {
+		if want := "documents/" + b.TenantID + "/dispatch/" + b.BatchID + "/" + strings.ReplaceAll(names[i], "offer-person", "Offer-Person"); r.PDFBlobPath != want {
 			t.Fatalf("record %d path %s, want %s", i, r.PDFBlobPath, want)
 		}
 		sum := sha256.Sum256(e.read(t, r.PDFBlobPath))
 		if r.PDFHash != "sha256:"+hex.EncodeToString(sum[:]) {
 			t.Fatalf("record %d: pdfHash %s does not match its blob", i, r.PDFHash)
 		}
-		d := must(e.docs.Load(ctx, r.CorrelationID))
+		d := must(e.docs.Load(ctx, b.TenantID, r.CorrelationID))
 		if d.ReferenceID != b.BatchID || d.PDFBlobPath != r.PDFBlobPath || d.GeneratedBy != "tests" {
 			t.Fatalf("document %+v", d)
 		}
@@ -191,7 +191,7 @@ func TestFailedRecordsPartiallyFail(t *testing.T) {
 	if rs[1].Error != ReasonUnreadable || rs[3].Error != ReasonRetriesExhausted || rs[0].State != dispatch.RecordDone || rs[2].State != dispatch.RecordDone {
 		t.Fatalf("records %+v", rs)
 	}
-	if got.CombinedPath != "documents/dispatch/"+b.BatchID+"/combined.pdf" {
+	if got.CombinedPath != "documents/"+b.TenantID+"/dispatch/"+b.BatchID+"/combined.pdf" {
 		t.Fatalf("combined path %q", got.CombinedPath)
 	}
 	combined := e.read(t, got.CombinedPath)

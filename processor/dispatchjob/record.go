@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"github.com/esign-svc/esign/shared/blobpath"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,7 +26,7 @@ const (
 	ReasonRetriesExhausted = "retries_exhausted"  // the host gave up on its message
 	reasonDelivery         = "delivery_refused: " // + the delivery use case's code
 	reasonRender           = "render_failed: "    // + the template's or the renderer's code
-	recordDir              = "dispatch/"          // documents/dispatch/<batchId>/
+	recordDir              = "dispatch/"          // documents/<tid>/dispatch/<batchId>/
 	maxFileName            = 120                  // characters of a file name, ".pdf" included
 	fieldRecipients        = "recipientEmail"     // per-record special fields (spec)
 	fieldRecipientNames    = "recipientName"      //
@@ -203,7 +204,7 @@ func codeOf(err error) string {
 // (unique: a document id made by documentIdTemplate repeats across batches, a customer's
 // statement every month, and would collide with an earlier batch's document); its documentId
 // the expansion of Settings.DocumentIDTemplate (or the package's), else the correlationId; its
-// path documents/dispatch/<batchId>/<fileName>; its referenceId the batch. The request hash
+// path documents/<tid>/dispatch/<batchId>/<fileName>; its referenceId the batch. The request hash
 // covers the batch, the index and the record, so a redelivered record adopts its own PDF.
 func newDocument(b *dispatch.Batch, r *dispatch.Record, pkg *template.Package, record map[string]any, raw []byte) *document.Document {
 	text := func(k string) string { return pkg.Text(record, k) }
@@ -222,7 +223,7 @@ func newDocument(b *dispatch.Batch, r *dispatch.Record, pkg *template.Package, r
 		CorrelationID: cid, TenantID: b.TenantID, CreatedBy: b.SubmittedBy, DocumentID: docID,
 		DocType: cmp.Or(s.DocType, pkg.Name), Title: cmp.Or(strings.TrimSpace(template.Expand(pkg.Title, text)), pkg.Name),
 		TemplatePath: b.TemplatePath, TemplateName: pkg.Name, TemplateVersion: pkg.Version,
-		PDFBlobPath: render.ContainerDocuments + "/" + recordDir + b.BatchID + "/" + FileName(s.FileNameTemplate, r.Index, cid, text),
+		PDFBlobPath: render.ContainerDocuments + "/" + blobpath.TenantName(b.TenantID, recordDir, b.BatchID, "/", FileName(s.FileNameTemplate, r.Index, cid, text)),
 		GeneratedBy: s.GeneratedBy, SourceSystem: s.SourceSystem, ReferenceID: b.BatchID,
 	}
 	d.ManifestPath = d.PDFBlobPath + ".manifest.json"

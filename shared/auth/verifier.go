@@ -10,6 +10,7 @@ import (
 	"net/mail"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -223,6 +224,8 @@ func describe(err error) string {
 	return "the token's signature does not verify"
 }
 
+var guid = regexp.MustCompile(`^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$`)
+
 func principalOf(tok jwt.Token) (Principal, error) {
 	p := Principal{Subject: tok.Subject()}
 	claims := tok.PrivateClaims()
@@ -230,6 +233,12 @@ func principalOf(tok jwt.Token) (Principal, error) {
 	if p.TenantID, ok = stringClaim(claims, "tid"); !ok || p.TenantID == "" {
 		return Principal{}, invalid("the token has no tenant (tid)")
 	}
+	// The tenant names the caller's folders and scopes its ids (DESIGN 14): only a GUID, in its
+	// canonical lowercase form, so that it is one path segment and one spelling per tenant.
+	if !guid.MatchString(p.TenantID) {
+		return Principal{}, invalid("the token's tenant (tid) is not a GUID")
+	}
+	p.TenantID = strings.ToLower(p.TenantID)
 	if p.ObjectID, ok = stringClaim(claims, "oid"); !ok {
 		return Principal{}, invalid("the token's oid claim is not a string")
 	}

@@ -214,6 +214,11 @@ func TestVerifyChecks(t *testing.T) {
 		{"wrong issuer", mint(t, a, goodClaims().with("iss", "https://login.microsoftonline.com/evil/v2.0")), false},
 		{"wrong audience", mint(t, a, goodClaims().with("aud", "api://other")), false},
 		{"no tid", mint(t, a, goodClaims().with("tid", nil)), false},
+		// The tid names the tenant's folders (DESIGN 14): a GUID or 401.
+		{"tid not a GUID", mint(t, a, goodClaims().with("tid", "contoso")), false},
+		{"tid a path", mint(t, a, goodClaims().with("tid", "11111111-2222-3333-4444-555555555555/../x")), false},
+		{"tid a braced GUID", mint(t, a, goodClaims().with("tid", "{11111111-2222-3333-4444-555555555555}")), false},
+		{"tid a GUID without hyphens", mint(t, a, goodClaims().with("tid", "11111111222233334444555555555555")), false},
 		{"roles not a list", mint(t, a, goodClaims().with("roles", "Service.Admin")), false},
 		{"alg none", rawToken(map[string]any{"alg": "none", "kid": "kid-a"}, goodClaims(), func(string) []byte { return nil }), false},
 		{"empty signature", parts[0] + "." + parts[1] + ".", false},

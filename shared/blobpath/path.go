@@ -156,3 +156,9 @@ func Tenant(field string, p Path, container, tenant string) (Path, error) {
 	}
 	return p, nil
 }
+
+// TenantName is the blob name of a tenant's object: "<tenant>/<parts...>", the one way every
+// blob a tenant's request makes is named under its folder (DESIGN 14).
+func TenantName(tenant string, parts ...string) string {
+	return tenant + "/" + strings.Join(parts, "")
+}

@@ -91,6 +91,11 @@ func (c *Creator) Create(ctx context.Context, by Requester, key string, req Crea
 	if src, err = Source(src, by.TenantID); err != nil {
 		return Created{}, err
 	}
+	// A request names only its own tenant's documents (DESIGN 14); a stored session whose path
+	// predates the tenant folders is read back through SourceOf, which does not confine them.
+	if src, err = blobpath.Tenant("pdfBlobPath", src, ContainerDocuments, by.TenantID); err != nil {
+		return Created{}, err
+	}
 	if err := checkKey(key); err != nil {
 		return Created{}, err
 	}

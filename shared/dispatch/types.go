@@ -168,7 +168,7 @@ type Batch struct {
 
 	RecordsPath  string // dispatch/<batchId>/records.jsonl
 	ReceiptPath  string // receipts/<batchId>.pdf
-	CombinedPath string // documents/dispatch/<batchId>/combined.pdf (mode combined)
+	CombinedPath string // documents/<tid>/dispatch/<batchId>/combined.pdf (mode combined)
 	BundlePath   string // bundles/<batchId>.zip (zipBundle)
 
 	ETag string

@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/esign-svc/esign/shared/blobpath"
 	"io"
 	"time"
 
@@ -91,7 +92,7 @@ func (u *Uploader) Upload(ctx context.Context, tenant string, body io.Reader, le
 		return Document{}, err
 	}
 	doc := Document{PDFHash: "sha256:" + hex.EncodeToString(h.Sum(nil)), Pages: pages, Size: n}
-	name := UploadsDir + u.NewID() + ".pdf"
+	name := blobpath.TenantName(tenant, UploadsDir, u.NewID(), ".pdf")
 	meta := map[string]string{MetaTenant: tenant, MetaHash: doc.PDFHash,
 		MetaUploadedAt: u.Now().UTC().Format(time.RFC3339)}
 	put := func() error {

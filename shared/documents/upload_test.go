@@ -103,7 +103,7 @@ func wantProblem(t *testing.T, err error, kind apperr.Kind, code, field string) 
 func noneStored(t *testing.T, st *blobstore.Store, ids []string) {
 	t.Helper()
 	for _, id := range ids {
-		if ok, err := st.Exists(context.Background(), documents.Container, documents.UploadsDir+id+".pdf"); err != nil || ok {
+		if ok, err := st.Exists(context.Background(), documents.Container, tenant+"/"+documents.UploadsDir+id+".pdf"); err != nil || ok {
 			t.Errorf("upload %s stored (%v)", id, err)
 		}
 	}
@@ -122,11 +122,11 @@ func TestUploadStoresAReadablePDF(t *testing.T) {
 			t.Fatalf("declared %d: %v", declared, err)
 		}
 		id := ids[len(ids)-1]
-		want := documents.Document{PDFBlobPath: "documents/uploads/" + id + ".pdf", PDFHash: sha(src), Pages: 3, Size: int64(len(src))}
+		want := documents.Document{PDFBlobPath: "documents/" + tenant + "/uploads/" + id + ".pdf", PDFHash: sha(src), Pages: 3, Size: int64(len(src))}
 		if doc != want {
 			t.Fatalf("declared %d: %+v, want %+v", declared, doc, want)
 		}
-		got, meta, err := st.ReadAll(ctx, "documents", "uploads/"+id+".pdf", documents.MaxBytes)
+		got, meta, err := st.ReadAll(ctx, "documents", tenant+"/uploads/"+id+".pdf", documents.MaxBytes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +139,7 @@ func TestUploadStoresAReadablePDF(t *testing.T) {
 		if _, err := time.Parse(time.RFC3339, meta[documents.MetaUploadedAt]); err != nil {
 			t.Errorf("uploaded_at %q: %v", meta[documents.MetaUploadedAt], err)
 		}
-		p, err := st.Properties(ctx, "documents", "uploads/"+id+".pdf")
+		p, err := st.Properties(ctx, "documents", tenant+"/uploads/"+id+".pdf")
 		if err != nil || p.ContentType != "application/pdf" {
 			t.Errorf("content type %q (%v)", p.ContentType, err)
 		}
@@ -258,9 +258,9 @@ func TestUploadIsCreateOnly(t *testing.T) {
 	if _, err := u.Upload(ctx, tenant, bytes.NewReader(first), -1); err != nil {
 		t.Fatal(err)
 	}
-	_, err := u.Upload(ctx, "22222222-2222-4222-8222-222222222222", bytes.NewReader(makePDF(t, 2, 0)), -1)
+	_, err := u.Upload(ctx, tenant, bytes.NewReader(makePDF(t, 2, 0)), -1)
 	wantProblem(t, err, apperr.KindConflict, blobstore.CodeBlobExists, "")
-	got, meta, err := st.ReadAll(ctx, "documents", "uploads/"+id+".pdf", documents.MaxBytes)
+	got, meta, err := st.ReadAll(ctx, "documents", tenant+"/uploads/"+id+".pdf", documents.MaxBytes)
 	if err != nil || !bytes.Equal(got, first) || meta[documents.MetaTenant] != tenant {
 		t.Fatalf("the first upload changed: %d bytes, %v (%v)", len(got), meta, err)
 	}
@@ -276,10 +276,10 @@ func TestUploadCreatesTheContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(doc.PDFBlobPath, "documents/uploads/") {
+	if !strings.HasPrefix(doc.PDFBlobPath, "documents/"+tenant+"/uploads/") {
 		t.Fatalf("path %q", doc.PDFBlobPath)
 	}
-	if ok, err := st.Exists(context.Background(), "documents", "uploads/"+ids[0]+".pdf"); err != nil || !ok {
+	if ok, err := st.Exists(context.Background(), "documents", tenant+"/uploads/"+ids[0]+".pdf"); err != nil || !ok {
 		t.Fatalf("not stored (%v)", err)
 	}
 }

@@ -73,6 +73,9 @@ func (c *Creator) Create(ctx context.Context, tenant string, actor Actor, req Cr
 	if err == nil {
 		src, err = blobpath.Tenant("pdfBlobPath", src, ContainerSigned, tenant)
 	}
+	if err == nil {
+		src, err = blobpath.Tenant("pdfBlobPath", src, ContainerDocuments, tenant)
+	}
 	if err != nil {
 		return Created{}, err
 	}

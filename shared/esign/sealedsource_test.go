@@ -17,8 +17,10 @@ func (d *noDocs) ReadAll(_ context.Context, container, name string, _ int64) ([]
 	return nil, nil, apperr.New(apperr.KindNotFound, "blob_not_found", "no blob")
 }
 
-// A caller's request names documents/ only; the workflow auto-trigger's Sealed request may name
-// the tenant's own folder of signed/, and no other tenant's.
+// A caller's request names its own folder of documents/ only (DESIGN 14); the workflow
+// auto-trigger's Sealed request may name the tenant's own folder of signed/, and no other
+// tenant's. A refused path is refused before any read, so another tenant's document and a
+// missing one get the same answer.
 func TestCreateConfinesTheSealedSourceToTheTenant(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -27,10 +29,18 @@ func TestCreateConfinesTheSealedSourceToTheTenant(t *testing.T) {
 		sealed bool
 		code   string // the expected error code
 	}{
-		{"caller, documents", "documents/a.pdf", false, "pdf_not_found"},
+		{"caller, own documents folder", "documents/t1/rendered/a.pdf", false, "pdf_not_found"},
+		{"caller, own uploads", "documents/t1/uploads/u.pdf", false, "pdf_not_found"},
+		{"caller, another tenant's render", "documents/t2/rendered/a.pdf", false, "invalid_blob_path"},
+		{"caller, documents root (pre-tenant layout)", "documents/rendered/a.pdf", false, "invalid_blob_path"},
+		{"caller, tenant id as a prefix only", "documents/t1x/a.pdf", false, "invalid_blob_path"},
+		{"caller, traversal out of the own folder", "documents/t1/../t2/a.pdf", false, "invalid_blob_path"},
+		{"caller, wrong container", "templates/t1/a.pdf", false, "invalid_blob_path"},
+		{"caller, deliveries container", "deliveries/t1/a.pdf", false, "invalid_blob_path"},
 		{"caller, own signed folder", "signed/t1/workflows/w.pdf", false, "invalid_blob_path"},
 		{"sealed, own signed folder", "signed/t1/workflows/w.pdf", true, "pdf_not_found"},
-		{"sealed, documents", "documents/a.pdf", true, "pdf_not_found"},
+		{"sealed, own documents folder", "documents/t1/a.pdf", true, "pdf_not_found"},
+		{"sealed, another tenant's documents", "documents/t2/a.pdf", true, "invalid_blob_path"},
 		{"sealed, another tenant", "signed/t2/workflows/w.pdf", true, "invalid_blob_path"},
 		{"sealed, signed root", "signed/workflows/w.pdf", true, "invalid_blob_path"},
 		{"sealed, templates", "templates/a.pdf", true, "invalid_blob_path"},

@@ -142,10 +142,10 @@ type benchNoDocuments struct{}
 
 func (benchNoDocuments) Create(context.Context, *document.Document, kernel.Change) error { return nil }
 
-func (benchNoDocuments) Load(context.Context, string) (*document.Document, error) {
+func (benchNoDocuments) Load(context.Context, string, string) (*document.Document, error) {
 	return nil, apperr.New(apperr.KindNotFound, "document_not_found", "the benchmark keeps no documents")
 }
 
-func (benchNoDocuments) Update(context.Context, string, func(*document.Document) kernel.Change) (*document.Document, error) {
+func (benchNoDocuments) Update(context.Context, string, string, func(*document.Document) kernel.Change) (*document.Document, error) {
 	return nil, apperr.New(apperr.KindNotFound, "document_not_found", "the benchmark keeps no documents")
 }

@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/esign-svc/esign/shared/blobpath"
 	"io"
 	"strconv"
 	"time"
@@ -55,8 +56,8 @@ type Blobs interface {
 // Documents keeps the rendered-document aggregate (documentstore.Store).
 type Documents interface {
 	Create(ctx context.Context, d *document.Document, ch kernel.Change) error
-	Load(ctx context.Context, correlationID string) (*document.Document, error)
-	Update(ctx context.Context, correlationID string, step func(*document.Document) kernel.Change) (*document.Document, error)
+	Load(ctx context.Context, tenant, correlationID string) (*document.Document, error)
+	Update(ctx context.Context, tenant, correlationID string, step func(*document.Document) kernel.Change) (*document.Document, error)
 }
 
 // Sessions finds the signing session an earlier run of the same render created
@@ -193,7 +194,7 @@ func newDocument(by Caller, req Request, pkg *template.Package, record map[strin
 	d := &document.Document{
 		CorrelationID: cid, TenantID: by.TenantID, CreatedBy: by.CallerID, DocumentID: o.DocumentID,
 		DocType: o.DocType, Title: o.Title, TemplatePath: req.TemplatePath, TemplateName: pkg.Name,
-		TemplateVersion: pkg.Version, PDFBlobPath: ContainerDocuments + "/" + RenderedPrefix + cid + ".pdf",
+		TemplateVersion: pkg.Version, PDFBlobPath: ContainerDocuments + "/" + blobpath.TenantName(by.TenantID, RenderedPrefix, cid, ".pdf"),
 		GeneratedBy: o.GeneratedBy, SourceSystem: o.SourceSystem, CreatedAt: now,
 	}
 	d.ManifestPath = d.PDFBlobPath + ".manifest.json"
@@ -289,7 +290,7 @@ func (r *Renderer) Produce(ctx context.Context, pkg *template.Package, record ma
 // existing is the stored document of want's correlationId when it is the same render; nil when
 // there is none. Errors: 409 document_exists for another render (or another tenant's).
 func (r *Renderer) existing(ctx context.Context, want *document.Document) (*document.Document, error) {
-	d, err := r.Store.Load(ctx, want.CorrelationID)
+	d, err := r.Store.Load(ctx, want.TenantID, want.CorrelationID)
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		return nil, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/esign-svc/esign/shared/blobpath"
 	"slices"
 	"strings"
 	"sync"
@@ -32,7 +33,7 @@ func TestRenderAdoptsTheBlobsOfACrashedRun(t *testing.T) {
 	ctx := context.Background()
 	req := f.request(t)
 	f.failFirst(t, req, &failingDocs{Store: f.docs, failCreate: true})
-	name := RenderedPrefix + req.Options.CorrelationID + ".pdf"
+	name := blobpath.TenantName(f.by.TenantID, RenderedPrefix, req.Options.CorrelationID, ".pdf")
 	pdf, meta, err := f.blobs.ReadAll(ctx, ContainerDocuments, name, 10<<20)
 	if err != nil || meta[metaRequestHash] == "" || meta[metaPDFHash] != "sha256:"+hexSum(pdf) || meta[metaPages] != "3" {
 		t.Fatalf("the first run's PDF: metadata %v (%v)", meta, err)
@@ -44,7 +45,7 @@ func TestRenderAdoptsTheBlobsOfACrashedRun(t *testing.T) {
 	if _, err := f.blobs.Put(ctx, ContainerDocuments, name, bytes.NewReader(pdf), "application/pdf", meta); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.docs.Load(ctx, req.Options.CorrelationID); apperr.KindOf(err) != apperr.KindNotFound {
+	if _, err := f.docs.Load(ctx, f.by.TenantID, req.Options.CorrelationID); apperr.KindOf(err) != apperr.KindNotFound {
 		t.Fatalf("document row after the crash: %v", err)
 	}
 	res, err := f.r.Render(ctx, f.by, req)
@@ -59,7 +60,7 @@ func TestRenderAdoptsTheBlobsOfACrashedRun(t *testing.T) {
 	if err != nil || !bytes.Equal(after, pdf) {
 		t.Fatalf("the PDF changed on the retry (%v)", err)
 	}
-	stored, err := f.docs.Load(ctx, req.Options.CorrelationID)
+	stored, err := f.docs.Load(ctx, f.by.TenantID, req.Options.CorrelationID)
 	if err != nil || stored.PDFHash != res.Document.PDFHash || stored.Pages != 3 {
 		t.Fatalf("stored document %+v (%v)", stored, err)
 	}
@@ -80,7 +81,7 @@ func TestRenderRefusesTheBlobsOfAnotherRequest(t *testing.T) {
 	for _, only := range []string{"pdf and manifest", "pdf"} {
 		t.Run(only, func(t *testing.T) {
 			req := f.request(t)
-			name := RenderedPrefix + req.Options.CorrelationID + ".pdf"
+			name := blobpath.TenantName(f.by.TenantID, RenderedPrefix, req.Options.CorrelationID, ".pdf")
 			theirs := map[string][]byte{name: []byte("%PDF-1.7 another render's")}
 			if only != "pdf" {
 				theirs[name+".manifest.json"] = []byte(`{"fields":[]}`)
@@ -99,7 +100,7 @@ func TestRenderRefusesTheBlobsOfAnotherRequest(t *testing.T) {
 					t.Fatalf("%s was changed: %q %v (%v)", n, got, meta, err)
 				}
 			}
-			if _, err := f.docs.Load(ctx, req.Options.CorrelationID); apperr.KindOf(err) != apperr.KindNotFound {
+			if _, err := f.docs.Load(ctx, f.by.TenantID, req.Options.CorrelationID); apperr.KindOf(err) != apperr.KindNotFound {
 				t.Fatalf("document row: %v", err)
 			}
 		})
@@ -134,7 +135,7 @@ func TestRenderConcurrentSameRequest(t *testing.T) {
 	if results[0].Created == results[1].Created {
 		t.Fatalf("created %t and %t, want exactly one", results[0].Created, results[1].Created)
 	}
-	stored, err := f.docs.Load(context.Background(), req.Options.CorrelationID)
+	stored, err := f.docs.Load(context.Background(), f.by.TenantID, req.Options.CorrelationID)
 	if err != nil || stored.PDFHash != results[0].Document.PDFHash {
 		t.Fatalf("stored %+v (%v)", stored, err)
 	}
@@ -180,7 +181,7 @@ func TestRenderAutoTriggerSessionOfAnotherDocument(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	req := f.request(t)
-	other := "rtest/" + uuid.NewString() + ".pdf"
+	other := f.by.TenantID + "/rtest/" + uuid.NewString() + ".pdf"
 	pdf := samplePackage(t)["template.pdf"]
 	if err := f.blobs.EnsureContainer(ctx, ContainerDocuments); err != nil {
 		t.Fatal(err)
@@ -241,7 +242,7 @@ func TestRenderRefusals(t *testing.T) {
 			_, err := f.r.Render(context.Background(), f.by, req)
 			wantInvalid(t, err, apperr.CodeInvalidRequest, c.field)
 			if req.Options.CorrelationID != "" && esign.ValidCorrelationID(req.Options.CorrelationID) {
-				if _, err := f.docs.Load(context.Background(), req.Options.CorrelationID); apperr.KindOf(err) != apperr.KindNotFound {
+				if _, err := f.docs.Load(context.Background(), f.by.TenantID, req.Options.CorrelationID); apperr.KindOf(err) != apperr.KindNotFound {
 					t.Fatalf("a document was stored: %v", err)
 				}
 			}
@@ -281,7 +282,7 @@ func TestRenderDocumentDefaults(t *testing.T) {
 			if d.DocumentID != c.documentID || d.Title != c.title || d.DocType != c.docType {
 				t.Fatalf("documentId %q title %q docType %q, want %q %q %q", d.DocumentID, d.Title, d.DocType, c.documentID, c.title, c.docType)
 			}
-			stored, err := f.docs.Load(context.Background(), req.Options.CorrelationID)
+			stored, err := f.docs.Load(context.Background(), f.by.TenantID, req.Options.CorrelationID)
 			if err != nil || stored.DocumentID != c.documentID || stored.Title != c.title || stored.DocType != c.docType {
 				t.Fatalf("stored %+v (%v)", stored, err)
 			}

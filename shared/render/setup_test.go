@@ -146,7 +146,7 @@ const signers = `[{"slotIndex":0,"role":"employee","email":"employee@example.tes
 // events are the kinds of the document's audit trail.
 func (f *fixture) events(t *testing.T, cid string) []string {
 	t.Helper()
-	evs, err := f.docs.Events(context.Background(), cid)
+	evs, err := f.docs.Events(context.Background(), f.by.TenantID, cid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,11 +183,11 @@ func (d *failingDocs) Create(ctx context.Context, doc *document.Document, ch ker
 	return d.Store.Create(ctx, doc, ch)
 }
 
-func (d *failingDocs) Update(ctx context.Context, cid string, step func(*document.Document) kernel.Change) (*document.Document, error) {
+func (d *failingDocs) Update(ctx context.Context, tenant, cid string, step func(*document.Document) kernel.Change) (*document.Document, error) {
 	if d.updates.Add(1) == 1 && d.failUpdate {
 		return nil, errStorage
 	}
-	return d.Store.Update(ctx, cid, step)
+	return d.Store.Update(ctx, tenant, cid, step)
 }
 
 // failFirst renders req on docs, which fail, and checks the render failed with them.

@@ -286,7 +286,7 @@ func (r *Renderer) trigger(ctx context.Context, by Caller, p *plan, out *Result)
 	if step == nil {
 		return nil
 	}
-	out.Document, err = r.Store.Update(ctx, d.CorrelationID, func(d *document.Document) kernel.Change {
+	out.Document, err = r.Store.Update(ctx, d.TenantID, d.CorrelationID, func(d *document.Document) kernel.Change {
 		ch := step(d)
 		ch.By(by.Actor)
 		return ch

@@ -100,7 +100,7 @@ func request(corr string, n int) delivery.CreateRequest {
 	for i := 0; i < n; i++ {
 		rc = append(rc, delivery.Recipient{Email: fmt.Sprintf("r%d@example.test", i), Name: fmt.Sprintf("R %d", i)})
 	}
-	return delivery.CreateRequest{CorrelationID: corr, DocumentName: "a.pdf", PDFBlobPath: "documents/a.pdf",
+	return delivery.CreateRequest{CorrelationID: corr, DocumentName: "a.pdf", PDFBlobPath: "documents/t1/uploads/a.pdf",
 		Mode: delivery.ModeSecureEmail, Recipients: rc}
 }
 
@@ -239,6 +239,7 @@ func TestCreateKeyWithAnotherRequest(t *testing.T) {
 	// A key of another tenant is another key.
 	elsewhere := initiator
 	elsewhere.TenantID = "t2"
+	other.PDFBlobPath = "documents/t2/uploads/a.pdf"
 	if got, err := cr.Create(ctx, elsewhere, key, other); err != nil || got.Replayed {
 		t.Fatalf("other tenant: %+v %v", got, err)
 	}
@@ -374,7 +375,7 @@ func TestCreateRefusesABadKey(t *testing.T) {
 	}
 }
 
-// A delivery may send a signed document of the caller's own tenant (the seal job writes
+// A delivery may send a document or a signed document of the caller's own tenant (the seal job writes
 // signed/<tenant>/<groupId>/signed.pdf); another tenant's is 400 invalid_blob_path, whatever
 // is stored there, and nothing is stored.
 func TestCreateSignedDocumentOfTheOwnTenantOnly(t *testing.T) {
@@ -392,7 +393,11 @@ func TestCreateSignedDocumentOfTheOwnTenantOnly(t *testing.T) {
 	if err != nil || s.PDFBlobPath != own.PDFBlobPath {
 		t.Fatalf("stored %+v, %v", s, err)
 	}
-	for _, path := range []string{"signed/t2/" + uuid.NewString() + "/signed.pdf", "signed/" + uuid.NewString() + ".pdf"} {
+	// The same for documents/: only the caller's folder (DESIGN 14), so another tenant's render
+	// is refused like a missing one, before any read.
+	for _, path := range []string{"signed/t2/" + uuid.NewString() + "/signed.pdf", "signed/" + uuid.NewString() + ".pdf",
+		"documents/t2/rendered/" + uuid.NewString() + ".pdf", "documents/rendered/" + uuid.NewString() + ".pdf",
+		"documents/t1x/" + uuid.NewString() + ".pdf", "documents/t1/../t2/a.pdf"} {
 		req := request("corr-"+uuid.NewString(), 1)
 		req.PDFBlobPath = path
 		_, err := cr.Create(ctx, initiator, "", req)

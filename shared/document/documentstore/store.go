@@ -1,5 +1,5 @@
 // Package documentstore keeps rendered documents in Azure Table storage on the aggregate kernel
-// (shared/kernel/aggstore): one partition per correlationId holding the document row and its
+// (shared/kernel/aggstore): one partition per (tenant, correlationId) holding the document row and its
 // audit rows (document.rendered, document.esign_started, document.delivery_started), each
 // change written with its events in one transaction.
 package documentstore
@@ -29,7 +29,7 @@ var ErrNotFound = &apperr.Error{Kind: apperr.KindNotFound, Code: "document_not_f
 var kind = aggstore.Kind[*document.Document]{
 	Root:     rowDocument,
 	NotFound: ErrNotFound,
-	ID:       func(d *document.Document) string { return d.CorrelationID },
+	ID:       func(d *document.Document) string { return partition(d.TenantID, d.CorrelationID) },
 	Encode:   encode,
 	Decode:   decode,
 }
@@ -57,22 +57,30 @@ func (s *Store) Create(ctx context.Context, d *document.Document, ch kernel.Chan
 	return s.tab.Create(ctx, d, ch)
 }
 
-// Load reads a document by one point read. Errors: ErrNotFound; the tablestore ones.
-func (s *Store) Load(ctx context.Context, correlationID string) (*document.Document, error) {
-	return s.tab.Load(ctx, correlationID)
+// partition is a document's PartitionKey, a hash of (tenant, correlationId): correlationIds are
+// unique per tenant, never across tenants (DESIGN 14), so two tenants' documents never meet and
+// another tenant's id reads as a missing one.
+func partition(tenant, correlationID string) string {
+	return aggstore.Key{Kind: "doc", Scope: tenant, Value: correlationID}.Partition()
+}
+
+// Load reads tenant's document by one point read. Errors: ErrNotFound (also for another
+// tenant's correlationId); the tablestore ones.
+func (s *Store) Load(ctx context.Context, tenant, correlationID string) (*document.Document, error) {
+	return s.tab.Load(ctx, partition(tenant, correlationID))
 }
 
 // Update loads the document, runs step and applies its change (the kernel's bounded retry).
-func (s *Store) Update(ctx context.Context, correlationID string, step func(*document.Document) kernel.Change) (*document.Document, error) {
-	d, _, err := s.tab.Update(ctx, correlationID, func(d *document.Document) (kernel.Change, []tablestore.Op, error) {
+func (s *Store) Update(ctx context.Context, tenant, correlationID string, step func(*document.Document) kernel.Change) (*document.Document, error) {
+	d, _, err := s.tab.Update(ctx, partition(tenant, correlationID), func(d *document.Document) (kernel.Change, []tablestore.Op, error) {
 		return step(d), nil, nil
 	})
 	return d, err
 }
 
 // Events is the document's audit trail in time order.
-func (s *Store) Events(ctx context.Context, correlationID string) ([]audit.Record, error) {
-	return s.tab.Events(ctx, correlationID)
+func (s *Store) Events(ctx context.Context, tenant, correlationID string) ([]audit.Record, error) {
+	return s.tab.Events(ctx, partition(tenant, correlationID))
 }
 
 func encode(d *document.Document) (tablestore.Entity, error) {
@@ -80,8 +88,8 @@ func encode(d *document.Document) (tablestore.Entity, error) {
 	if err != nil {
 		return tablestore.Entity{}, err
 	}
-	return tablestore.Entity{PartitionKey: d.CorrelationID, RowKey: rowDocument, ETag: d.ETag, Props: map[string]any{
-		"tenantId": d.TenantID, "createdBy": d.CreatedBy, "documentId": d.DocumentID, "docType": d.DocType,
+	return tablestore.Entity{PartitionKey: partition(d.TenantID, d.CorrelationID), RowKey: rowDocument, ETag: d.ETag, Props: map[string]any{
+		"tenantId": d.TenantID, "correlationId": d.CorrelationID, "createdBy": d.CreatedBy, "documentId": d.DocumentID, "docType": d.DocType,
 		"title": d.Title, "templatePath": d.TemplatePath, "templateName": d.TemplateName,
 		"templateVersion": int64(d.TemplateVersion), "pdfBlobPath": d.PDFBlobPath, "pdfHash": d.PDFHash,
 		"manifestPath": d.ManifestPath, "pages": int64(d.Pages), "requestHash": d.RequestHash,
@@ -93,7 +101,7 @@ func encode(d *document.Document) (tablestore.Entity, error) {
 
 func decode(e tablestore.Entity) (*document.Document, error) {
 	d := &document.Document{
-		CorrelationID: e.PartitionKey, TenantID: e.String("tenantId"), CreatedBy: e.String("createdBy"),
+		CorrelationID: e.String("correlationId"), TenantID: e.String("tenantId"), CreatedBy: e.String("createdBy"),
 		DocumentID: e.String("documentId"), DocType: e.String("docType"), Title: e.String("title"),
 		TemplatePath: e.String("templatePath"), TemplateName: e.String("templateName"),
 		TemplateVersion: int(e.Int64("templateVersion")), PDFBlobPath: e.String("pdfBlobPath"),

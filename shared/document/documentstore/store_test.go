@@ -52,10 +52,22 @@ func TestDocumentLifecycle(t *testing.T) {
 	if err := st.Create(ctx, d, ch); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Create(ctx, &document.Document{CorrelationID: "offer-1", CreatedAt: at}, document.Rendered(d)); apperr.KindOf(err) != apperr.KindConflict {
+	if err := st.Create(ctx, &document.Document{CorrelationID: "offer-1", TenantID: "t1", CreatedAt: at}, document.Rendered(d)); apperr.KindOf(err) != apperr.KindConflict {
 		t.Fatalf("second create: %v", err)
 	}
-	got, err := st.Load(ctx, "offer-1")
+	// correlationIds are per tenant: another tenant's id reads as a missing one, and the other
+	// tenant may use the same id without meeting the first (DESIGN 14).
+	if _, err := st.Load(ctx, "t2", "offer-1"); apperr.KindOf(err) != apperr.KindNotFound {
+		t.Fatalf("other tenant's load: %v, want not found", err)
+	}
+	other := &document.Document{CorrelationID: "offer-1", TenantID: "t2", CreatedBy: "oid-2", CreatedAt: at}
+	if err := st.Create(ctx, other, document.Rendered(other)); err != nil {
+		t.Fatalf("other tenant's create with the same correlationId: %v", err)
+	}
+	if o, err := st.Load(ctx, "t2", "offer-1"); err != nil || o.CreatedBy != "oid-2" || o.CorrelationID != "offer-1" {
+		t.Fatalf("other tenant's document: %+v %v", o, err)
+	}
+	got, err := st.Load(ctx, "t1", "offer-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,25 +75,25 @@ func TestDocumentLifecycle(t *testing.T) {
 		t.Fatalf("loaded document differs (-want +got):\n%s", diff)
 	}
 	for i := 0; i < 2; i++ { // the second run records nothing
-		if _, err := st.Update(ctx, "offer-1", func(d *document.Document) kernel.Change {
+		if _, err := st.Update(ctx, "t1", "offer-1", func(d *document.Document) kernel.Change {
 			return document.StartESign(d, "g-1", at.Add(time.Second))
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.Update(ctx, "offer-1", func(d *document.Document) kernel.Change {
+		if _, err := st.Update(ctx, "t1", "offer-1", func(d *document.Document) kernel.Change {
 			return document.StartDelivery(d, []string{"d-1", "d-2"}, at.Add(2*time.Second))
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err = st.Load(ctx, "offer-1")
+	got, err = st.Load(ctx, "t1", "offer-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.ESignGroupID != "g-1" || !cmp.Equal(got.DeliveryIDs, []string{"d-1", "d-2"}) {
 		t.Fatalf("auto-trigger ids %q %v", got.ESignGroupID, got.DeliveryIDs)
 	}
-	evs, err := st.Events(ctx, "offer-1")
+	evs, err := st.Events(ctx, "t1", "offer-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +107,7 @@ func TestDocumentLifecycle(t *testing.T) {
 	if evs[0].Data["templateVersion"] != float64(3) || evs[0].Data["pdfHash"] != "sha256:ab" || evs[0].ActorID != "oid-1" {
 		t.Fatalf("document.rendered %+v", evs[0])
 	}
-	if _, err := st.Load(ctx, "never"); apperr.KindOf(err) != apperr.KindNotFound {
+	if _, err := st.Load(ctx, "t1", "never"); apperr.KindOf(err) != apperr.KindNotFound {
 		t.Fatalf("missing document: %v", err)
 	}
 }

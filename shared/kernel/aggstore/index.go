@@ -39,6 +39,10 @@ type Key struct {
 	Kind, Scope, Value string
 }
 
+// Partition is the key's table partition, "<kind>-<hash(scope, value)>": an aggregate table
+// keyed per tenant (the documents table) uses it as its own PartitionKey.
+func (k Key) Partition() string { return k.partition() }
+
 func (k Key) partition() string {
 	h := sha256.Sum256([]byte(k.Scope + "\x00" + k.Value))
 	return k.Kind + "-" + hex.EncodeToString(h[:16])
