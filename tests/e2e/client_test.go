@@ -132,25 +132,30 @@ func blobs(t testing.TB) *blobstore.Store {
 	return blobstore.New(acct)
 }
 
-// uploadFixture puts a testdata file into the documents container under a fresh name and
-// returns its blob path and pdfHash.
+// uploadFixture puts a testdata file into tenant A's folder of the documents container under a
+// fresh name and returns its blob path and pdfHash.
 func uploadFixture(t testing.TB, file string) (path, hash string) {
+	return uploadFixtureAs(t, tenantA, file)
+}
+
+// uploadFixtureAs is uploadFixture into tenant's folder (a request names only its own).
+func uploadFixtureAs(t testing.TB, tenant, file string) (path, hash string) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return uploadBytes(t, b)
+	return uploadBytes(t, tenant, b)
 }
 
-func uploadBytes(t testing.TB, b []byte) (path, hash string) {
+func uploadBytes(t testing.TB, tenant string, b []byte) (path, hash string) {
 	t.Helper()
 	st := blobs(t)
 	ctx := context.Background()
 	if err := st.EnsureContainer(ctx, "documents"); err != nil {
 		t.Fatal(err)
 	}
-	name := "e2e/" + uuid.NewString() + ".pdf"
+	name := tenant + "/e2e/" + uuid.NewString() + ".pdf"
 	if _, err := st.Put(ctx, "documents", name, bytes.NewReader(b), "application/pdf", nil); err != nil {
 		t.Fatal(err)
 	}

@@ -158,7 +158,7 @@ func TestBatchDispatchThroughTheHost(t *testing.T) {
 	}
 	var pdfs [][]byte
 	for i, r := range page.Records {
-		if r.PDFBlobPath != fmt.Sprintf("documents/dispatch/%s/offer-%d.pdf", b.BatchID, i+1) {
+		if r.PDFBlobPath != fmt.Sprintf("documents/%s/dispatch/%s/offer-%d.pdf", b.TenantID, b.BatchID, i+1) {
 			t.Fatalf("record %d at %s", i, r.PDFBlobPath)
 		}
 		c, n, _ := strings.Cut(r.PDFBlobPath, "/")

@@ -93,7 +93,7 @@ func TestBatchFromSubmitToCompleted(t *testing.T) {
 	}
 	for i, x := range records {
 		rec := x.(map[string]any)
-		if !strings.HasPrefix(rec["pdfBlobPath"].(string), "documents/dispatch/"+id+"/") {
+		if !strings.HasPrefix(rec["pdfBlobPath"].(string), "documents/"+tenantA+"/dispatch/"+id+"/") {
 			t.Fatalf("record %d at %v", i, rec["pdfBlobPath"])
 		}
 		want := 1
@@ -104,7 +104,7 @@ func TestBatchFromSubmitToCompleted(t *testing.T) {
 			t.Fatalf("record %d: deliveries %v", i, ds)
 		}
 	}
-	combined, _ := sealDownload(t, "documents/dispatch/"+id+"/combined.pdf")
+	combined, _ := sealDownload(t, "documents/"+tenantA+"/dispatch/"+id+"/combined.pdf")
 	text := pdfText(t, combined)
 	at := -1
 	for i := range recs {

@@ -51,7 +51,7 @@ func TestUploadDocumentThenSignIt(t *testing.T) {
 		t.Fatalf("upload: %d %s", r.Status, r.Raw)
 	}
 	path, hash := r.str("pdfBlobPath"), r.str("pdfHash")
-	if !strings.HasPrefix(path, "documents/uploads/") || !strings.HasSuffix(path, ".pdf") {
+	if !strings.HasPrefix(path, "documents/"+tenantA+"/uploads/") || !strings.HasSuffix(path, ".pdf") {
 		t.Errorf("pdfBlobPath %q", path)
 	}
 	if hash != sha256Of(src) || r.JSON["pages"] != float64(3) || r.JSON["size"] != float64(len(src)) {

@@ -131,6 +131,7 @@ func TestLostInvitationIsReconciledOnce(t *testing.T) {
 	tenant := uuid.NewString()
 	loseInvitationsOf(tenant)
 	body := createBody(t, "parallel", 1)
+	body["pdfBlobPath"], body["pdfHash"] = uploadFixtureAs(t, tenant, "template-3p.pdf")
 	signer := body["signers"].([]any)[0].(map[string]any)["email"].(string)
 	r := createSession(t, tenant, body)
 	groupID, links := r.str("groupId"), slotsOf(t, r, "slots")

@@ -158,6 +158,7 @@ func TestCallbackRejects(t *testing.T) {
 
 	// A consented slot of another tenant's session.
 	otherBody := createBody(t, "single", 1)
+	otherBody["pdfBlobPath"], otherBody["pdfHash"] = uploadFixtureAs(t, tenantB, "template-3p.pdf")
 	other := walk(t, slotsOf(t, createSession(t, tenantB, otherBody), "slots")[0].Link)
 
 	secret := callbackSecret(t)

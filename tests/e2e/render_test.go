@@ -116,7 +116,7 @@ func TestRenderOneRecord(t *testing.T) {
 				t.Fatalf("render: %d %s", r.Status, r.Raw)
 			}
 			corr := body["options"].(map[string]any)["correlationId"].(string)
-			if got, want := r.str("pdfBlobPath"), "documents/rendered/"+corr+".pdf"; got != want {
+			if got, want := r.str("pdfBlobPath"), "documents/"+tenantA+"/rendered/"+corr+".pdf"; got != want {
 				t.Fatalf("pdfBlobPath %q, want %q", got, want)
 			}
 			pdf, props := sealDownload(t, r.str("pdfBlobPath"))
@@ -149,7 +149,7 @@ func TestRenderOneRecord(t *testing.T) {
 			if w, _ := r.JSON["warnings"].([]any); len(w) != 0 {
 				t.Fatalf("warnings for a future start: %s", r.Raw)
 			}
-			evs := documentEvents(t, corr)
+			evs := documentEvents(t, tenantA, corr)
 			if len(evs) != 1 || evs[0] != "document.rendered" {
 				t.Fatalf("document trail %v", evs)
 			}
@@ -164,8 +164,28 @@ func TestRenderOneRecord(t *testing.T) {
 			if c := renderCall(t, tenantA, other); c.Status != http.StatusConflict || c.code() != "document_exists" {
 				t.Fatalf("another record under the correlationId: %d %s", c.Status, c.Raw)
 			}
-			if c := renderCall(t, tenantB, body); c.Status != http.StatusConflict {
-				t.Fatalf("another tenant under the correlationId: %d %s", c.Status, c.Raw)
+			// correlationIds are per tenant (DESIGN 14): tenant B renders under tenant A's
+			// correlationId on its own (a 409 here told B that A used the id), into its own
+			// folder, and each reads back its own document.
+			otherRecord := renderBody(pkg.path, offerRecord())
+			otherRecord["options"] = body["options"]
+			otherRecord["dataSource"].(map[string]any)["position"] = "Director"
+			b := renderCall(t, tenantB, otherRecord)
+			if b.Status != http.StatusCreated {
+				t.Fatalf("another tenant under the correlationId: %d %s", b.Status, b.Raw)
+			}
+			if got, want := b.str("pdfBlobPath"), "documents/"+tenantB+"/rendered/"+corr+".pdf"; got != want || b.str("pdfHash") == r.str("pdfHash") {
+				t.Fatalf("tenant B's render: %s (hash %s), want %s, a document of its own", got, b.str("pdfHash"), want)
+			}
+			if evs := documentEvents(t, tenantB, corr); len(evs) != 1 || evs[0] != "document.rendered" {
+				t.Fatalf("tenant B's document trail %v", evs)
+			}
+			if again := renderCall(t, tenantA, body); again.Status != http.StatusOK || again.str("pdfHash") != r.str("pdfHash") ||
+				again.str("pdfBlobPath") != r.str("pdfBlobPath") {
+				t.Fatalf("tenant A's document after tenant B's render: %d %s", again.Status, again.Raw)
+			}
+			if evs := documentEvents(t, tenantA, corr); len(evs) != 1 {
+				t.Fatalf("tenant A's document trail after tenant B's render %v", evs)
 			}
 		})
 	}
@@ -255,7 +275,7 @@ func TestRenderRefusals(t *testing.T) {
 				t.Fatalf("no error naming %s (rule %q, %q): %s", c.field, c.ruleID, c.detail, r.Raw)
 			}
 			corr := body["options"].(map[string]any)["correlationId"].(string)
-			if ok, err := blobs(t).Exists(context.Background(), "documents", "rendered/"+corr+".pdf"); err != nil || ok {
+			if ok, err := blobs(t).Exists(context.Background(), "documents", tenantA+"/rendered/"+corr+".pdf"); err != nil || ok {
 				t.Fatalf("a refused render stored its PDF (%v)", err)
 			}
 		})
@@ -288,7 +308,7 @@ func pdfText(t *testing.T, pdf []byte) string {
 }
 
 // documentEvents are the kinds of a rendered document's audit rows, in order.
-func documentEvents(t *testing.T, corr string) []string {
+func documentEvents(t *testing.T, tenant, corr string) []string {
 	t.Helper()
 	acct, err := azconn.New(azconn.Config{ConnectionString: svc.azurite.ConnectionString()})
 	if err != nil {
@@ -298,7 +318,7 @@ func documentEvents(t *testing.T, corr string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, err := st.Events(context.Background(), corr)
+	evs, err := st.Events(context.Background(), tenant, corr)
 	if err != nil {
 		t.Fatal(err)
 	}

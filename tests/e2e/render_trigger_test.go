@@ -54,7 +54,7 @@ func TestRenderAutoTriggerESign(t *testing.T) {
 			t.Fatalf("manifest source %q, want the manifest stored beside the rendered PDF", st.str("manifestSource"))
 		}
 		eventually(t, "the first signer's invitation", func() bool { return len(noticesFor(t, corr, "invitation")) == 1 })
-		if evs := documentEvents(t, corr); len(evs) != 2 || evs[1] != "document.esign_started" {
+		if evs := documentEvents(t, tenantA, corr); len(evs) != 2 || evs[1] != "document.esign_started" {
 			t.Fatalf("document trail %v", evs)
 		}
 		sign(t, links[0].Link)
@@ -108,7 +108,7 @@ func TestRenderAutoTriggerESign(t *testing.T) {
 		if f := r.fields(); len(f) == 0 || f[0] != "templateSettings.esign.signers[0].email" {
 			t.Fatalf("fields %v: %s", f, r.Raw)
 		}
-		if evs := documentEvents(t, body["options"].(map[string]any)["correlationId"].(string)); len(evs) != 0 {
+		if evs := documentEvents(t, tenantA, body["options"].(map[string]any)["correlationId"].(string)); len(evs) != 0 {
 			t.Fatalf("a refused render was recorded: %v", evs)
 		}
 	})

@@ -145,7 +145,7 @@ func uploadDocument(t testing.TB) {
 	if err := st.EnsureContainer(ctx, "documents"); err != nil {
 		t.Fatal(err)
 	}
-	name := "fault/" + uuid.NewString() + ".pdf"
+	name := tenant + "/fault/" + uuid.NewString() + ".pdf"
 	if _, err := st.Put(ctx, "documents", name, bytes.NewReader(b), "application/pdf", nil); err != nil {
 		t.Fatal(err)
 	}
