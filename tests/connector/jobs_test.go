@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/esign-svc/esign/tests/devkeys"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -141,7 +142,7 @@ func TestERPRetriesThenSucceeds(t *testing.T) {
 		t.Fatalf("after the third attempt: %+v", j)
 	}
 	var res worker.Result
-	if err := json.Unmarshal(j.Rows[0].Result, &res); err != nil || !strings.HasPrefix(res.PDFBlobPath, "documents/rendered/") {
+	if err := json.Unmarshal(j.Rows[0].Result, &res); err != nil || !strings.HasPrefix(res.PDFBlobPath, "documents/"+devkeys.DevTenantID+"/rendered/") {
 		t.Fatalf("result %s: %v", j.Rows[0].Result, err)
 	}
 	n := rc.notices(t, id)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/esign-svc/esign/tests/devkeys"
 	"io"
 	"net/http"
 	"net/url"
@@ -128,7 +129,7 @@ func TestSignLocalPDF(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &created); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if !strings.HasPrefix(created.Upload.PDFBlobPath, "documents/uploads/") || created.Upload.Pages != 3 ||
+	if !strings.HasPrefix(created.Upload.PDFBlobPath, "documents/"+devkeys.DevTenantID+"/uploads/") || created.Upload.Pages != 3 ||
 		created.Session.CorrelationID != corr || created.Session.State != "pending" || len(created.Session.Slots) != 2 {
 		t.Fatalf("sign answered %s", out)
 	}

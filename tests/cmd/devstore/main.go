@@ -2,7 +2,7 @@
 // STORAGE_CONNECTION_STRING in <dir>/dev.env) for the steps of the README's walk-through that
 // are storage, not API:
 //
-//	go run ./tests/cmd/devstore put FILE.pdf          upload into documents/; prints pdfBlobPath and pdfHash (JSON)
+//	go run ./tests/cmd/devstore put FILE.pdf          upload into documents/<dev tenant>/; prints pdfBlobPath and pdfHash (JSON)
 //	go run ./tests/cmd/devstore put-template DIR NAME upload a template package folder as templates/NAME/; prints templatePath
 //	go run ./tests/cmd/devstore get CONTAINER/NAME    write a blob to stdout (the sealed PDF: signed/...)
 //	go run ./tests/cmd/devstore outbox [--to ADDR]    the e-mails and SMS the outbox provider "sent", one JSON line each
@@ -71,7 +71,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	return errors.New(usage)
 }
 
-// put uploads file as documents/dev/<uuid>-<base name> and prints the create fields for it.
+// put uploads file as documents/<dev tenant>/dev/<uuid>-<base name> (a request names only its
+// own tenant's folder, and make token's default tenant is devkeys.DevTenantID) and prints the
+// create fields for it.
 func put(ctx context.Context, st *blobstore.Store, file string, out io.Writer) error {
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -80,7 +82,7 @@ func put(ctx context.Context, st *blobstore.Store, file string, out io.Writer) e
 	if err := st.EnsureContainer(ctx, "documents"); err != nil {
 		return err
 	}
-	name := "dev/" + uuid.NewString()[:8] + "-" + filepath.Base(file)
+	name := devkeys.DevTenantID + "/dev/" + uuid.NewString()[:8] + "-" + filepath.Base(file)
 	if _, err := st.Put(ctx, "documents", name, bytes.NewReader(b), "application/pdf", nil); err != nil {
 		return err
 	}

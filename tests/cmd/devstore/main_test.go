@@ -39,7 +39,7 @@ func TestPutGetOutbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	// sha256 of "%PDF-1.7 test"
-	if !strings.HasPrefix(created["pdfBlobPath"], "documents/dev/") || !strings.HasSuffix(created["pdfBlobPath"], "-doc.pdf") ||
+	if !strings.HasPrefix(created["pdfBlobPath"], "documents/"+devkeys.DevTenantID+"/dev/") || !strings.HasSuffix(created["pdfBlobPath"], "-doc.pdf") ||
 		created["pdfHash"] != "sha256:eddc31937fbdaf708e866af0d20b9fb8c79dd001881c8a11e4c617f2882e779f" {
 		t.Errorf("put printed %v", created)
 	}
