@@ -111,3 +111,48 @@ func FuzzParsePath(f *testing.F) {
 		}
 	})
 }
+
+// Tenant confines a request's path in one container to the caller's folder: another tenant's
+// folder, the container's root, a tenant id that is only a prefix and traversal out of the
+// folder are one answer, whatever is stored; other containers pass through to their own checks.
+func TestTenant(t *testing.T) {
+	const a, b = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
+	for _, tc := range []struct {
+		path, tenant string
+		ok           bool
+	}{
+		{"documents/" + a + "/uploads/x.pdf", a, true},
+		{"documents/" + a + "/rendered/c.pdf", a, true},
+		{"documents/" + b + "/rendered/c.pdf", a, false},
+		{"documents/rendered/c.pdf", a, false},
+		{"documents/" + a + "x/c.pdf", a, false},
+		{"documents/" + a, a, false},
+		{"documents/" + a + "/c.pdf", "", false},
+		{"signed/" + b + "/g/signed.pdf", a, true}, // another container: not this call's to judge
+	} {
+		p, err := ParseFieldPath("pdfBlobPath", tc.path)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.path, err)
+		}
+		_, err = Tenant("pdfBlobPath", p, "documents", tc.tenant)
+		if tc.ok != (err == nil) {
+			t.Fatalf("%s as %q: %v, want ok=%v", tc.path, tc.tenant, err, tc.ok)
+		}
+		if err != nil {
+			e, _ := apperr.As(err)
+			if e.Code != CodeInvalidBlobPath || len(e.Fields) != 1 || e.Fields[0].Field != "pdfBlobPath" || strings.Contains(e.Error(), b) {
+				t.Fatalf("%s: %+v, want invalid_blob_path on pdfBlobPath without the path", tc.path, e)
+			}
+		}
+	}
+	// Traversal never reaches the confinement: the parse refuses it.
+	if _, err := ParseFieldPath("pdfBlobPath", "documents/"+a+"/../"+b+"/c.pdf"); err == nil {
+		t.Fatal("traversal parsed")
+	}
+}
+
+func TestTenantName(t *testing.T) {
+	if got := TenantName("t1", "rendered/", "c-1", ".pdf"); got != "t1/rendered/c-1.pdf" {
+		t.Fatalf("TenantName = %q", got)
+	}
+}
