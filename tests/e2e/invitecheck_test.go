@@ -175,7 +175,9 @@ func TestLostDeliveryInvitationIsReconciledOnce(t *testing.T) {
 	t.Parallel()
 	tenant := uuid.NewString()
 	loseInvitationsOf(tenant)
-	d := createDelivery(t, tenant, deliveryBody(t, "secure-email", 1))[0]
+	body := deliveryBody(t, "secure-email", 1)
+	body["pdfBlobPath"], _ = uploadFixtureAs(t, tenant, "plain-1p.pdf")
+	d := createDelivery(t, tenant, body)[0]
 	msgs := droppedOf(t, tenant)
 	store, err := deliverystore.New(account(t), deliverystore.TableSessions, deliverystore.TableIndex)
 	if err != nil {
