@@ -103,6 +103,12 @@ var (
 	ErrNoFurtherApprover = apperr.New(apperr.KindConflict, CodeNoFurtherApprover, "the stage has no further approver")
 	// ErrNotApprover: a named approver who is not the stage's current one (403).
 	ErrNotApprover = apperr.New(apperr.KindForbidden, CodeNotApprover, "the decision belongs to the stage's current approver")
+	// ErrSelfApproval: the workflow's creator decides it (403; DESIGN 14).
+	ErrSelfApproval = apperr.New(apperr.KindForbidden, CodeSelfApproval, "the workflow's creator may not decide it")
+	// ErrStageAlreadyDecided: the caller decided another stage of this approval round (403).
+	ErrStageAlreadyDecided = apperr.New(apperr.KindForbidden, CodeStageAlreadyDecided, "you already decided a stage of this approval round")
+	// ErrApproverNotNamed: the stage names its approvers and the caller is not one of them (403).
+	ErrApproverNotNamed = apperr.New(apperr.KindForbidden, CodeApproverNotNamed, "the stage's approvers are named and you are not one of them")
 	// ErrTooLarge: the workflow's content would exceed MaxContentBytes (413).
 	ErrTooLarge = apperr.New(apperr.KindTooLarge, "workflow_too_large", "the workflow's data would exceed %d KiB", MaxContentBytes>>10)
 )
@@ -115,6 +121,7 @@ type Workflow struct {
 	CorrelationID string
 	TemplatePath  string
 	CreatedBy     string // the initiator's JWT oid
+	CreatorHash   string // keyed hash of the initiator's e-mail (pii.Hasher), "" when the token had none
 	State         State
 	Step          int // currentStepIndex
 	TotalSteps    int
@@ -155,6 +162,8 @@ type Decision struct {
 	Round         int       `json:"round"`
 	ApproverHash  string    `json:"approverHash,omitempty"` // keyed hash of the approver's e-mail
 	ApproverName  string    `json:"approverName,omitempty"` // the approver's display name, when known
+	ApproverOID   string    `json:"approverOid,omitempty"`  // the JWT's oid; "" for a reviewer link
+	StandIn       string    `json:"standInReason,omitempty"` // an admin's reason to decide for the named approver
 	Decision      string    `json:"decision"`
 	Comment       string    `json:"comment,omitempty"`
 	Justification string    `json:"justification,omitempty"` // kept verbatim
@@ -171,13 +180,60 @@ type ChangeRequest struct {
 }
 
 // Approver is who decides: Index is the position in the current stage's routing sequence, or -1
-// for a JWT holder of Workflow.Approver the stage does not name; Hash is the keyed hash of the
-// approver's e-mail (pii.Hasher), "" when unknown; Name the approver's display name (the JWT's
-// name claim, say), "" when unknown: kept in the decision for the sealed record, never audited.
+// for a JWT caller the stage does not name; Hash is the keyed hash of the approver's e-mail
+// (pii.Hasher; a reviewer link's is the address it was issued to), "" when unknown; Name the
+// approver's display name (the JWT's name claim, say), "" when unknown: kept in the decision for
+// the sealed record, never audited. OID is the JWT's oid ("" for a reviewer link). Admin is a
+// JWT holding Service.Admin, who may decide for a stage's named approver only with Reason (free
+// text, already through shared/text). AllowSelf is the app's WORKFLOW_ALLOW_SELF_APPROVAL: it
+// lifts the creator rule only.
 type Approver struct {
-	Index int
-	Hash  string
-	Name  string
+	Index     int
+	Hash      string
+	Name      string
+	OID       string
+	Admin     bool
+	Reason    string
+	AllowSelf bool
+}
+
+// MaxReason is the characters of a stand-in's or a manual seal's reason.
+const MaxReason = 500
+
+// samePerson reports whether two acts are by the same person (DESIGN 14): the oid or the
+// e-mail's keyed hash matches (the hasher folds the address's case).
+func samePerson(oidA, hashA, oidB, hashB string) bool {
+	return (oidA != "" && oidA == oidB) || (hashA != "" && hashA == hashB)
+}
+
+// duties checks the separation of duties (DESIGN 14) for by deciding x's current stage: the
+// creator may not decide (unless AllowSelf); a person decides at most one stage of a round; only
+// a named approver decides a stage, or an admin standing in with a reason. Errors:
+// ErrSelfApproval, ErrStageAlreadyDecided, ErrApproverNotNamed, 400 reason.
+func (x *Workflow) duties(by Approver) error {
+	if !by.AllowSelf && samePerson(by.OID, by.Hash, x.CreatedBy, x.CreatorHash) {
+		return ErrSelfApproval
+	}
+	for _, d := range x.Decisions {
+		if d.Round == x.Round && samePerson(by.OID, by.Hash, d.ApproverOID, d.ApproverHash) {
+			return ErrStageAlreadyDecided
+		}
+	}
+	if by.Index >= 0 {
+		return nil
+	}
+	if !by.Admin {
+		return ErrApproverNotNamed
+	}
+	if strings.TrimSpace(by.Reason) == "" {
+		e := apperr.New(apperr.KindForbidden, CodeReasonRequired, "an admin decides for a named approver only with a reason")
+		e.Fields = []apperr.FieldError{apperr.Field("reason", "is required to stand in for the stage's named approver")}
+		return e
+	}
+	if utf8.RuneCountInString(by.Reason) > MaxReason {
+		return apperr.Invalid(CodeInvalidRequest, apperr.Field("reason", fmt.Sprintf("must be at most %d characters", MaxReason)))
+	}
+	return nil
 }
 
 // AllData is the workflow's values of every step, keyed by field: what the validator and the
@@ -389,11 +445,18 @@ func (x *Workflow) decide(by Approver, decision, comment, justification string, 
 	if by.Index >= 0 && by.Index != x.Approver {
 		return ErrNotApprover
 	}
+	if err := x.duties(by); err != nil {
+		return err
+	}
 	if utf8.RuneCountInString(comment) > MaxComment {
 		return apperr.Invalid(CodeInvalidRequest, apperr.Field("comment", fmt.Sprintf("must be at most %d characters", MaxComment)))
 	}
-	x.Decisions = append(x.Decisions, Decision{Stage: x.Stage + 1, Round: x.Round, ApproverHash: by.Hash, ApproverName: by.Name, Decision: decision,
-		Comment: comment, Justification: justification, At: now})
+	d := Decision{Stage: x.Stage + 1, Round: x.Round, ApproverHash: by.Hash, ApproverName: by.Name, ApproverOID: by.OID, Decision: decision,
+		Comment: comment, Justification: justification, At: now}
+	if by.Index < 0 {
+		d.StandIn = by.Reason
+	}
+	x.Decisions = append(x.Decisions, d)
 	x.UpdatedAt = now
 	return nil
 }
@@ -409,7 +472,11 @@ func (x *Workflow) passStage(c *kernel.Change, now time.Time) {
 }
 
 func decisionData(x *Workflow, by Approver) map[string]any {
-	return map[string]any{"stage": x.Stage + 1, "round": x.Round, "approverHash": by.Hash}
+	data := map[string]any{"stage": x.Stage + 1, "round": x.Round, "approverHash": by.Hash}
+	if by.Index < 0 {
+		data["standInReason"] = by.Reason // DESIGN 14: the stand-in is audited
+	}
+	return data
 }
 
 // Approve is a JWT approver's approve in pending-approval: before the last stage the next stage
