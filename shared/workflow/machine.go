@@ -160,9 +160,9 @@ type Content struct {
 type Decision struct {
 	Stage         int       `json:"stage"` // 1-based
 	Round         int       `json:"round"`
-	ApproverHash  string    `json:"approverHash,omitempty"` // keyed hash of the approver's e-mail
-	ApproverName  string    `json:"approverName,omitempty"` // the approver's display name, when known
-	ApproverOID   string    `json:"approverOid,omitempty"`  // the JWT's oid; "" for a reviewer link
+	ApproverHash  string    `json:"approverHash,omitempty"`  // keyed hash of the approver's e-mail
+	ApproverName  string    `json:"approverName,omitempty"`  // the approver's display name, when known
+	ApproverOID   string    `json:"approverOid,omitempty"`   // the JWT's oid; "" for a reviewer link
 	StandIn       string    `json:"standInReason,omitempty"` // an admin's reason to decide for the named approver
 	Decision      string    `json:"decision"`
 	Comment       string    `json:"comment,omitempty"`
