@@ -156,8 +156,7 @@ func encode(w *workflow.Workflow, c Cipher) (tablestore.Entity, error) {
 	ns := kernel.Nanos
 	props := map[string]any{
 		"tenantId": w.Tenant, "correlationId": w.CorrelationID, "templatePath": w.TemplatePath, "createdBy": w.CreatedBy,
-		"createdByHash": w.CreatorHash,
-		"state":         string(w.State), "step": int64(w.Step), "totalSteps": int64(w.TotalSteps), "outcome": string(w.Outcome),
+		"createdByHash": w.CreatorHash, "state": string(w.State), "step": int64(w.Step), "totalSteps": int64(w.TotalSteps), "outcome": string(w.Outcome),
 		"stage": int64(w.Stage), "totalStages": int64(w.TotalStages), "approver": int64(w.Approver), "round": int64(w.Round),
 		"sealedPath": w.SealedPath, "sealedHash": w.SealedHash, "esignGroupId": w.ESignGroupID,
 		"deliveryIds": strings.Join(w.DeliveryIDs, ","), "triggerFailure": w.TriggerFailure,
