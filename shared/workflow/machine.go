@@ -12,6 +12,7 @@ import (
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/otp"
 	"github.com/esign-svc/esign/shared/template"
+	"github.com/esign-svc/esign/shared/text"
 )
 
 // State is a workflow's state (spec "Workflow states").
@@ -230,8 +231,17 @@ func (x *Workflow) duties(by Approver) error {
 		e.Fields = []apperr.FieldError{apperr.Field("reason", "is required to stand in for the stage's named approver")}
 		return e
 	}
-	if utf8.RuneCountInString(by.Reason) > MaxReason {
+	return checkReason(by.Reason)
+}
+
+// checkReason is the rule of a stand-in's or a manual seal's reason: free text (shared/text,
+// lines allowed) of at most MaxReason characters. Errors: 400 at reason.
+func checkReason(reason string) error {
+	if utf8.RuneCountInString(reason) > MaxReason {
 		return apperr.Invalid(CodeInvalidRequest, apperr.Field("reason", fmt.Sprintf("must be at most %d characters", MaxReason)))
+	}
+	if msg := text.Problem(reason, text.Lines); msg != "" {
+		return apperr.Invalid(CodeInvalidRequest, apperr.Field("reason", msg))
 	}
 	return nil
 }
