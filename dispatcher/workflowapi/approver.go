@@ -233,13 +233,37 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-// seal is POST /api/workflow/{workflowId}/seal (JWT Esign.Initiator or Service.Admin): a retry
-// in sealing, or sealing without the approval gate (the data must pass validation); the
-// workflow-seal message is queued. Errors: 401; 403; 404; 409 invalid_state, rules_failed.
+type sealRequest struct {
+	Reason string `json:"reason"` // optional: audited and printed on the sealed record
+}
+
+// seal is POST /api/workflow/{workflowId}/seal {reason} (JWT Esign.Initiator or Service.Admin;
+// the body is optional): a retry in sealing, or sealing without the approval gate (the data must
+// pass validation); around approval stages still pending of a template that locks
+// workflow.schemaPath, Service.Admin only. The workflow-seal message is queued. Errors: 400
+// reason; 401; 403 role, seal_admin_only; 404; 409 invalid_state, rules_failed.
 func (a *API) seal(w http.ResponseWriter, r *http.Request) error {
-	return a.initiatorMove(w, r, []string{auth.RoleInitiator, auth.RoleAdmin}, func(s *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) {
-		return x.Seal(s, a.now())
-	})
+	p, err := a.gate(r, auth.RoleInitiator, auth.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	if _, err := a.loadOwn(r.Context(), p.TenantID, r.PathValue("workflowId")); err != nil {
+		return err
+	}
+	var req sealRequest
+	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	_, s, err := a.loadSchema(r.Context(), r.PathValue("workflowId"))
+	if err != nil {
+		return err
+	}
+	by := workflow.Sealer{Admin: p.HasRole(auth.RoleAdmin), Reason: req.Reason}
+	x, err := a.update(w, r, actor(r, "initiator", p.CallerID()), func(x *workflow.Workflow) (kernel.Change, error) { return x.Seal(s, by, a.now()) })
+	if err != nil {
+		return err
+	}
+	return web.JSON(w, http.StatusOK, decisionOf(x))
 }
 
 func (a *API) initiatorMove(w http.ResponseWriter, r *http.Request, roles []string, move func(*workflow.Schema, *workflow.Workflow) (kernel.Change, error)) error {

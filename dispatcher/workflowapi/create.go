@@ -87,6 +87,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 		x.CreatorHash = a.Hasher.Email(p.Email) // DESIGN 14: the creator may not decide it
 	}
 	x.Setup = setup
+	x.Setup.SchemaLocked = pkg.IsLocked("workflow.schemaPath") // DESIGN 14: the manual seal's rule
 	x.Setup.Title = cmp.Or(schema.Title, pkg.Name)
 	// the auto-trigger after the seal is checked now, by the rules it will meet then
 	if _, _, err := workflow.PlanTrigger(x); err != nil {

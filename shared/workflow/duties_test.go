@@ -121,3 +121,62 @@ func TestDuties(t *testing.T) {
 		})
 	}
 }
+
+// TestSealAroundStages: the manual seal's reason is kept and audited, bounded and checked as
+// free text; around approval stages still pending of a template that locks
+// workflow.schemaPath only an admin seals (DESIGN 14).
+func TestSealAroundStages(t *testing.T) {
+	t.Parallel()
+	flow, _, open, _ := schemas(t)
+	now := t0.Add(time.Hour)
+	long := make([]byte, MaxReason+1)
+	for i := range long {
+		long[i] = 'x'
+	}
+	rows := []struct {
+		name   string
+		sc     *Schema
+		state  State
+		locked bool
+		by     Sealer
+		err    string
+	}{
+		{name: "initiator around pending stages, schema locked", sc: flow, state: StatePendingApproval, locked: true, by: Sealer{Reason: "urgent"},
+			err: CodeSealAdminOnly},
+		{name: "initiator in progress, schema locked", sc: flow, state: StateInProgress, locked: true, err: CodeSealAdminOnly},
+		{name: "admin around pending stages, schema locked", sc: flow, state: StatePendingApproval, locked: true, by: Sealer{Admin: true, Reason: "Board order 7"}},
+		{name: "initiator around pending stages, schema not locked", sc: flow, state: StatePendingApproval, by: Sealer{Reason: "urgent"}},
+		{name: "initiator, locked schema without stages", sc: open, state: StateInProgress, locked: true},
+		{name: "initiator retries a seal, schema locked", sc: flow, state: StateSealing, locked: true, by: Sealer{Reason: "retry after outage"}},
+		{name: "reason too long", sc: flow, state: StatePendingApproval, by: Sealer{Admin: true, Reason: string(long)}, err: CodeInvalidRequest},
+		{name: "reason with a control character", sc: flow, state: StatePendingApproval, by: Sealer{Admin: true, Reason: "a\u202eb"}, err: CodeInvalidRequest},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			t.Parallel()
+			w := start{state: r.state, step: 1, spend: 50, outcome: OutcomePassed}.build(r.sc)
+			w.Setup.SchemaLocked = r.locked
+			c, err := w.Seal(r.sc, r.by, now)
+			if r.err != "" {
+				e, ok := apperr.As(err)
+				if !ok || e.Code != r.err || w.State != r.state || !c.Empty() {
+					t.Fatalf("err = %v, want %s (state %s)", err, r.err, w.State)
+				}
+				if r.err == CodeSealAdminOnly && e.Kind != apperr.KindForbidden {
+					t.Fatalf("kind %v", e.Kind)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.State != StateSealing || w.SealReason != r.by.Reason {
+				t.Fatalf("state %s reason %q", w.State, w.SealReason)
+			}
+			ev := c.Events[len(c.Events)-1]
+			if ev.Kind != EvSealing || (r.by.Reason != "" && ev.Data["sealReason"] != r.by.Reason) {
+				t.Fatalf("event %+v", ev)
+			}
+		})
+	}
+}

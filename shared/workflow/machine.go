@@ -155,6 +155,8 @@ type Content struct {
 	Setup     Setup             `json:"setup"`
 	OTP       otp.Record        `json:"otp"`                 // the participant's code, when Setup.RequireOTP
 	InvitedAt time.Time         `json:"invitedAt,omitempty"` // the last invitation or approval e-mail asked for
+	// SealReason is the reason of the latest manual seal, printed on the sealed record.
+	SealReason string `json:"sealReason,omitempty"`
 }
 
 // Decision is one approver's decision.
@@ -660,18 +662,39 @@ func (w *Workflow) Cancel(now time.Time) (kernel.Change, error) {
 	})
 }
 
+// Sealer is who seals by hand: Admin a JWT holding Service.Admin; Reason the optional free text
+// of the seal's body (audited and printed on the sealed record).
+type Sealer struct {
+	Admin  bool
+	Reason string
+}
+
+// ErrSealAdminOnly: sealing around pending approval stages of a template that locks
+// workflow.schemaPath, by a caller who is not an admin (403; DESIGN 14).
+var ErrSealAdminOnly = apperr.New(apperr.KindForbidden, CodeSealAdminOnly,
+	"the template locks the approval stages: only an admin may seal around them")
+
 // Seal is the initiator's or an admin's seal (spec "any -> sealing"): a retry in sealing, or
-// sealing without the approval gate from any other state that has not ended. Data that have not
-// been approved must pass validation now (error results: ErrRulesFailed, the results kept
-// unchanged). Errors: ErrInvalidState for an ended workflow; ErrRulesFailed.
-func (w *Workflow) Seal(s *Schema, now time.Time) (kernel.Change, error) {
+// sealing without the approval gate from any other state that has not ended. Around approval
+// stages still to decide, when the workflow's template locks workflow.schemaPath, only an admin
+// seals. Data that have not been approved must pass validation now (error results:
+// ErrRulesFailed, the results kept unchanged). by.Reason is kept for the sealed record. Errors:
+// ErrInvalidState for an ended workflow; ErrSealAdminOnly; ErrRulesFailed; 400 reason.
+func (w *Workflow) Seal(s *Schema, by Sealer, now time.Time) (kernel.Change, error) {
 	return w.commit(func(x *Workflow, c *kernel.Change) error {
-		switch {
-		case x.State.Terminal():
+		if x.State.Terminal() {
 			return ErrInvalidState
-		case x.State == StateSealing:
+		}
+		if err := checkReason(by.Reason); err != nil {
+			return err
+		}
+		if x.State == StateSealing {
 			x.toSealing(c, now, "retry")
+			x.noteSeal(c, by)
 			return nil
+		}
+		if x.TotalStages > 0 && x.Setup.SchemaLocked && !by.Admin {
+			return ErrSealAdminOnly
 		}
 		results := s.Validate(x.AllData(), now)
 		if errs, _ := count(results); errs > 0 {
@@ -679,8 +702,19 @@ func (w *Workflow) Seal(s *Schema, now time.Time) (kernel.Change, error) {
 		}
 		x.Results, x.Outcome = results, OutcomePassed
 		x.toSealing(c, now, "manual")
+		x.noteSeal(c, by)
 		return nil
 	})
+}
+
+// noteSeal keeps and audits a manual seal's reason (on the sealing event just recorded).
+func (x *Workflow) noteSeal(c *kernel.Change, by Sealer) {
+	if strings.TrimSpace(by.Reason) == "" {
+		return
+	}
+	x.SealReason = by.Reason
+	c.Events[len(c.Events)-1].Data["sealReason"] = by.Reason
+	c.Events[len(c.Events)-1].Data["byAdmin"] = by.Admin
 }
 
 // SealFailed records a failed seal attempt; the workflow stays sealing for a retry. reason is a

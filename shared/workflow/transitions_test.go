@@ -130,7 +130,7 @@ func TestTransitions(t *testing.T) {
 	}
 	escalate := func(w *Workflow, s *Schema) (kernel.Change, error) { return w.Escalate(s, now) }
 	cancel := func(w *Workflow, _ *Schema) (kernel.Change, error) { return w.Cancel(now) }
-	seal := func(w *Workflow, s *Schema) (kernel.Change, error) { return w.Seal(s, now) }
+	seal := func(w *Workflow, s *Schema) (kernel.Change, error) { return w.Seal(s, Sealer{}, now) }
 	complete := func(w *Workflow, _ *Schema) (kernel.Change, error) {
 		return w.Complete("signed/workflows/wf.pdf", "sha256:00", now)
 	}
