@@ -7,19 +7,9 @@ import (
 	"github.com/esign-svc/esign/shared/workflow"
 )
 
-// wfDutiesSchema names Finance's approver in both stages, and the creator (svc.jwt's identity,
-// dev-user@dev.example.test) last in Legal's routing sequence.
-const wfDutiesSchema = `title: Supplier onboarding
-steps:
-  - id: company
-    title: Company
-    fields:
-      - { key: companyName, type: string, label: Company name, required: true, maxLength: 200 }
-  - id: spend
-    title: Spend
-    fields:
-      - { key: annualSpend, type: number, label: Annual spend, required: true }
-approval:
+// wfDutiesSchema is wfSchema's steps and rule with Finance's approver named in both stages, and
+// the creator (svc.jwt's identity, dev-user@dev.example.test) last in Legal's routing sequence.
+var wfDutiesSchema = wfSchema[:strings.Index(wfSchema, "approval:")] + `approval:
   stages:
     - { name: Finance, approvers: [finance@example.com] }
     - { name: Legal, approvers: [legal@example.com, finance@example.com, dev-user@dev.example.test] }
