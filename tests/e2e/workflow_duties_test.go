@@ -57,15 +57,15 @@ func TestWorkflowDuties(t *testing.T) {
 	}
 }
 
-// TestWorkflowLockedSeal: a template that locks workflow.schemaPath and workflow.requireOtp
-// refuses a create that overrides them (403 template_locked naming the key); around pending
+// TestWorkflowLockedSeal: a template that locks its three governing keys refuses a workflow
+// create, a render and a batch that override them (403 template_locked naming the key); around pending
 // approval stages the initiator may not seal it by hand, an admin may, and the seal's reason
 // is printed on the sealed record.
 func TestWorkflowLockedSeal(t *testing.T) {
 	t.Parallel()
 	files := examplePackage(t)
 	files["schema.yaml"] = []byte(wfSchema)
-	files["template.yaml"] = append(files["template.yaml"], []byte("\nlocked: [workflow.schemaPath, workflow.requireOtp]\n")...)
+	files["template.yaml"] = append(files["template.yaml"], []byte("\nlocked: [distribution.requireApproval, workflow.schemaPath, workflow.requireOtp]\n")...)
 	pkg := uploadFolderPackage(t, files)
 	for key, val := range map[string]any{"schemaPath": "templates/" + tenantA + "/other.yaml", "requireOtp": true} {
 		body := wfBody(pkg)
@@ -73,6 +73,13 @@ func TestWorkflowLockedSeal(t *testing.T) {
 		r := call(t, "POST", svc.url("workflow"), body, bearer(svc.jwt(t, tenantA, "Esign.Initiator")))
 		wantProblem(t, r, 403, "template_locked", "templateSettings.workflow."+key)
 	}
+	// render (one record, and a batch) goes through the same lock
+	initiator := bearer(svc.jwt(t, tenantA, "Esign.Initiator"))
+	one := renderBody(pkg, offerRecord())
+	one["templateSettings"] = map[string]any{"workflow": map[string]any{"requireOtp": false}}
+	wantProblem(t, call(t, "POST", svc.url("render"), one, initiator), 403, "template_locked", "templateSettings.workflow.requireOtp")
+	wantProblem(t, call(t, "POST", svc.url("render"), batchBody(pkg, offers(2), true), initiator), 403, "template_locked",
+		"templateSettings.distribution.requireApproval")
 	wf := createWorkflow(t, tenantA, wfBody(pkg))
 	wantWF(t, fill(t, wf, "Acme Locked", 50), 200, "pending-approval")
 	wantProblem(t, wfJWT(t, "POST", wf.ID, "/seal", "Esign.Initiator", map[string]any{"reason": "urgent"}), 403, "seal_admin_only", "")
