@@ -220,7 +220,7 @@ func (a *API) governance(w http.ResponseWriter, r *http.Request) error {
 // stage's next approver is notified; the previous one's reviewer token dies. Errors: 401; 403;
 // 404; 409 invalid_state, no_further_approver.
 func (a *API) escalate(w http.ResponseWriter, r *http.Request) error {
-	return a.initiatorMove(w, r, []string{auth.RoleInitiator}, func(s *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) {
+	return a.initiatorMove(w, r, []string{auth.RoleInitiator}, web.NoBody, func(_ auth.Principal, s *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) {
 		return x.Escalate(s, a.now())
 	})
 }
@@ -228,7 +228,7 @@ func (a *API) escalate(w http.ResponseWriter, r *http.Request) error {
 // cancel is POST /api/workflow/{workflowId}/cancel (JWT Esign.Initiator): a live workflow ends
 // as cancelled. Errors: 401; 403; 404; 409 invalid_state.
 func (a *API) cancel(w http.ResponseWriter, r *http.Request) error {
-	return a.initiatorMove(w, r, []string{auth.RoleInitiator}, func(_ *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) {
+	return a.initiatorMove(w, r, []string{auth.RoleInitiator}, web.NoBody, func(_ auth.Principal, _ *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) {
 		return x.Cancel(a.now())
 	})
 }
@@ -243,30 +243,17 @@ type sealRequest struct {
 // workflow.schemaPath, Service.Admin only. The workflow-seal message is queued. Errors: 400
 // reason; 401; 403 role, seal_admin_only; 404; 409 invalid_state, rules_failed.
 func (a *API) seal(w http.ResponseWriter, r *http.Request) error {
-	p, err := a.gate(r, auth.RoleInitiator, auth.RoleAdmin)
-	if err != nil {
-		return err
-	}
-	if _, err := a.loadOwn(r.Context(), p.TenantID, r.PathValue("workflowId")); err != nil {
-		return err
-	}
 	var req sealRequest
-	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
-		return err
-	}
-	_, s, err := a.loadSchema(r.Context(), r.PathValue("workflowId"))
-	if err != nil {
-		return err
-	}
-	by := workflow.Sealer{Admin: p.HasRole(auth.RoleAdmin), Reason: req.Reason}
-	x, err := a.update(w, r, actor(r, "initiator", p.CallerID()), func(x *workflow.Workflow) (kernel.Change, error) { return x.Seal(s, by, a.now()) })
-	if err != nil {
-		return err
-	}
-	return web.JSON(w, http.StatusOK, decisionOf(x))
+	decode := func(r *http.Request) error { return web.DecodeOptionalJSON(r, web.MaxJSONBody, &req) }
+	return a.initiatorMove(w, r, []string{auth.RoleInitiator, auth.RoleAdmin}, decode, func(p auth.Principal, s *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) {
+		return x.Seal(s, workflow.Sealer{Admin: p.HasRole(auth.RoleAdmin), Reason: req.Reason}, a.now())
+	})
 }
 
-func (a *API) initiatorMove(w http.ResponseWriter, r *http.Request, roles []string, move func(*workflow.Schema, *workflow.Workflow) (kernel.Change, error)) error {
+// initiatorMove is a JWT route of roles on the caller's workflow: the body read by decode, then
+// move on the workflow with its schema.
+func (a *API) initiatorMove(w http.ResponseWriter, r *http.Request, roles []string, decode func(*http.Request) error,
+	move func(auth.Principal, *workflow.Schema, *workflow.Workflow) (kernel.Change, error)) error {
 	p, err := a.gate(r, roles...)
 	if err != nil {
 		return err
@@ -274,14 +261,14 @@ func (a *API) initiatorMove(w http.ResponseWriter, r *http.Request, roles []stri
 	if _, err := a.loadOwn(r.Context(), p.TenantID, r.PathValue("workflowId")); err != nil {
 		return err
 	}
-	if err := web.NoBody(r); err != nil {
+	if err := decode(r); err != nil {
 		return err
 	}
 	_, s, err := a.loadSchema(r.Context(), r.PathValue("workflowId"))
 	if err != nil {
 		return err
 	}
-	x, err := a.update(w, r, actor(r, "initiator", p.CallerID()), func(x *workflow.Workflow) (kernel.Change, error) { return move(s, x) })
+	x, err := a.update(w, r, actor(r, "initiator", p.CallerID()), func(x *workflow.Workflow) (kernel.Change, error) { return move(p, s, x) })
 	if err != nil {
 		return err
 	}
