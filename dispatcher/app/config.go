@@ -39,6 +39,9 @@ type Config struct {
 	// AllowSelfApproval is DISPATCH_ALLOW_SELF_APPROVAL (default false): the submitter of a
 	// dispatch batch may decide it.
 	AllowSelfApproval bool
+	// WorkflowAllowSelfApproval is WORKFLOW_ALLOW_SELF_APPROVAL (default false, development
+	// only): a workflow's creator may decide it (DESIGN 14; the other duties rules still hold).
+	WorkflowAllowSelfApproval bool
 	// CallbackAllowLoopback admits loopback callbackUrls over http (development only).
 	CallbackAllowLoopback bool
 	Settings              map[string]string // what was read, secrets masked (for the start-up log)
@@ -50,6 +53,8 @@ const (
 	SettingTrustedProxyHops = "TRUSTED_PROXY_HOPS" // the proxies that append to X-Forwarded-For
 	// SettingAllowSelfApproval lets a batch's submitter decide it.
 	SettingAllowSelfApproval = "DISPATCH_ALLOW_SELF_APPROVAL"
+	// SettingWorkflowSelfApproval lets a workflow's creator decide it (development only).
+	SettingWorkflowSelfApproval = "WORKFLOW_ALLOW_SELF_APPROVAL"
 	// SettingCallbackLoopback admits loopback workflow callbackUrls over http (development): the
 	// processor's callback job reads the same setting, so one switch governs the one URL policy.
 	SettingCallbackLoopback = "WEBHOOK_ALLOW_LOOPBACK"
@@ -96,6 +101,7 @@ func Load(lookup config.Lookup) (Config, error) {
 	}
 	c.TrustedProxyHops = r.Int(SettingTrustedProxyHops, web.DefaultTrustedProxyHops, 0, MaxTrustedProxyHops)
 	c.AllowSelfApproval = r.Bool(SettingAllowSelfApproval, false)
+	c.WorkflowAllowSelfApproval = r.Bool(SettingWorkflowSelfApproval, false)
 	c.CallbackAllowLoopback = r.Bool(SettingCallbackLoopback, false)
 	c.Settings = r.Summary()
 	return c, r.Err()

@@ -97,5 +97,6 @@ func routes(mux *http.ServeMux, d *Deps) {
 		AllowSelfApproval: d.Config.AllowSelfApproval, Now: time.Now}).Routes(mux)
 	(&workflowapi.API{Store: d.Workflows, Templates: d.Templates, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher,
 		Verifier: d.Verifier, Licence: d.Licence, Email: d.Senders.Email, Callbacks: webhook.Policy{AllowLoopback: d.Config.CallbackAllowLoopback},
-		PortalURL: d.Config.PortalURL, PortalOrigin: d.Config.PortalOrigin, Now: time.Now, NewID: uuid.NewString}).Routes(mux)
+		PortalURL: d.Config.PortalURL, PortalOrigin: d.Config.PortalOrigin, AllowSelfApproval: d.Config.WorkflowAllowSelfApproval,
+		Now: time.Now, NewID: uuid.NewString}).Routes(mux)
 }

@@ -59,8 +59,11 @@ type API struct {
 	// PortalURL is the portal's base: portalUrl = {PortalURL}/workflow/{workflowId}?pt=<token>.
 	PortalURL    string
 	PortalOrigin string // the one CORS origin of the token routes
-	Now          func() time.Time
-	NewID        func() string
+	// AllowSelfApproval is WORKFLOW_ALLOW_SELF_APPROVAL: a workflow's creator may decide it
+	// (development only; the domain's other duties rules still hold).
+	AllowSelfApproval bool
+	Now               func() time.Time
+	NewID             func() string
 }
 
 // Routes registers the routes. The functions whose transitions queue messages are invoked;

@@ -7,6 +7,7 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/kernel"
+	sharedtext "github.com/esign-svc/esign/shared/text"
 	"github.com/esign-svc/esign/shared/web"
 	"github.com/esign-svc/esign/shared/workflow"
 )
@@ -42,13 +43,17 @@ func decisionOf(x *workflow.Workflow) decisionView {
 
 type commentRequest struct {
 	Comment string `json:"comment"`
+	// Reason is a Service.Admin's reason to decide for the stage's named approver (DESIGN 14).
+	Reason string `json:"reason"`
 }
 
 // jwtApprover is the JWT approver of x's current stage: the position of the caller's e-mail in
-// the stage's routing sequence (-1 when the stage does not name it: a holder of the role may
-// decide for the current approver), and its keyed hash.
-func (a *API) jwtApprover(p auth.Principal, s *workflow.Schema, x *workflow.Workflow) workflow.Approver {
-	by := workflow.Approver{Index: -1}
+// the stage's routing sequence (-1 when the stage does not name it: only an admin with a reason
+// may then decide, the domain's rule), its keyed hash, the caller's oid and display name, and
+// the admin's stand-in reason.
+func (a *API) jwtApprover(p auth.Principal, s *workflow.Schema, x *workflow.Workflow, reason string) workflow.Approver {
+	by := workflow.Approver{Index: -1, OID: p.CallerID(), Name: sharedtext.Clean(p.Name, maxApproverName), Admin: p.HasRole(auth.RoleAdmin),
+		Reason: reason, AllowSelf: a.AllowSelfApproval}
 	if p.Email != "" {
 		by.Hash = a.Hasher.Email(p.Email)
 	}
@@ -71,17 +76,23 @@ func (a *API) reviewerApprover(id string, s *workflow.Schema, x *workflow.Workfl
 	if err != nil {
 		return by, err
 	}
+	by.AllowSelf = a.AllowSelfApproval
 	if x.Stage < len(s.Stages) && x.Approver < len(s.Stages[x.Stage].Approvers) {
 		by.Hash = a.Hasher.Email(s.Stages[x.Stage].Approvers[x.Approver])
 	}
 	return by, nil
 }
 
-// approve is POST /api/workflow/{workflowId}/approve {comment} (JWT Workflow.Approver): the
-// current stage passes; the next stage's approver is notified, or after the last the seal is
-// queued. Errors: 401; 403 role, not_current_approver; 404; 409 invalid_state, rules_failed.
+// maxApproverName bounds the JWT's display name kept in a decision (the sealed record's).
+const maxApproverName = 200
+
+// approve is POST /api/workflow/{workflowId}/approve {comment, reason} (JWT Workflow.Approver,
+// or Service.Admin standing in for the named approver with a reason): the current stage passes;
+// the next stage's approver is notified, or after the last the seal is queued. Errors: 400
+// reason; 401; 403 role, not_current_approver, self_approval, stage_already_decided_by_you,
+// approver_not_named, stand_in_reason_required; 404; 409 invalid_state, rules_failed.
 func (a *API) approve(w http.ResponseWriter, r *http.Request) error {
-	p, err := a.gate(r, auth.RoleWorkflowApprover)
+	p, err := a.gate(r, auth.RoleWorkflowApprover, auth.RoleAdmin)
 	if err != nil {
 		return err
 	}
@@ -89,14 +100,15 @@ func (a *API) approve(w http.ResponseWriter, r *http.Request) error {
 	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
 		return err
 	}
-	return a.jwtDecision(w, r, p, func(x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
+	return a.jwtDecision(w, r, p, req.Reason, func(x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
 		return x.Approve(by, req.Comment, a.now())
 	})
 }
 
-// reject is POST /api/workflow/{workflowId}/reject {comment}: with a `token`, the current
-// reviewer's; else the JWT of a Workflow.Approver. The workflow ends as rejected. The body
-// rule answers first (one route, two kinds of caller).
+// reject is POST /api/workflow/{workflowId}/reject {comment, reason}: with a `token`, the
+// current reviewer's; else the JWT of a Workflow.Approver (or a Service.Admin standing in with a
+// reason). The workflow ends as rejected. The body rule answers first (one route, two kinds of
+// caller). The duties rules answer 403 as for approve.
 func (a *API) reject(w http.ResponseWriter, r *http.Request) error {
 	var req commentRequest
 	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
@@ -106,11 +118,11 @@ func (a *API) reject(w http.ResponseWriter, r *http.Request) error {
 		return x.Reject(by, req.Comment, a.now())
 	}
 	if !r.URL.Query().Has("token") {
-		p, err := a.gate(r, auth.RoleWorkflowApprover)
+		p, err := a.gate(r, auth.RoleWorkflowApprover, auth.RoleAdmin)
 		if err != nil {
 			return err
 		}
-		return a.jwtDecision(w, r, p, rej)
+		return a.jwtDecision(w, r, p, req.Reason, rej)
 	}
 	id, err := a.reviewer(w, r)
 	if err != nil {
@@ -121,7 +133,7 @@ func (a *API) reject(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-func (a *API) jwtDecision(w http.ResponseWriter, r *http.Request, p auth.Principal, decide func(*workflow.Workflow, workflow.Approver) (kernel.Change, error)) error {
+func (a *API) jwtDecision(w http.ResponseWriter, r *http.Request, p auth.Principal, reason string, decide func(*workflow.Workflow, workflow.Approver) (kernel.Change, error)) error {
 	if _, err := a.loadOwn(r.Context(), p.TenantID, r.PathValue("workflowId")); err != nil {
 		return err
 	}
@@ -130,7 +142,7 @@ func (a *API) jwtDecision(w http.ResponseWriter, r *http.Request, p auth.Princip
 		return err
 	}
 	x, err := a.update(w, r, actor(r, "approver", p.CallerID()), func(x *workflow.Workflow) (kernel.Change, error) {
-		return decide(x, a.jwtApprover(p, s, x))
+		return decide(x, a.jwtApprover(p, s, x, reason))
 	})
 	if err != nil {
 		return err
@@ -208,7 +220,7 @@ func (a *API) governance(w http.ResponseWriter, r *http.Request) error {
 // stage's next approver is notified; the previous one's reviewer token dies. Errors: 401; 403;
 // 404; 409 invalid_state, no_further_approver.
 func (a *API) escalate(w http.ResponseWriter, r *http.Request) error {
-	return a.initiatorMove(w, r, []string{auth.RoleInitiator}, func(s *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) {
+	return a.initiatorMove(w, r, []string{auth.RoleInitiator}, web.NoBody, func(_ auth.Principal, s *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) {
 		return x.Escalate(s, a.now())
 	})
 }
@@ -216,21 +228,32 @@ func (a *API) escalate(w http.ResponseWriter, r *http.Request) error {
 // cancel is POST /api/workflow/{workflowId}/cancel (JWT Esign.Initiator): a live workflow ends
 // as cancelled. Errors: 401; 403; 404; 409 invalid_state.
 func (a *API) cancel(w http.ResponseWriter, r *http.Request) error {
-	return a.initiatorMove(w, r, []string{auth.RoleInitiator}, func(_ *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) {
+	return a.initiatorMove(w, r, []string{auth.RoleInitiator}, web.NoBody, func(_ auth.Principal, _ *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) {
 		return x.Cancel(a.now())
 	})
 }
 
-// seal is POST /api/workflow/{workflowId}/seal (JWT Esign.Initiator or Service.Admin): a retry
-// in sealing, or sealing without the approval gate (the data must pass validation); the
-// workflow-seal message is queued. Errors: 401; 403; 404; 409 invalid_state, rules_failed.
+type sealRequest struct {
+	Reason string `json:"reason"` // optional: audited and printed on the sealed record
+}
+
+// seal is POST /api/workflow/{workflowId}/seal {reason} (JWT Esign.Initiator or Service.Admin;
+// the body is optional): a retry in sealing, or sealing without the approval gate (the data must
+// pass validation); around approval stages still pending of a template that locks
+// workflow.schemaPath, Service.Admin only. The workflow-seal message is queued. Errors: 400
+// reason; 401; 403 role, seal_admin_only; 404; 409 invalid_state, rules_failed.
 func (a *API) seal(w http.ResponseWriter, r *http.Request) error {
-	return a.initiatorMove(w, r, []string{auth.RoleInitiator, auth.RoleAdmin}, func(s *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) {
-		return x.Seal(s, a.now())
+	var req sealRequest
+	decode := func(r *http.Request) error { return web.DecodeOptionalJSON(r, web.MaxJSONBody, &req) }
+	return a.initiatorMove(w, r, []string{auth.RoleInitiator, auth.RoleAdmin}, decode, func(p auth.Principal, s *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) {
+		return x.Seal(s, workflow.Sealer{Admin: p.HasRole(auth.RoleAdmin), Reason: req.Reason}, a.now())
 	})
 }
 
-func (a *API) initiatorMove(w http.ResponseWriter, r *http.Request, roles []string, move func(*workflow.Schema, *workflow.Workflow) (kernel.Change, error)) error {
+// initiatorMove is a JWT route of roles on the caller's workflow: the body read by decode, then
+// move on the workflow with its schema.
+func (a *API) initiatorMove(w http.ResponseWriter, r *http.Request, roles []string, decode func(*http.Request) error,
+	move func(auth.Principal, *workflow.Schema, *workflow.Workflow) (kernel.Change, error)) error {
 	p, err := a.gate(r, roles...)
 	if err != nil {
 		return err
@@ -238,14 +261,14 @@ func (a *API) initiatorMove(w http.ResponseWriter, r *http.Request, roles []stri
 	if _, err := a.loadOwn(r.Context(), p.TenantID, r.PathValue("workflowId")); err != nil {
 		return err
 	}
-	if err := web.NoBody(r); err != nil {
+	if err := decode(r); err != nil {
 		return err
 	}
 	_, s, err := a.loadSchema(r.Context(), r.PathValue("workflowId"))
 	if err != nil {
 		return err
 	}
-	x, err := a.update(w, r, actor(r, "initiator", p.CallerID()), func(x *workflow.Workflow) (kernel.Change, error) { return move(s, x) })
+	x, err := a.update(w, r, actor(r, "initiator", p.CallerID()), func(x *workflow.Workflow) (kernel.Change, error) { return move(p, s, x) })
 	if err != nil {
 		return err
 	}

@@ -83,7 +83,11 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	now := a.now()
 	x := &workflow.Workflow{ID: a.NewID(), Tenant: p.TenantID, CorrelationID: req.CorrelationID, TemplatePath: pkg.Path,
 		CreatedBy: p.CallerID()}
+	if p.Email != "" {
+		x.CreatorHash = a.Hasher.Email(p.Email) // DESIGN 14: the creator may not decide it
+	}
 	x.Setup = setup
+	x.Setup.SchemaLocked = pkg.IsLocked("workflow.schemaPath") // DESIGN 14: the manual seal's rule
 	x.Setup.Title = cmp.Or(schema.Title, pkg.Name)
 	// the auto-trigger after the seal is checked now, by the rules it will meet then
 	if _, _, err := workflow.PlanTrigger(x); err != nil {

@@ -177,7 +177,12 @@ func (e *env) sealing(t *testing.T, templatePath string, callbackURL ...string) 
 			return w.GovernanceDecision(workflow.Approver{Index: 0, Hash: "hash-finance", Name: "Fiona Finanz"}, workflow.DecisionApproveWithException, justification, now)
 		},
 		func(w *workflow.Workflow) (kernel.Change, error) {
-			return w.GovernanceDecision(workflow.Approver{Index: 0, Hash: "hash-legal"}, workflow.DecisionApproveWithException, "Legal agrees.", now)
+			// an admin stands in for Legal's named approver (DESIGN 14): the reason goes on the record
+			return w.GovernanceDecision(workflow.Approver{Index: -1, OID: "oid-admin", Hash: "hash-legal", Admin: true,
+				Reason: "Legal approver on leave."}, workflow.DecisionApproveWithException, "Legal agrees.", now)
+		},
+		func(w *workflow.Workflow) (kernel.Change, error) {
+			return w.Seal(e.schema, workflow.Sealer{Reason: "Resealed after the outage."}, now)
 		},
 	}
 	for i, step := range steps {
@@ -290,7 +295,8 @@ func TestSealCompletesWithRecordPage(t *testing.T) {
 	flat := regexp.MustCompile(`\s+`).ReplaceAllString(text, " ")
 	for _, want := range []string{"Workflow record", "Zoë Ελένη", "Engineer", "120000", "Remote on Fridays.",
 		"Salary above the band", "approve-with-exception at stage 1 (Finance), round 1", "approve-with-exception at stage 2 (Legal), round 1",
-		"hash-finance", "hash-legal", "Approver: Fiona Finanz", "Legal agrees.", "Approved above the band: a scarce skill.", "Kept verbatim — «как есть».", head[:16]} {
+		"hash-finance", "hash-legal", "Approver: Fiona Finanz", "Legal agrees.",
+		"Admin standing in for the named approver, reason: Legal approver on leave.", "Manual seal, reason: Resealed after the outage.", "Approved above the band: a scarce skill.", "Kept verbatim — «как есть».", head[:16]} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("sealed text lacks %q:\n%s", want, text)
 		}

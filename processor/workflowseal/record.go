@@ -60,8 +60,11 @@ func Record(w *workflow.Workflow, s *workflow.Schema, head string, sealedAt time
 		}
 		dec.Items = append(dec.Items,
 			certificate.Item{Label: fmt.Sprintf("Decision %d", i+1), Value: fmt.Sprintf("%s at stage %s, round %d, %s", d.Decision, stage, d.Round, ft(d.At))},
-			certificate.Item{Label: "Approver", Value: d.ApproverName},
-			certificate.Item{Label: "Approver (e-mail hash)", Value: d.ApproverHash})
+			certificate.Item{Label: "Approver", Value: firstOf(d.ApproverName, "no display name (reviewer link or token without a name)")},
+			certificate.Item{Label: "Approver (e-mail hash)", Value: firstOf(d.ApproverHash, "none: the token carried no e-mail")})
+		if d.StandIn != "" {
+			dec.Items = append(dec.Items, certificate.Item{Label: "Admin standing in for the named approver, reason", Value: d.StandIn, Verbatim: true})
+		}
 		if d.Comment != "" {
 			dec.Items = append(dec.Items, certificate.Item{Label: "Comment", Value: d.Comment, Verbatim: true})
 		}
@@ -71,6 +74,9 @@ func Record(w *workflow.Workflow, s *workflow.Schema, head string, sealedAt time
 	}
 	if len(w.Decisions) == 0 {
 		dec.Items = []certificate.Item{{Label: "Decisions", Value: "none: sealed without an approval decision"}}
+	}
+	if w.SealReason != "" {
+		dec.Items = append(dec.Items, certificate.Item{Label: "Manual seal, reason", Value: w.SealReason, Verbatim: true})
 	}
 	r.Sections = append(r.Sections, dec)
 	return r

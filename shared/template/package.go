@@ -30,6 +30,8 @@ import (
 const (
 	CodeInvalid  = "template_invalid"
 	CodeNotFound = "template_not_found"
+	// CodeTemplateLocked: a request overrides a key the template locks (403, Merge).
+	CodeTemplateLocked = "template_locked"
 )
 
 // The files of a package.
@@ -64,6 +66,9 @@ type Package struct {
 	PDFHash            string // "sha256:<hex>" of PDF
 	Schema             []byte // schema.yaml when present, else nil
 	Defaults           Settings
+	// Locked are the settings keys ("block.key", of LockableKeys) a request may not override
+	// (DESIGN 14): Merge answers 403 template_locked for them.
+	Locked []string
 
 	defaults *value // the settings blocks as written, for Merge
 }
@@ -302,6 +307,8 @@ func parseYAML(b []byte) (*Package, *problem) {
 			continue // after the fields: a rule names a field
 		case "distribution", "esign", "delivery", "workflow":
 			pkg.defaults.keys, pkg.defaults.vals = append(pkg.defaults.keys, k), append(pkg.defaults.vals, v)
+		case "locked":
+			pr = pkg.parseLocked(v)
 		default:
 			pr = &problem{line: k.line, col: k.col, unknown: k.text}
 		}
@@ -334,6 +341,30 @@ func parseYAML(b []byte) (*Package, *problem) {
 	pkg.Defaults = s
 	return pkg, nil
 }
+
+// LockableKeys are the settings keys a template may lock (DESIGN 14): the keys that govern it.
+var LockableKeys = []string{"distribution.requireApproval", "workflow.schemaPath", "workflow.requireOtp"}
+
+// parseLocked reads `locked:`, a list of LockableKeys without repeats; anything else is refused
+// at locked[i].
+func (pkg *Package) parseLocked(v *value) *problem {
+	if pr := decode(v, &pkg.Locked, "locked"); pr != nil {
+		return pr
+	}
+	for i, k := range pkg.Locked {
+		path := fmt.Sprintf("locked[%d]", i)
+		if !slices.Contains(LockableKeys, k) {
+			return at(v.vals[i], path, "must be one of %s", strings.Join(LockableKeys, ", "))
+		}
+		if slices.Contains(pkg.Locked[:i], k) {
+			return at(v.vals[i], path, "repeats %s", k)
+		}
+	}
+	return nil
+}
+
+// IsLocked reports whether the template locks key ("block.key").
+func (pkg *Package) IsLocked(key string) bool { return slices.Contains(pkg.Locked, key) }
 
 // parseFields reads the field list v at path key, adding to the form's fields (which may
 // already hold other steps' fields: a key is unique across them all) up to max in all.

@@ -135,6 +135,9 @@ func TestParseRefuses(t *testing.T) {
 	const head = "name: n\nversion: 1\n"
 	cases := []struct{ name, yaml, want string }{
 		{"unknown top key", head + "colour: red\n", `template.yaml:3:1: unknown key "colour"`},
+		{"unknown locked key", head + "locked: [workflow.requireOtp, esign.enabled]\n", `template.yaml:3:31: locked[1]: must be one of distribution.requireApproval`},
+		{"repeated locked key", head + "locked: [workflow.schemaPath, workflow.schemaPath]\n", `template.yaml:3:31: locked[1]: repeats workflow.schemaPath`},
+		{"locked not a list", head + "locked: workflow.schemaPath\n", `template.yaml:3:9: locked: must be a list`},
 		{"unknown field key", head + "fields:\n  - key: a\n    type: string\n    colour: red\n", `template.yaml:6:5: unknown key "colour" in fields[0]`},
 		{"duplicate key", head + "name: m\n", `template.yaml:3:1: duplicate key "name"`},
 		{"missing name", "version: 1\n", `template.yaml:1:1: name is required`},

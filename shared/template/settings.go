@@ -2,6 +2,7 @@ package template
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/esign-svc/esign/shared/apperr"
 )
@@ -138,6 +139,15 @@ func (p *Package) Merge(field string, override json.RawMessage) (Settings, error
 		for _, k := range top.keys {
 			if !isBlock(k.text) {
 				return Settings{}, bad(&problem{unknown: k.text})
+			}
+		}
+		for _, k := range p.Locked {
+			block, key, _ := strings.Cut(k, ".")
+			// the key itself, or its whole block replaced by null
+			if b := top.get(block); b != nil && (b.kind == kNull || b.get(key) != nil) {
+				e := apperr.New(apperr.KindForbidden, CodeTemplateLocked, "the template locks %s", k)
+				e.Fields = []apperr.FieldError{apperr.Field(joinKey(field, k), "is locked by the template")}
+				return Settings{}, e
 			}
 		}
 	}

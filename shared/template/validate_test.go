@@ -264,6 +264,38 @@ func TestMerge(t *testing.T) {
 	}
 }
 
+// TestMergeLocked: a request that overrides a key the template locks (DESIGN 14) is 403
+// template_locked naming the key's full path; the other keys of the block stay open.
+func TestMergeLocked(t *testing.T) {
+	t.Parallel()
+	y := string(sampleYAML(t)) + "locked: [distribution.requireApproval, workflow.schemaPath, workflow.requireOtp]\n" +
+		"workflow:\n  schemaPath: templates/t/s.yaml\n  requireOtp: true\n"
+	pkg, err := Parse("templatePath", map[string][]byte{FileYAML: []byte(y), FilePDF: fakePDF})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pkg.IsLocked("workflow.schemaPath") || pkg.IsLocked("esign.enabled") {
+		t.Fatalf("locked = %v", pkg.Locked)
+	}
+	for body, field := range map[string]string{
+		`{"distribution": {"requireApproval": false}}`:           "templateSettings.distribution.requireApproval",
+		`{"workflow": {"schemaPath": "templates/t/other.yaml"}}`: "templateSettings.workflow.schemaPath",
+		`{"workflow": {"requireOtp": false}}`:                    "templateSettings.workflow.requireOtp",
+		`{"workflow": {"requireOtp": null}}`:                     "templateSettings.workflow.requireOtp",
+		`{"workflow": null}`:                                     "templateSettings.workflow.schemaPath",
+	} {
+		_, err := pkg.Merge("templateSettings", json.RawMessage(body))
+		e, ok := apperr.As(err)
+		if !ok || e.Code != CodeTemplateLocked || e.Kind != apperr.KindForbidden || len(e.Fields) != 1 || e.Fields[0].Field != field {
+			t.Errorf("%s: err = %v %+v", body, err, e)
+		}
+	}
+	s, err := pkg.Merge("templateSettings", json.RawMessage(`{"workflow": {"message": "Hello"}, "distribution": {"approversEmail": "a@example.com"}}`))
+	if err != nil || s.Workflow.SchemaPath != "templates/t/s.yaml" || s.Workflow.Message != "Hello" {
+		t.Fatalf("an open key of a locked block: %+v %v", s.Workflow, err)
+	}
+}
+
 func TestMergeRefuses(t *testing.T) {
 	t.Parallel()
 	pkg := sample(t)

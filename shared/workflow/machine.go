@@ -12,6 +12,7 @@ import (
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/otp"
 	"github.com/esign-svc/esign/shared/template"
+	"github.com/esign-svc/esign/shared/text"
 )
 
 // State is a workflow's state (spec "Workflow states").
@@ -103,6 +104,12 @@ var (
 	ErrNoFurtherApprover = apperr.New(apperr.KindConflict, CodeNoFurtherApprover, "the stage has no further approver")
 	// ErrNotApprover: a named approver who is not the stage's current one (403).
 	ErrNotApprover = apperr.New(apperr.KindForbidden, CodeNotApprover, "the decision belongs to the stage's current approver")
+	// ErrSelfApproval: the workflow's creator decides it (403; DESIGN 14).
+	ErrSelfApproval = apperr.New(apperr.KindForbidden, CodeSelfApproval, "the workflow's creator may not decide it")
+	// ErrStageAlreadyDecided: the caller decided another stage of this approval round (403).
+	ErrStageAlreadyDecided = apperr.New(apperr.KindForbidden, CodeStageAlreadyDecided, "you already decided a stage of this approval round")
+	// ErrApproverNotNamed: the stage names its approvers and the caller is not one of them (403).
+	ErrApproverNotNamed = apperr.New(apperr.KindForbidden, CodeApproverNotNamed, "the stage's approvers are named and you are not one of them")
 	// ErrTooLarge: the workflow's content would exceed MaxContentBytes (413).
 	ErrTooLarge = apperr.New(apperr.KindTooLarge, "workflow_too_large", "the workflow's data would exceed %d KiB", MaxContentBytes>>10)
 )
@@ -115,6 +122,7 @@ type Workflow struct {
 	CorrelationID string
 	TemplatePath  string
 	CreatedBy     string // the initiator's JWT oid
+	CreatorHash   string // keyed hash of the initiator's e-mail (pii.Hasher), "" when the token had none
 	State         State
 	Step          int // currentStepIndex
 	TotalSteps    int
@@ -147,14 +155,18 @@ type Content struct {
 	Setup     Setup             `json:"setup"`
 	OTP       otp.Record        `json:"otp"`                 // the participant's code, when Setup.RequireOTP
 	InvitedAt time.Time         `json:"invitedAt,omitempty"` // the last invitation or approval e-mail asked for
+	// SealReason is the reason of the latest manual seal, printed on the sealed record.
+	SealReason string `json:"sealReason,omitempty"`
 }
 
 // Decision is one approver's decision.
 type Decision struct {
 	Stage         int       `json:"stage"` // 1-based
 	Round         int       `json:"round"`
-	ApproverHash  string    `json:"approverHash,omitempty"` // keyed hash of the approver's e-mail
-	ApproverName  string    `json:"approverName,omitempty"` // the approver's display name, when known
+	ApproverHash  string    `json:"approverHash,omitempty"`  // keyed hash of the approver's e-mail
+	ApproverName  string    `json:"approverName,omitempty"`  // the approver's display name, when known
+	ApproverOID   string    `json:"approverOid,omitempty"`   // the JWT's oid; "" for a reviewer link
+	StandIn       string    `json:"standInReason,omitempty"` // an admin's reason to decide for the named approver
 	Decision      string    `json:"decision"`
 	Comment       string    `json:"comment,omitempty"`
 	Justification string    `json:"justification,omitempty"` // kept verbatim
@@ -171,13 +183,69 @@ type ChangeRequest struct {
 }
 
 // Approver is who decides: Index is the position in the current stage's routing sequence, or -1
-// for a JWT holder of Workflow.Approver the stage does not name; Hash is the keyed hash of the
-// approver's e-mail (pii.Hasher), "" when unknown; Name the approver's display name (the JWT's
-// name claim, say), "" when unknown: kept in the decision for the sealed record, never audited.
+// for a JWT caller the stage does not name; Hash is the keyed hash of the approver's e-mail
+// (pii.Hasher; a reviewer link's is the address it was issued to), "" when unknown; Name the
+// approver's display name (the JWT's name claim, say), "" when unknown: kept in the decision for
+// the sealed record, never audited. OID is the JWT's oid ("" for a reviewer link). Admin is a
+// JWT holding Service.Admin, who may decide for a stage's named approver only with Reason (free
+// text, already through shared/text). AllowSelf is the app's WORKFLOW_ALLOW_SELF_APPROVAL: it
+// lifts the creator rule only.
 type Approver struct {
-	Index int
-	Hash  string
-	Name  string
+	Index     int
+	Hash      string
+	Name      string
+	OID       string
+	Admin     bool
+	Reason    string
+	AllowSelf bool
+}
+
+// MaxReason is the characters of a stand-in's or a manual seal's reason.
+const MaxReason = 500
+
+// samePerson reports whether two acts are by the same person (DESIGN 14): the oid or the
+// e-mail's keyed hash matches (the hasher folds the address's case).
+func samePerson(oidA, hashA, oidB, hashB string) bool {
+	return (oidA != "" && oidA == oidB) || (hashA != "" && hashA == hashB)
+}
+
+// duties checks the separation of duties (DESIGN 14) for by deciding x's current stage: the
+// creator may not decide (unless AllowSelf); a person decides at most one stage of a round; only
+// a named approver decides a stage, or an admin standing in with a reason. Errors:
+// ErrSelfApproval, ErrStageAlreadyDecided, ErrApproverNotNamed, 400 reason.
+func (x *Workflow) duties(by Approver) error {
+	if !by.AllowSelf && samePerson(by.OID, by.Hash, x.CreatedBy, x.CreatorHash) {
+		return ErrSelfApproval
+	}
+	for _, d := range x.Decisions {
+		if d.Round == x.Round && samePerson(by.OID, by.Hash, d.ApproverOID, d.ApproverHash) {
+			return ErrStageAlreadyDecided
+		}
+	}
+	if by.Index >= 0 {
+		return nil
+	}
+	if !by.Admin {
+		return ErrApproverNotNamed
+	}
+	if strings.TrimSpace(by.Reason) == "" {
+		e := apperr.New(apperr.KindForbidden, CodeReasonRequired, "an admin decides for a named approver only with a reason")
+		e.Fields = []apperr.FieldError{apperr.Field("reason", "is required to stand in for the stage's named approver")}
+		return e
+	}
+	return checkReason(by.Reason)
+}
+
+// checkReason is the rule of a stand-in's or a manual seal's reason: free text (shared/text,
+// lines allowed) of at most MaxReason characters. Errors: 400 at reason.
+func checkReason(reason string) error {
+	if utf8.RuneCountInString(reason) > MaxReason {
+		return apperr.Invalid(CodeInvalidRequest, apperr.Field("reason", fmt.Sprintf("must be at most %d characters", MaxReason)))
+	}
+	if msg := text.Problem(reason, text.Lines); msg != "" {
+		return apperr.Invalid(CodeInvalidRequest, apperr.Field("reason", msg))
+	}
+	return nil
 }
 
 // AllData is the workflow's values of every step, keyed by field: what the validator and the
@@ -389,11 +457,18 @@ func (x *Workflow) decide(by Approver, decision, comment, justification string, 
 	if by.Index >= 0 && by.Index != x.Approver {
 		return ErrNotApprover
 	}
+	if err := x.duties(by); err != nil {
+		return err
+	}
 	if utf8.RuneCountInString(comment) > MaxComment {
 		return apperr.Invalid(CodeInvalidRequest, apperr.Field("comment", fmt.Sprintf("must be at most %d characters", MaxComment)))
 	}
-	x.Decisions = append(x.Decisions, Decision{Stage: x.Stage + 1, Round: x.Round, ApproverHash: by.Hash, ApproverName: by.Name, Decision: decision,
-		Comment: comment, Justification: justification, At: now})
+	d := Decision{Stage: x.Stage + 1, Round: x.Round, ApproverHash: by.Hash, ApproverName: by.Name, ApproverOID: by.OID, Decision: decision,
+		Comment: comment, Justification: justification, At: now}
+	if by.Index < 0 {
+		d.StandIn = by.Reason
+	}
+	x.Decisions = append(x.Decisions, d)
 	x.UpdatedAt = now
 	return nil
 }
@@ -409,7 +484,11 @@ func (x *Workflow) passStage(c *kernel.Change, now time.Time) {
 }
 
 func decisionData(x *Workflow, by Approver) map[string]any {
-	return map[string]any{"stage": x.Stage + 1, "round": x.Round, "approverHash": by.Hash}
+	data := map[string]any{"stage": x.Stage + 1, "round": x.Round, "approverHash": by.Hash}
+	if by.Index < 0 {
+		data["standInReason"] = by.Reason // DESIGN 14: the stand-in is audited
+	}
+	return data
 }
 
 // Approve is a JWT approver's approve in pending-approval: before the last stage the next stage
@@ -583,18 +662,39 @@ func (w *Workflow) Cancel(now time.Time) (kernel.Change, error) {
 	})
 }
 
+// Sealer is who seals by hand: Admin a JWT holding Service.Admin; Reason the optional free text
+// of the seal's body (audited and printed on the sealed record).
+type Sealer struct {
+	Admin  bool
+	Reason string
+}
+
+// ErrSealAdminOnly: sealing around pending approval stages of a template that locks
+// workflow.schemaPath, by a caller who is not an admin (403; DESIGN 14).
+var ErrSealAdminOnly = apperr.New(apperr.KindForbidden, CodeSealAdminOnly,
+	"the template locks the approval stages: only an admin may seal around them")
+
 // Seal is the initiator's or an admin's seal (spec "any -> sealing"): a retry in sealing, or
-// sealing without the approval gate from any other state that has not ended. Data that have not
-// been approved must pass validation now (error results: ErrRulesFailed, the results kept
-// unchanged). Errors: ErrInvalidState for an ended workflow; ErrRulesFailed.
-func (w *Workflow) Seal(s *Schema, now time.Time) (kernel.Change, error) {
+// sealing without the approval gate from any other state that has not ended. Around approval
+// stages still to decide, when the workflow's template locks workflow.schemaPath, only an admin
+// seals. Data that have not been approved must pass validation now (error results:
+// ErrRulesFailed, the results kept unchanged). by.Reason is kept for the sealed record. Errors:
+// ErrInvalidState for an ended workflow; ErrSealAdminOnly; ErrRulesFailed; 400 reason.
+func (w *Workflow) Seal(s *Schema, by Sealer, now time.Time) (kernel.Change, error) {
 	return w.commit(func(x *Workflow, c *kernel.Change) error {
-		switch {
-		case x.State.Terminal():
+		if x.State.Terminal() {
 			return ErrInvalidState
-		case x.State == StateSealing:
+		}
+		if err := checkReason(by.Reason); err != nil {
+			return err
+		}
+		if x.State == StateSealing {
 			x.toSealing(c, now, "retry")
+			x.noteSeal(c, by)
 			return nil
+		}
+		if x.TotalStages > 0 && x.Setup.SchemaLocked && !by.Admin {
+			return ErrSealAdminOnly
 		}
 		results := s.Validate(x.AllData(), now)
 		if errs, _ := count(results); errs > 0 {
@@ -602,8 +702,19 @@ func (w *Workflow) Seal(s *Schema, now time.Time) (kernel.Change, error) {
 		}
 		x.Results, x.Outcome = results, OutcomePassed
 		x.toSealing(c, now, "manual")
+		x.noteSeal(c, by)
 		return nil
 	})
+}
+
+// noteSeal keeps and audits a manual seal's reason (on the sealing event just recorded).
+func (x *Workflow) noteSeal(c *kernel.Change, by Sealer) {
+	if strings.TrimSpace(by.Reason) == "" {
+		return
+	}
+	x.SealReason = by.Reason
+	c.Events[len(c.Events)-1].Data["sealReason"] = by.Reason
+	c.Events[len(c.Events)-1].Data["byAdmin"] = by.Admin
 }
 
 // SealFailed records a failed seal attempt; the workflow stays sealing for a retry. reason is a

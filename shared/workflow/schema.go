@@ -25,6 +25,12 @@ const (
 	CodeNoFurtherApprover = "no_further_approver"
 	CodeNotApprover       = "not_current_approver"
 	CodeInvalidRequest    = "invalid_request"
+	// Separation of duties (DESIGN 14), each 403.
+	CodeSelfApproval        = "self_approval"
+	CodeStageAlreadyDecided = "stage_already_decided_by_you"
+	CodeApproverNotNamed    = "approver_not_named"
+	CodeReasonRequired      = "stand_in_reason_required"
+	CodeSealAdminOnly       = "seal_admin_only"
 )
 
 // Schema is a parsed schema.yaml. Its Form holds the fields of all steps, in step order, and the

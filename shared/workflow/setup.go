@@ -10,8 +10,9 @@ import (
 // templateSettings.esign and .delivery blocks that start after the seal. It holds personal data
 // (addresses), so it lives in Content, which the store keeps encrypted.
 type Setup struct {
-	SchemaPath       string          `json:"schemaPath,omitempty"` // templateSettings.workflow.schemaPath
-	Title            string          `json:"title,omitempty"`      // the schema's title, else the package's name: the sealed record's name
+	SchemaPath       string          `json:"schemaPath,omitempty"`   // templateSettings.workflow.schemaPath
+	SchemaLocked     bool            `json:"schemaLocked,omitempty"` // the template locks workflow.schemaPath (DESIGN 14)
+	Title            string          `json:"title,omitempty"`        // the schema's title, else the package's name: the sealed record's name
 	Recipients       []Recipient     `json:"recipients,omitempty"`
 	RequireOTP       bool            `json:"requireOtp,omitempty"`
 	OrganizationName string          `json:"organizationName,omitempty"`

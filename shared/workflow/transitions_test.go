@@ -80,6 +80,7 @@ var errKinds = map[string]apperr.Kind{
 	CodeInvalidRequest:    apperr.KindInvalid,
 	"record_invalid":      apperr.KindInvalid,
 	CodeInvalidStep:       apperr.KindInvalid,
+	CodeApproverNotNamed:  apperr.KindForbidden,
 }
 
 func fails(code string) want { return want{err: code} }
@@ -129,7 +130,7 @@ func TestTransitions(t *testing.T) {
 	}
 	escalate := func(w *Workflow, s *Schema) (kernel.Change, error) { return w.Escalate(s, now) }
 	cancel := func(w *Workflow, _ *Schema) (kernel.Change, error) { return w.Cancel(now) }
-	seal := func(w *Workflow, s *Schema) (kernel.Change, error) { return w.Seal(s, now) }
+	seal := func(w *Workflow, s *Schema) (kernel.Change, error) { return w.Seal(s, Sealer{}, now) }
 	complete := func(w *Workflow, _ *Schema) (kernel.Change, error) {
 		return w.Complete("signed/workflows/wf.pdf", "sha256:00", now)
 	}
@@ -171,8 +172,7 @@ func TestTransitions(t *testing.T) {
 			events: []string{EvApproved, EvStageAdvanced}, effects: []eff{EffectNotifyApprovers}}},
 		{"approve at the last stage", flow, paLast, approve(first), want{state: StateSealing, step: 1, stage: 1, outcome: OutcomePassed,
 			events: []string{EvApproved, EvSealing}, effects: []eff{EffectSeal}}},
-		{"approve by a role holder", flow, paLast, approve(role), want{state: StateSealing, step: 1, stage: 1, outcome: OutcomePassed,
-			events: []string{EvApproved, EvSealing}, effects: []eff{EffectSeal}}},
+		{"approve by a role holder the stage does not name", flow, paLast, approve(role), fails(CodeApproverNotNamed)},
 		{"approve by an approver not yet escalated to", flow, pa, approve(second), fails(CodeNotApprover)},
 		{"approve failed rules", gov, paFailed, approve(first), fails(CodeRulesFailed)},
 		// reject, request-changes

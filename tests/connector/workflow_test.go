@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/url"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/connector/client"
+	"github.com/esign-svc/esign/tests/devkeys"
 )
 
 // wfSchema is one step with one field and one approval stage.
@@ -71,8 +73,14 @@ func TestWorkflowCommands(t *testing.T) {
 	if !strings.HasPrefix(csv, "step,key,label,value") || !strings.Contains(csv, "'=Acme Ltd") {
 		t.Fatalf("export csv:\n%s", csv)
 	}
-	// the approver's decision seals it; status then names the sealed record
-	if d, err := cl.ApproveWorkflow(ctx, wf.WorkflowID, "fine"); err != nil || d.State != "sealing" {
+	// the connector's client created the workflow: it may not decide it (DESIGN 14)
+	var ce *client.Error
+	if _, err := cl.ApproveWorkflow(ctx, wf.WorkflowID, "mine"); !errors.As(err, &ce) || ce.Status != 403 || ce.Code() != "self_approval" {
+		t.Fatalf("the creator's approve: %v", err)
+	}
+	// the stage's named approver, another person, decides it; status then names the sealed record
+	named := client.New(baseURL(), svc.Host.HostKey(), staticToken(t, "finance@example.test"))
+	if d, err := named.ApproveWorkflow(ctx, wf.WorkflowID, "fine"); err != nil || d.State != "sealing" {
 		t.Fatalf("approve: %+v %v", d, err)
 	}
 	deadline := time.Now().Add(60 * time.Second)
@@ -133,3 +141,20 @@ func TestDeliverCommand(t *testing.T) {
 		t.Fatalf("no document: %d %s", r.code, r.stderr)
 	}
 }
+
+// staticToken is a token source of one person of the dev tenant: a Workflow.Approver whose
+// e-mail is addr and whose oid is not the connector client's.
+func staticToken(t *testing.T, addr string) client.TokenSource {
+	t.Helper()
+	tok, err := devkeys.MintFromDir(svc.KeysDir, devkeys.TokenOptions{Tenant: devkeys.DevTenantID, Roles: []string{"Workflow.Approver"},
+		Subject: addr, ObjectID: uuid.NewString(), Name: "Finn Finance", Email: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fixedToken(tok)
+}
+
+type fixedToken string
+
+func (f fixedToken) Token(context.Context) (string, error) { return string(f), nil }
+func (fixedToken) Invalidate(string)                       {}

@@ -118,7 +118,7 @@ var bodyRoutes = []bodyRoute{
 	{"WorkflowApprove", "POST", "workflow/{workflowId}/approve", bodyOptional, web.MaxJSONBody, authWfApprover, true},
 	{"WorkflowEscalate", "POST", "workflow/{workflowId}/escalate", bodyNone, web.MaxJSONBody, authInitiator, true},
 	{"WorkflowCancel", "POST", "workflow/{workflowId}/cancel", bodyNone, web.MaxJSONBody, authInitiator, true},
-	{"WorkflowSeal", "POST", "workflow/{workflowId}/seal", bodyNone, web.MaxJSONBody, authInitiator, true},
+	{"WorkflowSeal", "POST", "workflow/{workflowId}/seal", bodyOptional, web.MaxJSONBody, authInitiator, true},
 	{"WorkflowExport", "GET", "workflow/{workflowId}/export", bodyNone, web.MaxJSONBody, authInitiator, true},
 	{"WorkflowResendInvite", "POST", "workflow/{workflowId}/resend-invite", bodyNone, web.MaxJSONBody, authWorkflow, false},
 	{"WorkflowOTPSend", "POST", "workflow/{workflowId}/otp/send", bodyNone, web.MaxJSONBody, authWorkflow, false},

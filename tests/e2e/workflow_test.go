@@ -18,6 +18,7 @@ import (
 	"github.com/esign-svc/esign/shared/notify/outbox"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/workflow"
+	"github.com/esign-svc/esign/tests/devkeys"
 )
 
 // wfSchema is a two-step schema: a name, then a spend capped at 100 by an error rule; stage
@@ -95,6 +96,25 @@ func wfCall(t testing.TB, method, id, route, token string, body any) reply {
 		remember("token", fresh)
 	}
 	return r
+}
+
+// wfPerson mints the token of a person of tenantA other than the workflows' creator (who is
+// svc.jwt's default identity): a fresh oid, the e-mail addr and the display name name.
+func wfPerson(t testing.TB, addr, name string, roles ...string) string {
+	t.Helper()
+	tok, err := devkeys.MintFromDir(svc.keysDir, devkeys.TokenOptions{Tenant: tenantA, Roles: roles, Subject: addr,
+		ObjectID: uuid.NewString(), Name: name, Email: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remember("JWT", tok)
+	return tok
+}
+
+// wfAs calls a JWT route of workflow id with token tok.
+func wfAs(t testing.TB, method, id, route, tok string, body any) reply {
+	t.Helper()
+	return call(t, method, svc.url("workflow/"+id+route), body, bearer(tok))
 }
 
 func wfJWT(t testing.TB, method, id, route, role string, body any) reply {
@@ -270,7 +290,12 @@ func TestWorkflowHappyPath(t *testing.T) {
 	if m := notified(t, wf.ID, workflow.NotifyApproval); m.Reviewer != workflow.ReviewerID(1, 1, 0) {
 		t.Fatalf("approval message %+v", m)
 	}
-	r = wfJWT(t, "POST", wf.ID, "/approve", "Workflow.Approver", map[string]any{"comment": "fine"})
+	// Separation of duties (DESIGN 14): the creator (svc.jwt's identity) holding the role may not
+	// decide, nor a holder of the role the stage does not name.
+	wantProblem(t, wfJWT(t, "POST", wf.ID, "/approve", "Workflow.Approver", nil), 403, "self_approval", "")
+	wantProblem(t, wfAs(t, "POST", wf.ID, "/approve", wfPerson(t, "someone@example.com", "Sam Else", "Workflow.Approver"), nil), 403, "approver_not_named", "")
+	finance := wfPerson(t, "Finance@Example.com", "Fiona Finance", "Workflow.Approver") // e-mails compare case-insensitively
+	r = wfAs(t, "POST", wf.ID, "/approve", finance, map[string]any{"comment": "fine"})
 	wantWF(t, r, 200, "pending-approval")
 	if r.JSON["currentApprovalStage"] != 2.0 {
 		t.Fatalf("after stage 1: %s", r.Raw)
@@ -280,14 +305,17 @@ func TestWorkflowHappyPath(t *testing.T) {
 	}
 	// An initiator is not an approver.
 	wantProblem(t, wfJWT(t, "POST", wf.ID, "/approve", "Esign.Initiator", nil), 403, "role_required", "")
-	wantWF(t, wfJWT(t, "POST", wf.ID, "/approve", "Workflow.Approver", nil), 200, "sealing")
+	// Finance's approver decided stage 1: not stage 2 as well; Legal's named approver does.
+	wantProblem(t, wfAs(t, "POST", wf.ID, "/approve", finance, nil), 403, "stage_already_decided_by_you", "")
+	wantWF(t, wfAs(t, "POST", wf.ID, "/approve", wfPerson(t, "legal@example.com", "Lee Legal", "Workflow.Approver"), nil), 200, "sealing")
 	st := sealed(t, wf.ID)
 	calledBack(t, wf.ID, st.str("correlationId"), "complete")
 	if st.str("sealedPdfPath") != "signed/"+tenantA+"/workflows/"+wf.ID+".pdf" || st.str("esignGroupId") != "" {
 		t.Fatalf("status %s", st.Raw)
 	}
 	text := sealedText(t, st)
-	for _, want := range []string{"Workflow record", `=HYPERLINK("x")`, "50", "approve at stage 1 (Finance)", "approve at stage 2 (Legal)", "fine"} {
+	for _, want := range []string{"Workflow record", `=HYPERLINK("x")`, "50", "approve at stage 1 (Finance)", "approve at stage 2 (Legal)", "fine",
+		"Approver: Fiona Finance", "Approver: Lee Legal", "Approver (e-mail hash):"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the sealed record lacks %q:\n%s", want, text)
 		}

@@ -11,8 +11,9 @@ import (
 func approveToSeal(t *testing.T, wf wfCreated) reply {
 	t.Helper()
 	wantWF(t, fill(t, wf, "Acme Supplies", 50), 200, "pending-approval")
-	wantWF(t, wfJWT(t, "POST", wf.ID, "/approve", "Workflow.Approver", nil), 200, "pending-approval")
-	wantWF(t, wfJWT(t, "POST", wf.ID, "/approve", "Workflow.Approver", nil), 200, "sealing")
+	// each stage by its named approver, neither of them the creator (DESIGN 14)
+	wantWF(t, wfAs(t, "POST", wf.ID, "/approve", wfPerson(t, "finance@example.com", "Fiona Finance", "Workflow.Approver"), nil), 200, "pending-approval")
+	wantWF(t, wfAs(t, "POST", wf.ID, "/approve", wfPerson(t, "legal@example.com", "Lee Legal", "Workflow.Approver"), nil), 200, "sealing")
 	return sealed(t, wf.ID)
 }
 

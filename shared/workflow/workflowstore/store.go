@@ -156,7 +156,7 @@ func encode(w *workflow.Workflow, c Cipher) (tablestore.Entity, error) {
 	ns := kernel.Nanos
 	props := map[string]any{
 		"tenantId": w.Tenant, "correlationId": w.CorrelationID, "templatePath": w.TemplatePath, "createdBy": w.CreatedBy,
-		"state": string(w.State), "step": int64(w.Step), "totalSteps": int64(w.TotalSteps), "outcome": string(w.Outcome),
+		"createdByHash": w.CreatorHash, "state": string(w.State), "step": int64(w.Step), "totalSteps": int64(w.TotalSteps), "outcome": string(w.Outcome),
 		"stage": int64(w.Stage), "totalStages": int64(w.TotalStages), "approver": int64(w.Approver), "round": int64(w.Round),
 		"sealedPath": w.SealedPath, "sealedHash": w.SealedHash, "esignGroupId": w.ESignGroupID,
 		"deliveryIds": strings.Join(w.DeliveryIDs, ","), "triggerFailure": w.TriggerFailure,
@@ -175,7 +175,7 @@ func decode(e tablestore.Entity, c Cipher) (*workflow.Workflow, error) {
 	at := kernel.FromNanos
 	w := &workflow.Workflow{
 		ID: e.PartitionKey, Tenant: e.String("tenantId"), CorrelationID: e.String("correlationId"),
-		TemplatePath: e.String("templatePath"), CreatedBy: e.String("createdBy"), State: workflow.State(e.String("state")),
+		TemplatePath: e.String("templatePath"), CreatedBy: e.String("createdBy"), CreatorHash: e.String("createdByHash"), State: workflow.State(e.String("state")),
 		Step: int(e.Int64("step")), TotalSteps: int(e.Int64("totalSteps")), Outcome: workflow.Outcome(e.String("outcome")),
 		Stage: int(e.Int64("stage")), TotalStages: int(e.Int64("totalStages")), Approver: int(e.Int64("approver")),
 		Round: int(e.Int64("round")), SealedPath: e.String("sealedPath"), SealedHash: e.String("sealedHash"),

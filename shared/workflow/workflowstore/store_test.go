@@ -76,7 +76,8 @@ func newEnv(t *testing.T) env {
 
 func (e env) create(t *testing.T, tenant, corr string, initial map[string]any) (*workflow.Workflow, bool) {
 	t.Helper()
-	w := &workflow.Workflow{ID: uuid.NewString(), Tenant: tenant, CorrelationID: corr, TemplatePath: "templates/onboard.zip", CreatedBy: "oid"}
+	w := &workflow.Workflow{ID: uuid.NewString(), Tenant: tenant, CorrelationID: corr, TemplatePath: "templates/onboard.zip", CreatedBy: "oid",
+		CreatorHash: "hash-creator"}
 	ch, err := workflow.Create(w, e.schema, initial, now)
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +120,7 @@ func TestLifecycle(t *testing.T) {
 		},
 		func(w *workflow.Workflow) (kernel.Change, error) { return w.Advance(e.schema, now.Add(4*time.Minute)) },
 		func(w *workflow.Workflow) (kernel.Change, error) {
-			return w.Approve(workflow.Approver{Index: 0, Hash: "hash-f"}, "Looks right, Ada", now.Add(5*time.Minute))
+			return w.Approve(workflow.Approver{Index: 0, Hash: "hash-f", OID: "oid-f", Name: "Fiona"}, "Looks right, Ada", now.Add(5*time.Minute))
 		},
 		func(w *workflow.Workflow) (kernel.Change, error) {
 			return w.Approve(workflow.Approver{Index: 0, Hash: "hash-l"}, "", now.Add(6*time.Minute))
