@@ -180,6 +180,7 @@ func (a *API) setup(req CreateRequest, s template.Settings) (workflow.Setup, err
 		if wf.RequireOTP && len(wf.Recipients) == 0 {
 			bad("templateSettings.workflow.requireOtp", "needs a recipient to send the code to")
 		}
+		errs = append(errs, out.TextProblems()...)
 	}
 	if len(errs) > 0 {
 		return workflow.Setup{}, apperr.Invalid(apperr.CodeInvalidRequest, errs...)
