@@ -5,6 +5,7 @@ package licencetest
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/base64"
 	"testing"
 	"time"
 
@@ -30,18 +31,33 @@ func MustNew(features ...licence.Feature) *licence.Licence {
 	return l
 }
 
+// MustSettings are an app's licence settings (LICENCE and LICENCE_PUBLIC_KEY) of a current
+// licence listing features (every feature when none is given). It panics where signing fails.
+func MustSettings(features ...licence.Feature) map[string]string {
+	tok, pub, err := token(features)
+	if err != nil {
+		panic(err)
+	}
+	return map[string]string{licence.SettingText: tok, licence.SettingPublicKey: base64.StdEncoding.EncodeToString(pub)}
+}
+
 func sign(features []licence.Feature) (*licence.Licence, error) {
+	tok, pub, err := token(features)
+	if err != nil {
+		return nil, err
+	}
+	return licence.Parse(tok, pub)
+}
+
+func token(features []licence.Feature) (string, ed25519.PublicKey, error) {
 	if len(features) == 0 {
 		features = licence.AllFeatures
 	}
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	tok, err := licence.Sign(priv, licence.Claims{Issuer: "test", CustomerID: "test", Features: features,
 		ExpiresAt: time.Now().Add(24 * time.Hour).Unix()})
-	if err != nil {
-		return nil, err
-	}
-	return licence.Parse(tok, pub)
+	return tok, pub, err
 }
