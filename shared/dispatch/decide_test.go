@@ -32,11 +32,5 @@ func TestDecideComments(t *testing.T) {
 			}
 		})
 	}
-	for _, c := range texttest.Refused {
-		check(c.Name, c.Value, false)
-	}
-	for _, c := range texttest.Accepted {
-		check(c.Name, c.Value, true)
-	}
-	check(texttest.LineBreak.Name, texttest.LineBreak.Value, true)
+	texttest.Each(true, check)
 }

@@ -32,12 +32,6 @@ func TestOptionsFreeText(t *testing.T) {
 				t.Errorf("%s %s: %v, want 400 naming the field", f.field, name, err)
 			}
 		}
-		for _, c := range texttest.Refused {
-			check(c.Name, c.Value, false)
-		}
-		for _, c := range texttest.Accepted {
-			check(c.Name, c.Value, true)
-		}
-		check(texttest.LineBreak.Name, texttest.LineBreak.Value, false)
+		texttest.Each(false, check)
 	}
 }

@@ -46,13 +46,7 @@ func TestFreeText(t *testing.T) {
 				wantField(t, err, f.field)
 			})
 		}
-		for _, c := range texttest.Refused {
-			check(c.Name, c.Value, false)
-		}
-		for _, c := range texttest.Accepted {
-			check(c.Name, c.Value, true)
-		}
-		check(texttest.LineBreak.Name, texttest.LineBreak.Value, f.lines)
+		texttest.Each(f.lines, check)
 	}
 }
 
@@ -76,13 +70,7 @@ func TestSetupTextProblems(t *testing.T) {
 				t.Errorf("%s %s: %+v", f.field, name, got)
 			}
 		}
-		for _, c := range texttest.Refused {
-			check(c.Name, c.Value, false)
-		}
-		for _, c := range texttest.Accepted {
-			check(c.Name, c.Value, true)
-		}
-		check(texttest.LineBreak.Name, texttest.LineBreak.Value, f.lines)
+		texttest.Each(f.lines, check)
 	}
 }
 

@@ -24,3 +24,15 @@ var Accepted = []Case{
 	{"multilingual", "Zoë Ελένη Юлия 李雷 שלום مرحبا"},
 	{"direction mark and joiner", "\u200Fعلي\u200E (ok) \u200D👩\u200D💻"},
 }
+
+// Each calls check with every sample and whether a field accepts it: the refused never, the
+// accepted always, the line break when the field is made of lines.
+func Each(lines bool, check func(name, value string, ok bool)) {
+	for _, c := range Refused {
+		check(c.Name, c.Value, false)
+	}
+	for _, c := range Accepted {
+		check(c.Name, c.Value, true)
+	}
+	check(LineBreak.Name, LineBreak.Value, lines)
+}
