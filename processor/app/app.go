@@ -184,7 +184,7 @@ func Functions(d *Deps) ([]Function, error) {
 	}
 	creator := &delivery.Creator{Store: d.Deliveries, Docs: blobs, CheckTarget: graph.DeliveryTargets(d.Graph),
 		Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}
-	signed := &signeddelivery.Job{Sessions: d.Sessions, Cipher: d.Config.PIICipher, Now: d.Now, Creator: creator}
+	signed := &signeddelivery.Job{Sessions: d.Sessions, Cipher: d.Config.PIICipher, Now: d.Now, Creator: creator, Licence: d.Licence}
 	batches := dispatchJob(d, creator, blobs, templates)
 	wfCallback, err := workflowCallback(d)
 	if err != nil {
