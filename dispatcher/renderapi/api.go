@@ -4,8 +4,8 @@
 // initiator role and a current licence; the features the request needs are the domain's to ask
 // for (DESIGN 14: esign for an auto-triggered signing session, delivery for auto-triggered or
 // secure-email deliveries, dispatch for a batch; a render that only renders needs none). The
-// render and its auto-trigger are the domain's (shared/render), the batch intake too (shared/dispatch); this
-// package decodes, authorises, calls them, queues what they ask for (signer invitations,
+// render and its auto-trigger are the domain's (shared/render), the batch intake too
+// (shared/dispatch); this package decodes, authorises, calls them, queues what they ask for (signer invitations,
 // delivery invitations and uploads; the approvers' notice, the batch's dispatch) and encodes.
 package renderapi
 
@@ -79,9 +79,10 @@ type TemplateRef struct {
 // render is POST /api/render with one record: 201 with the document (and what auto-trigger
 // started), or 200 with the same answer for an idempotent retry. Errors: 401; 403 role, the
 // licence's (licence_feature_missing naming esign or delivery when templateSettings would
-// auto-trigger a signing session or deliveries the licence lacks); 400 naming the field at fault (record_invalid with ruleId per failed rule,
-// template_invalid, template_not_found, invalid_blob_path); 409 document_exists; 413 body. An
-// array of records is a batch (see batch).
+// auto-trigger a signing session or deliveries the licence lacks); 400 naming the field at
+// fault (record_invalid with ruleId per failed rule, template_invalid, template_not_found,
+// invalid_blob_path); 409 document_exists; 413 body. An array of records is a batch (see
+// batch).
 func (a *API) render(w http.ResponseWriter, r *http.Request) error {
 	p, err := guard.Gate{Verifier: a.Verifier, Licence: a.Licence}.Caller(r, auth.RoleInitiator)
 	if err != nil {
