@@ -5,8 +5,9 @@
 // for (DESIGN 14: esign for an auto-triggered signing session, delivery for auto-triggered or
 // secure-email deliveries, dispatch for a batch; a render that only renders needs none). The
 // render and its auto-trigger are the domain's (shared/render), the batch intake too
-// (shared/dispatch); this package decodes, authorises, calls them, queues what they ask for (signer invitations,
-// delivery invitations and uploads; the approvers' notice, the batch's dispatch) and encodes.
+// (shared/dispatch); this package decodes, authorises, calls them, queues what they ask for
+// (signer invitations, delivery invitations and uploads; the approvers' notice, the batch's
+// dispatch) and encodes.
 package renderapi
 
 import (
