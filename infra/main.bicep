@@ -352,6 +352,9 @@ resource processor 'Microsoft.Web/sites@2023-12-01' = {
         { name: 'DISPATCH_APPROVERS', value: dispatchApprovers }
         // The workflows' terminal callbacks, signed with the operator's webhook secrets.
         { name: 'WEBHOOK_SECRETS', value: kvRef['webhook-secrets'] }
+        // The licence again: the auto-trigger and batch record jobs check it before they act.
+        { name: 'LICENCE', value: kvRef.licence }
+        { name: 'LICENCE_PUBLIC_KEY', value: licencePublicKey }
       ])
     }
   }

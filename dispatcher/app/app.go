@@ -68,14 +68,9 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
-	var lic *licence.Licence
-	if cfg.LicencePath != "" {
-		lic, err = licence.Load(cfg.LicencePath, cfg.LicencePublicKey)
-	} else {
-		lic, err = licence.Parse(cfg.LicenceText, cfg.LicencePublicKey)
-	}
+	lic, err := cfg.Licence.Load()
 	if err != nil {
-		return nil, fmt.Errorf("licence: %w", err)
+		return nil, err
 	}
 	sessions, err := sessionstore.New(acct, TableSessions, TableIndex)
 	if err != nil {

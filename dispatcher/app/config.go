@@ -4,7 +4,6 @@
 package app
 
 import (
-	"crypto/ed25519"
 	"fmt"
 	"github.com/esign-svc/esign/shared/appconfig"
 	"net/url"
@@ -24,9 +23,7 @@ type Config struct {
 	CallbackSecrets  []string
 	PortalOrigin     string // CORS origin of the portal
 	Auth             auth.Config
-	LicencePath      string
-	LicenceText      string
-	LicencePublicKey ed25519.PublicKey
+	Licence          licence.Settings // LICENCE or LICENCE_FILE, LICENCE_PUBLIC_KEY
 	// InviteCheckAfter is INVITE_CHECK_AFTER (Go duration, default 10m, at least 1m): how long
 	// after a change that invites its invitation check is due (ReconcileInvitations sends an
 	// invitation whose queue output was lost).
@@ -86,15 +83,7 @@ func Load(lookup config.Lookup) (Config, error) {
 	if (c.Auth.JWKSURL == "") == (c.Auth.JWKSFile == "") {
 		r.Check("AUTH_JWKS_URL", fmt.Errorf("set exactly one of AUTH_JWKS_URL (Azure) and AUTH_JWKS_FILE (development)"))
 	}
-	c.LicencePath = r.String("LICENCE_FILE", "")
-	c.LicenceText = r.OptionalSecret("LICENCE")
-	if (c.LicencePath == "") == (c.LicenceText == "") {
-		r.Check("LICENCE", fmt.Errorf("set exactly one of LICENCE (the signed licence) and LICENCE_FILE (its path)"))
-	}
-	if v := r.Required("LICENCE_PUBLIC_KEY"); v != "" {
-		c.LicencePublicKey, err = licence.ParsePublicKey(v)
-		r.Check("LICENCE_PUBLIC_KEY", err)
-	}
+	c.Licence = licence.ReadSettings(r)
 	c.InviteCheckAfter = r.Duration(SettingInviteCheckAfter, aggstore.DefaultCheckAfter)
 	if c.InviteCheckAfter < time.Minute {
 		r.Check(SettingInviteCheckAfter, fmt.Errorf("must be at least 1m (the queue delivers the invitation first)"))

@@ -1,10 +1,13 @@
 // Package renderapi serves POST /api/render (DESIGN 9): one record rendered from a template
 // package, with the auto-trigger of templateSettings, or, for an array of records, a batch
 // submitted to dispatch (the intake receipt in answer). It authenticates an Entra ID JWT with the
-// initiator role and the licence's esign feature (and dispatch for a batch); the render and its
-// auto-trigger are the domain's (shared/render), the batch intake too (shared/dispatch); this
-// package decodes, authorises, calls them, queues what they ask for (signer invitations,
-// delivery invitations and uploads; the approvers' notice, the batch's dispatch) and encodes.
+// initiator role and a current licence; the features the request needs are the domain's to ask
+// for (DESIGN 14: esign for an auto-triggered signing session, delivery for auto-triggered or
+// secure-email deliveries, dispatch for a batch; a render that only renders needs none). The
+// render and its auto-trigger are the domain's (shared/render), the batch intake too
+// (shared/dispatch); this package decodes, authorises, calls them, queues what they ask for
+// (signer invitations, delivery invitations and uploads; the approvers' notice, the batch's
+// dispatch) and encodes.
 package renderapi
 
 import (
@@ -75,12 +78,14 @@ type TemplateRef struct {
 }
 
 // render is POST /api/render with one record: 201 with the document (and what auto-trigger
-// started), or 200 with the same answer for an idempotent retry. Errors: 401; 403 licence or
-// role; 400 naming the field at fault (record_invalid with ruleId per failed rule,
-// template_invalid, template_not_found, invalid_blob_path); 409 document_exists; 413 body. An
-// array of records is a batch (see batch).
+// started), or 200 with the same answer for an idempotent retry. Errors: 401; 403 role, the
+// licence's (licence_feature_missing naming esign or delivery when templateSettings would
+// auto-trigger a signing session or deliveries the licence lacks); 400 naming the field at
+// fault (record_invalid with ruleId per failed rule, template_invalid, template_not_found,
+// invalid_blob_path); 409 document_exists; 413 body. An array of records is a batch (see
+// batch).
 func (a *API) render(w http.ResponseWriter, r *http.Request) error {
-	p, err := guard.Gate{Verifier: a.Verifier, Licence: a.Licence, Feature: licence.FeatureEsign}.Caller(r, auth.RoleInitiator)
+	p, err := guard.Gate{Verifier: a.Verifier, Licence: a.Licence}.Caller(r, auth.RoleInitiator)
 	if err != nil {
 		return err
 	}
@@ -92,7 +97,7 @@ func (a *API) render(w http.ResponseWriter, r *http.Request) error {
 	if req.Batch() {
 		return a.batch(w, r, p, who, req)
 	}
-	res, err := a.Renderer.Render(r.Context(), render.Caller{TenantID: p.TenantID, CallerID: who.ID, Actor: who}, req)
+	res, err := a.Renderer.Render(r.Context(), render.Caller{TenantID: p.TenantID, CallerID: who.ID, Actor: who, Licence: a.Licence}, req)
 	if err != nil {
 		return err
 	}
@@ -130,13 +135,12 @@ func (a *API) render(w http.ResponseWriter, r *http.Request) error {
 // the intake receipt answers, 202 (422 when the batch is invalid), as a PDF or, for Accept:
 // application/json, as JSON, with the batch's ids and readiness in the X-Service-* headers. The
 // approvers' notice (pending-approval) or the dispatch message (queued) go out as queue outputs.
-// Errors: 403 licence_feature_missing without the dispatch feature; the intake's 400s
-// (dispatch_required, the field at fault).
+// Errors: 403 licence_feature_missing without the dispatch feature, or without delivery for a
+// batch delivered by secure e-mail (never esign); the intake's 400s (dispatch_required, the
+// field at fault).
 func (a *API) batch(w http.ResponseWriter, r *http.Request, p auth.Principal, who kernel.Actor, req render.Request) error {
-	if err := a.Licence.Require(licence.FeatureDispatch); err != nil {
-		return err
-	}
-	sub, err := a.Intake.Submit(r.Context(), dispatch.Submitter{TenantID: p.TenantID, CallerID: who.ID, Email: p.Email, Actor: who}, req)
+	sub, err := a.Intake.Submit(r.Context(), dispatch.Submitter{TenantID: p.TenantID, CallerID: who.ID, Email: p.Email, Actor: who,
+		Licence: a.Licence}, req)
 	if err != nil {
 		return err
 	}

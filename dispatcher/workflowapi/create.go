@@ -50,7 +50,9 @@ type createView struct {
 // defaults, initialData checked (and, with autoValidateOnCreate, validated at once), the
 // correlationId claimed for the tenant and the invitation queued. 201 with the participant's
 // portalUrl; a correlationId the tenant used before answers 200 idempotent: true with the
-// existing workflow (and a fresh link), nothing queued. Errors: 401; 403; 400 naming the field.
+// existing workflow (and a fresh link), nothing queued. Errors: 401; 403 role, the licence's
+// (licence_feature_missing naming esign or delivery when templateSettings would auto-trigger a
+// signing session or deliveries after the seal that the licence lacks); 400 naming the field.
 func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	p, err := a.gate(r, auth.RoleInitiator)
 	if err != nil {
@@ -89,8 +91,13 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	x.Setup = setup
 	x.Setup.SchemaLocked = pkg.IsLocked("workflow.schemaPath") // DESIGN 14: the manual seal's rule
 	x.Setup.Title = cmp.Or(schema.Title, pkg.Name)
-	// the auto-trigger after the seal is checked now, by the rules it will meet then
-	if _, _, err := workflow.PlanTrigger(x); err != nil {
+	// the auto-trigger after the seal is checked now, by the rules and the licence it will meet
+	// then
+	plan, err := workflow.LicencePlan(x)
+	if err != nil {
+		return err
+	}
+	if err := a.Licence.Allow(plan); err != nil {
 		return err
 	}
 	ch, err := workflow.Create(x, schema, req.InitialData, now)
@@ -177,6 +184,7 @@ func (a *API) setup(req CreateRequest, s template.Settings) (workflow.Setup, err
 		if wf.RequireOTP && len(wf.Recipients) == 0 {
 			bad("templateSettings.workflow.requireOtp", "needs a recipient to send the code to")
 		}
+		errs = append(errs, out.TextProblems()...)
 	}
 	if len(errs) > 0 {
 		return workflow.Setup{}, apperr.Invalid(apperr.CodeInvalidRequest, errs...)

@@ -30,6 +30,7 @@ import (
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/graph"
+	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/outbox"
 	"github.com/esign-svc/esign/shared/render"
@@ -63,13 +64,19 @@ type Deps struct {
 	Providers notify.Providers
 	Outbox    *outbox.Outbox // nil unless a channel uses the outbox
 	Graph     *graph.Client  // the document-library uploads; nil without GRAPH_* settings
+	Licence   *licence.Licence
 	Now       func() time.Time
 }
 
 // Build makes the dependencies from the configuration. It does no I/O (New ensures the
-// tables). Errors: storage configuration, the notification providers' settings (each
-// naming the setting at fault), the Graph client's checks.
+// tables) but reading the licence file. Errors: storage configuration, the notification
+// providers' settings (each naming the setting at fault), the Graph client's checks, the
+// licence's.
 func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
+	lic, err := cfg.Licence.Load()
+	if err != nil {
+		return nil, err
+	}
 	storage := cfg.Storage
 	storage.ApplicationID = "esign-processor" // in the User-Agent of every storage request
 	acct, err := azconn.New(storage)
@@ -105,7 +112,8 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 		return nil, err
 	}
 	return &Deps{Config: cfg, Account: acct, Logger: logger, Sessions: sessions, Deliveries: deliveries,
-		Batches: batches, Documents: documents, Workflows: workflows, Tokens: tokens.NewCodec(cfg.Tokens), Providers: p, Outbox: box, Graph: gc, Now: time.Now}, nil
+		Batches: batches, Documents: documents, Workflows: workflows, Tokens: tokens.NewCodec(cfg.Tokens), Providers: p, Outbox: box, Graph: gc,
+		Licence: lic, Now: time.Now}, nil
 }
 
 // Ensure creates the tables the jobs use when missing. Errors: the storage ones.
@@ -176,7 +184,7 @@ func Functions(d *Deps) ([]Function, error) {
 	}
 	creator := &delivery.Creator{Store: d.Deliveries, Docs: blobs, CheckTarget: graph.DeliveryTargets(d.Graph),
 		Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}
-	signed := &signeddelivery.Job{Sessions: d.Sessions, Cipher: d.Config.PIICipher, Now: d.Now, Creator: creator}
+	signed := &signeddelivery.Job{Sessions: d.Sessions, Cipher: d.Config.PIICipher, Now: d.Now, Creator: creator, Licence: d.Licence}
 	batches := dispatchJob(d, creator, blobs, templates)
 	wfCallback, err := workflowCallback(d)
 	if err != nil {
@@ -188,7 +196,7 @@ func Functions(d *Deps) ([]Function, error) {
 		return nil, err
 	}
 	// the workflow auto-trigger starts sessions and deliveries as a render does
-	wfTrigger := &workflowtrigger.Job{Workflows: d.Workflows, Now: d.Now, Starter: render.Starter{Sessions: d.Sessions, Delivery: creator,
+	wfTrigger := &workflowtrigger.Job{Workflows: d.Workflows, Now: d.Now, Licence: d.Licence, Starter: render.Starter{Sessions: d.Sessions, Delivery: creator,
 		ESign: &esign.Creator{Store: d.Sessions, Docs: blobs, Templates: templates,
 			Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}}}
 	wfSeal := &workflowseal.Job{Workflows: d.Workflows, Templates: templates,
@@ -252,7 +260,7 @@ func New(ctx context.Context, d *Deps) (http.Handler, error) {
 func dispatchJob(d *Deps, creator *delivery.Creator, blobs *blobstore.Store, templates *template.Loader) *dispatchjob.Job {
 	return &dispatchjob.Job{Batches: d.Batches, Templates: templates, Creator: creator, Blobs: blobs,
 		Producer: &render.Renderer{Templates: templates, Blobs: blobs, Store: d.Documents, Now: d.Now},
-		Cipher:   d.Config.PIICipher, Email: d.Providers.Email, Approvers: d.Config.DispatchApprovers, Now: d.Now}
+		Cipher:   d.Config.PIICipher, Email: d.Providers.Email, Approvers: d.Config.DispatchApprovers, Licence: d.Licence, Now: d.Now}
 }
 
 // workflowCallback is the terminal-callback job: posts signed with WEBHOOK_SECRETS' current

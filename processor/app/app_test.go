@@ -24,6 +24,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/licence/licencetest"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
@@ -58,12 +59,18 @@ var sealFiles = sync.OnceValues(func() (string, string) {
 	return cert, key
 })
 
+// testLicence is the package's licence settings, every feature.
+var testLicence = sync.OnceValue(func() map[string]string { return licencetest.MustSettings() })
+
 func settings(conn string, extra map[string]string) map[string]string {
 	cert, sealKey := sealFiles()
 	m := map[string]string{
 		"STORAGE_CONNECTION_STRING": conn, "TOKEN_KEYS": "k1:" + key(), "PII_HASH_KEY": key(),
 		"PII_ENC_KEYS": "e1:" + key(), "PORTAL_URL": "http://127.0.0.1:5173",
 		"SEAL_CERT_FILE": cert, "SEAL_KEY_FILE": sealKey,
+	}
+	for k, v := range testLicence() {
+		m[k] = v
 	}
 	for k, v := range extra {
 		m[k] = v
@@ -86,6 +93,8 @@ func TestLoadNamesTheSettingAtFault(t *testing.T) {
 		{"keys", map[string]string{"TOKEN_KEYS": "nonsense", "PII_ENC_KEYS": ""}, []string{"TOKEN_KEYS", "PII_ENC_KEYS"}},
 		{"graph: secret and managed identity", map[string]string{"GRAPH_USE_MANAGED_IDENTITY": "true", "GRAPH_CLIENT_SECRET": "s"}, []string{"GRAPH_USE_MANAGED_IDENTITY"}},
 		{"graph: secret alone", map[string]string{"GRAPH_CLIENT_SECRET": "s"}, []string{"GRAPH_TENANT_ID", "GRAPH_CLIENT_ID"}},
+		{"licence: both, and a key of another kind", map[string]string{"LICENCE_FILE": "/licence.jws", "LICENCE_PUBLIC_KEY": "bm90IGEga2V5"}, []string{"LICENCE", "LICENCE_PUBLIC_KEY"}},
+		{"licence: neither", map[string]string{"LICENCE": ""}, []string{"LICENCE"}},
 		{"webhook secret too short, loopback not a boolean", map[string]string{"WEBHOOK_SECRETS": "short", "WEBHOOK_ALLOW_LOOPBACK": "maybe"}, []string{"WEBHOOK_SECRETS", "WEBHOOK_ALLOW_LOOPBACK"}},
 	}
 	for _, tt := range tests {

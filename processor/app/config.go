@@ -11,6 +11,7 @@ import (
 	"github.com/esign-svc/esign/processor/seal"
 	"github.com/esign-svc/esign/shared/callbacksig"
 	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/portalclient"
 )
 
@@ -34,7 +35,10 @@ type Config struct {
 	// callback URLs on loopback hosts, over http too, for local development and tests.
 	WebhookSecret        string
 	WebhookAllowLoopback bool
-	Settings             map[string]string
+	// Licence is LICENCE or LICENCE_FILE and LICENCE_PUBLIC_KEY, as the dispatcher reads them:
+	// the jobs that act later on an accepted workflow or batch check it again.
+	Licence  licence.Settings
+	Settings map[string]string
 }
 
 // Load reads the configuration through lookup; the error names every setting at fault.
@@ -62,6 +66,7 @@ func Load(lookup config.Lookup) (Config, error) {
 		}
 	}
 	c.WebhookAllowLoopback = r.Bool(SettingWebhookAllowLoopback, false)
+	c.Licence = licence.ReadSettings(r)
 	c.Settings = r.Summary()
 	sealCfg, sealErr := seal.LoadConfig(lookup)
 	c.Seal = sealCfg

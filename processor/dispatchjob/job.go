@@ -26,6 +26,7 @@ import (
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/render"
@@ -87,7 +88,10 @@ type Job struct {
 	Email     notify.Sender
 	// Approvers are DISPATCH_APPROVERS: the approvers of a batch that names none.
 	Approvers []string
-	Now       func() time.Time
+	// Licence is the deployment's: a record is made only while it allows the batch (dispatch,
+	// and delivery for secure e-mail). Required.
+	Licence *licence.Licence
+	Now     func() time.Time
 	// Page is how many records one fan-out invocation queues and one listing reads (0:
 	// PageSize).
 	Page int

@@ -17,6 +17,8 @@ import (
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 
 	"github.com/esign-svc/esign/shared/dispatch"
+	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licence/licencetest"
 	"github.com/esign-svc/esign/shared/pii"
 )
 
@@ -354,5 +356,43 @@ func TestFinishPoisonEndsTheBatch(t *testing.T) {
 	again := deliver(t, e.job.HandleFinishPoison, finish[0])
 	if again.count() != 0 || e.eventCount(t, b.BatchID, EvArtifactFailed) != 1 {
 		t.Fatal("the poison message delivered again wrote or queued something")
+	}
+}
+
+// TestRecordsTheLicenceNoLongerAllows: a batch accepted with secure-email delivery whose licence
+// lost delivery (or dispatch) before its records ran: every record fails with
+// licence_refused: licence_feature_missing, nothing is rendered or delivered, the batch ends partially-failed.
+func TestRecordsTheLicenceNoLongerAllows(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		has  []licence.Feature
+	}{
+		{"without delivery", []licence.Feature{licence.FeatureDispatch, licence.FeatureEsign}},
+		{"without dispatch", []licence.Feature{licence.FeatureDelivery}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.job.Licence = licencetest.New(t, c.has...)
+			recs := []map[string]any{e.offer(0), e.offer(1)}
+			for _, r := range recs {
+				r["recipientEmail"] = "a@x.test"
+			}
+			b := e.batch(t, recs, dispatch.Settings{Mode: dispatch.ModeIndividual, DeliveryMode: dispatch.DeliverySecureEmail, ExpiresInHours: 48}, false, nil)
+			_, invites := e.run(t, b)
+			if invites != 0 {
+				t.Fatalf("%d invitations", invites)
+			}
+			got := must(e.batches.Load(context.Background(), b.BatchID))
+			if got.State != dispatch.StatePartiallyFailed || got.ErrorCount != 2 {
+				t.Fatalf("batch %s errors %d", got.State, got.ErrorCount)
+			}
+			for _, r := range e.records(t, b.BatchID) {
+				if r.Error != "licence_refused: "+licence.CodeFeatureMissing || r.PDFBlobPath != "" {
+					t.Fatalf("record %+v", r)
+				}
+			}
+		})
 	}
 }

@@ -26,6 +26,7 @@ const (
 	ReasonRetriesExhausted = "retries_exhausted"  // the host gave up on its message
 	reasonDelivery         = "delivery_refused: " // + the delivery use case's code
 	reasonRender           = "render_failed: "    // + the template's or the renderer's code
+	reasonLicence          = "licence_refused: "  // + the licence's code (licence_feature_missing, licence_expired)
 	recordDir              = "dispatch/"          // documents/<tid>/dispatch/<batchId>/
 	maxFileName            = 120                  // characters of a file name, ".pdf" included
 	fieldRecipients        = "recipientEmail"     // per-record special fields (spec)
@@ -40,7 +41,7 @@ const (
 // record and records its outcome with the batch's counters. A record processed before (a
 // redelivered message) is acknowledged with nothing written and no output. A record that can
 // never succeed (unreadable data, template gone or changed so the record no longer validates,
-// a PDF path taken, delivery refused) is recorded failed with a short reason and acknowledged;
+// a PDF path taken, delivery refused, the licence no longer allowing the batch) is recorded failed with a short reason and acknowledged;
 // a transient failure (storage) is returned, retried by the host, then poisoned. The change of
 // the batch's last record puts the batch on dispatch-finish.
 func (j *Job) HandleRecord(ctx context.Context, qm funcproto.QueueMessage) error {
@@ -130,6 +131,10 @@ func (j *Job) processed(ctx context.Context, b *dispatch.Batch, r *dispatch.Reco
 // outcome's Err (with what was decided so far); err is for a failure worth retrying.
 func (j *Job) process(ctx context.Context, b *dispatch.Batch, r *dispatch.Record) (dispatch.Outcome, []delivery.InviteMessage, error) {
 	o := dispatch.Outcome{CorrelationID: b.CorrelationID + "-" + strconv.Itoa(r.Index+1)}
+	if err := j.Licence.Allow(b.Settings.Plan()); err != nil { // it may have lost a feature since the intake
+		o.Err = reasonLicence + codeOf(err)
+		return o, nil, nil
+	}
 	raw, err := j.Cipher.Decrypt(r.DataEnc, dispatch.RecordAAD(b.BatchID, r.Index))
 	if err != nil {
 		o.Err = ReasonUnreadable

@@ -28,6 +28,7 @@ import (
 	"github.com/esign-svc/esign/shared/dispatch/batchstore"
 	"github.com/esign-svc/esign/shared/document/documentstore"
 	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/licence/licencetest"
 	"github.com/esign-svc/esign/shared/notify/outbox"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/render"
@@ -117,6 +118,7 @@ func newEnv(t *testing.T) *env {
 	now := func() time.Time { return e.now }
 	templates := &template.Loader{Blobs: e.blobs}
 	e.job = &Job{Batches: e.batches, Templates: templates, Blobs: e.blobs, Cipher: e.cipher, Email: e.box, Now: now,
+		Licence:  licencetest.New(t),
 		Producer: &render.Renderer{Templates: templates, Blobs: e.blobs, Store: e.docs, Now: now},
 		Creator: &delivery.Creator{Store: e.deliveries, Docs: e.blobs, Tokens: tokens.NewCodec(ring), Hasher: hasher,
 			Cipher: e.cipher, PortalURL: "https://portal.example.test", Now: now}}

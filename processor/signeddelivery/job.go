@@ -3,7 +3,9 @@
 // delivery plan completes, the seal job queues its ids on queue QueueName; this job makes the
 // delivery sessions of the signed PDF through delivery.Creator (under an idempotency key of the
 // session, so a redelivered message makes them once), queues their invitations and uploads,
-// and records session.delivery_started, which drops the plan and its recipients' addresses.
+// and records session.delivery_started, which drops the plan and its recipients' addresses. A
+// licence that lost the delivery feature (or expired) since the render is recorded as
+// session.delivery_failed with the licence's code.
 package signeddelivery
 
 import (
@@ -19,6 +21,7 @@ import (
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/render"
 )
@@ -38,11 +41,12 @@ type Creator interface {
 	Create(ctx context.Context, by delivery.Requester, key string, req delivery.CreateRequest) (delivery.Created, error)
 }
 
-// Job is the signed-delivery job.
+// Job is the signed-delivery job. Licence is required.
 type Job struct {
 	Sessions *sessionstore.Store
 	Creator  Creator
 	Cipher   *pii.Cipher
+	Licence  *licence.Licence // the deployment's, checked again before the deliveries are made
 	Now      func() time.Time
 }
 
@@ -50,7 +54,8 @@ var systemActor = kernel.Actor{Kind: "system", ID: "signed-delivery"}
 
 // Handle is the SignedDelivery queue function. Replies: nil once the deliveries are made and
 // recorded (or were before: no plan left); nil after recording session.delivery_failed when the
-// plan can never be carried out (unreadable, or refused by delivery's validation); Permanent
+// plan can never be carried out (unreadable, refused by delivery's validation or by the
+// licence); Permanent
 // for a message without ids or of another tenant; a plain error (retried, then poisoned) when
 // storage fails.
 func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
@@ -62,6 +67,9 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 	if errors.Is(err, esign.ErrNoDeliveryPlanned) {
 		funcproto.Logf(ctx, "signed-delivery: group %s has no delivery waiting (%s); message acknowledged", s.GroupID, s.State)
 		return nil
+	}
+	if err == nil {
+		err = j.Licence.Allow(licence.Plan{Delivery: true})
 	}
 	if err != nil {
 		return j.fail(ctx, s.GroupID, err)

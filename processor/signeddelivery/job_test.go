@@ -23,6 +23,8 @@ import (
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licence/licencetest"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/tokens"
@@ -75,7 +77,7 @@ func newEnv(t *testing.T) *env {
 	if e.cipher, err = pii.ParseCipher("e1:" + key); err != nil {
 		t.Fatal(err)
 	}
-	e.job = &Job{Sessions: e.sessions, Cipher: e.cipher, Now: time.Now,
+	e.job = &Job{Sessions: e.sessions, Cipher: e.cipher, Now: time.Now, Licence: licencetest.New(t),
 		Creator: &delivery.Creator{Store: e.deliveries, Docs: e.blobs, Tokens: tokens.NewCodec(ring), Hasher: hasher,
 			Cipher: e.cipher, PortalURL: "https://portal.example.test", Now: time.Now}}
 	return e
@@ -344,6 +346,28 @@ func TestHandleRefusedPlan(t *testing.T) {
 	}
 	failed := e.events(t, s.GroupID, esign.EvDeliveryFailed)
 	if len(failed) != 1 || failed[0].Data["code"] != apperr.CodeInvalidRequest {
+		t.Fatalf("session.delivery_failed %+v", failed)
+	}
+	if made, err := e.deliveries.ListByCorrelation(context.Background(), s.TenantID, corr); err != nil || len(made) != 0 {
+		t.Fatalf("%d sessions made (%v)", len(made), err)
+	}
+}
+
+// TestHandleTheLicenceNoLongerAllows: the render was accepted with delivery, the licence lost
+// the feature before the session completed: session.delivery_failed licence_feature_missing,
+// nothing made, the message acknowledged.
+func TestHandleTheLicenceNoLongerAllows(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	job := *e.job
+	job.Licence = licencetest.New(t, licence.FeatureEsign)
+	corr := "corr-" + uuid.NewString()
+	s := e.completed(t, planJSON(t, plan(corr)), true)
+	if r := invoke(t, job.Handle, msgOf(s)); r.status != http.StatusOK || len(r.outputs) != 0 {
+		t.Fatalf("handle: %d outputs %v", r.status, r.outputs)
+	}
+	failed := e.events(t, s.GroupID, esign.EvDeliveryFailed)
+	if len(failed) != 1 || failed[0].Data["code"] != licence.CodeFeatureMissing {
 		t.Fatalf("session.delivery_failed %+v", failed)
 	}
 	if made, err := e.deliveries.ListByCorrelation(context.Background(), s.TenantID, corr); err != nil || len(made) != 0 {

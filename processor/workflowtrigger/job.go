@@ -10,7 +10,9 @@
 // A redelivered message resumes: the session made under the correlationId on the same PDF is
 // found again, the deliveries are made under the key workflow:<id> once. A trigger the creators
 // refuse (the PDF gone, a signer's address refused since the workflow was made) is recorded as
-// workflow.trigger_failed with the refusal's code and acknowledged.
+// workflow.trigger_failed with the refusal's code and acknowledged; so is a trigger the licence
+// no longer allows (it lost esign or delivery since the workflow was created, or expired:
+// licence_feature_missing, licence_expired).
 package workflowtrigger
 
 import (
@@ -23,6 +25,7 @@ import (
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/workflow"
 	"github.com/esign-svc/esign/shared/workflow/workflowstore"
@@ -56,10 +59,11 @@ var (
 	_ Starter   = render.Starter{}
 )
 
-// Job is the workflow auto-trigger job. Workflows and Starter are required.
+// Job is the workflow auto-trigger job. Workflows, Starter and Licence are required.
 type Job struct {
 	Workflows Workflows
 	Starter   Starter
+	Licence   *licence.Licence // the deployment's, checked again before anything starts
 	Now       func() time.Time // default time.Now
 }
 
@@ -78,7 +82,7 @@ func (j *Job) now() time.Time {
 // Handle is the WorkflowTrigger queue function. Replies: nil once the session or the
 // deliveries are started and recorded (their invitations queued), or when nothing is left to
 // start (the trigger ended, the workflow is gone or not complete); nil after recording
-// workflow.trigger_failed when the creators refuse the trigger; Permanent for a message without
+// workflow.trigger_failed when the licence or the creators refuse the trigger; Permanent for a message without
 // ids or of another tenant; a plain error (retried by the host, then poisoned) when storage
 // fails.
 func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
@@ -91,12 +95,15 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 		funcproto.Logf(ctx, "workflow-trigger: %s has nothing to start; message acknowledged", w.ID)
 		return nil
 	}
+	if err == nil {
+		err = j.Licence.Allow(tr.Plan())
+	}
 	var st render.Started
 	if err == nil {
-		by := render.Caller{TenantID: w.Tenant, CallerID: w.CreatedBy, Actor: systemActor}
+		by := render.Caller{TenantID: w.Tenant, CallerID: w.CreatedBy, Actor: systemActor, Licence: j.Licence}
 		st, err = j.Starter.Start(ctx, by, tr, target, w.ESignGroupID, DeliveryKey(w.ID))
 	}
-	if k := apperr.KindOf(err); k == apperr.KindInvalid || k == apperr.KindConflict || k == apperr.KindTooLarge {
+	if k := apperr.KindOf(err); k == apperr.KindInvalid || k == apperr.KindConflict || k == apperr.KindTooLarge || k == apperr.KindForbidden {
 		return j.fail(ctx, w.ID, err)
 	}
 	if err != nil {

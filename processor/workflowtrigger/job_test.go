@@ -14,6 +14,8 @@ import (
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licence/licencetest"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/workflow"
 	"github.com/esign-svc/esign/shared/workflow/workflowstore"
@@ -95,7 +97,7 @@ func TestTriggerStartsTheSessionAndQueuesItsInvitation(t *testing.T) {
 	s := &esign.Session{GroupID: "g-1", TenantID: "t1"}
 	st := &starter{out: render.Started{ESignNew: true, ESign: &esign.Created{Session: s, Slots: []esign.Slot{{Index: 0, LinkJTI: "j"}},
 		Change: esign.Change{Effects: []kernel.Effect{{Kind: esign.EffectInvite, Slot: 0}}}}}}
-	j := &Job{Workflows: store, Starter: st, Now: func() time.Time { return time.Unix(0, 0) }}
+	j := &Job{Workflows: store, Starter: st, Licence: licencetest.New(t), Now: func() time.Time { return time.Unix(0, 0) }}
 	code, out := invoke(t, j.Handle, "t1")
 	if code != 200 || len(out["notify"]) == 0 || store.w.ESignGroupID != "g-1" || len(store.events) != 1 || store.events[0] != workflow.EvESignStarted {
 		t.Fatalf("%d %s %+v %v", code, out, store.w, store.events)
@@ -110,7 +112,7 @@ func TestTriggerRefusedIsRecordedOnce(t *testing.T) {
 	t.Parallel()
 	store := &memWorkflows{w: complete(false)}
 	st := &starter{err: apperr.Invalid("pdf_not_found", apperr.Field("pdfBlobPath", "no blob"))}
-	j := &Job{Workflows: store, Starter: st}
+	j := &Job{Workflows: store, Starter: st, Licence: licencetest.New(t)}
 	if code, out := invoke(t, j.Handle, "t1"); code != 200 || len(out) != 0 || store.w.TriggerFailure != "pdf_not_found" {
 		t.Fatalf("%d %s %+v", code, out, store.w)
 	}
@@ -122,7 +124,7 @@ func TestTriggerRefusedIsRecordedOnce(t *testing.T) {
 func TestTriggerRetriesStorageAndPoisons(t *testing.T) {
 	t.Parallel()
 	store := &memWorkflows{w: complete(false)}
-	j := &Job{Workflows: store, Starter: &starter{err: errors.New("storage down")}}
+	j := &Job{Workflows: store, Starter: &starter{err: errors.New("storage down")}, Licence: licencetest.New(t)}
 	if code, _ := invoke(t, j.Handle, "t1"); code != 500 || store.w.Triggered() {
 		t.Fatalf("a storage failure must be retried: %d %+v", code, store.w)
 	}
@@ -135,8 +137,37 @@ func TestTriggerRefusesAnotherTenantsMessage(t *testing.T) {
 	t.Parallel()
 	store := &memWorkflows{w: complete(false)}
 	st := &starter{}
-	j := &Job{Workflows: store, Starter: st}
+	j := &Job{Workflows: store, Starter: st, Licence: licencetest.New(t)}
 	if code, _ := invoke(t, j.Handle, "t2"); code != 200 || st.calls != 0 || store.w.Triggered() {
 		t.Fatalf("another tenant's message: %d, %d starts", code, st.calls)
+	}
+}
+
+// TestTriggerTheLicenceNoLongerAllows: a workflow accepted under a licence with esign and
+// delivery whose licence lost the feature by the seal: nothing starts, workflow.trigger_failed
+// records licence_feature_missing once, the message is acknowledged.
+func TestTriggerTheLicenceNoLongerAllows(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		esignOn bool
+		has     licence.Feature
+	}{
+		{"esign", true, licence.FeatureDelivery},
+		{"delivery", false, licence.FeatureEsign},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			store := &memWorkflows{w: complete(c.esignOn)}
+			st := &starter{}
+			j := &Job{Workflows: store, Starter: st, Licence: licencetest.New(t, c.has, licence.FeatureWorkflow)}
+			if code, out := invoke(t, j.Handle, "t1"); code != 200 || len(out) != 0 || st.calls != 0 ||
+				store.w.TriggerFailure != licence.CodeFeatureMissing {
+				t.Fatalf("%d %s, %d starts, %+v", code, out, st.calls, store.w)
+			}
+			if len(store.events) != 1 || store.events[0] != workflow.EvTriggerFailed {
+				t.Fatalf("events %v", store.events)
+			}
+		})
 	}
 }

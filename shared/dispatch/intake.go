@@ -13,6 +13,7 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/template"
 )
@@ -71,12 +72,14 @@ type Intake struct {
 }
 
 // Submitter is who submits: the tenant, the caller's id (the audit's, never an address), the
-// caller's e-mail address (for the completion notice; may be empty) and the audit actor.
+// caller's e-mail address (for the completion notice; may be empty), the audit actor and the
+// deployment's licence, which must allow what the batch makes (Settings.Plan).
 type Submitter struct {
 	TenantID string
 	CallerID string
 	Email    string
 	Actor    kernel.Actor
+	Licence  *licence.Licence
 }
 
 // Submitted is a stored batch with its receipt.
@@ -93,8 +96,13 @@ type Submitted struct {
 // 400 naming the field at fault (templatePath, options.*, templateSettings.*, dataSource,
 // dataSource[i] for a record that is no object or too large, options.supersedes);
 // dispatch_required when neither features.dispatch nor an enabled distribution requiring
-// approval asks for dispatch; the template loader's; the stores'.
+// approval asks for dispatch; 403 licence_feature_missing when the licence lacks dispatch, or
+// delivery for a batch delivered by secure e-mail (licence_missing, licence_expired); the
+// template loader's; the stores'.
 func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) (Submitted, error) {
+	if err := by.Licence.Allow(licence.Plan{Batch: true}); err != nil {
+		return Submitted{}, err
+	}
 	if req.TemplatePath == "" {
 		return Submitted{}, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("templatePath", "is required"))
 	}
@@ -128,6 +136,9 @@ func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) 
 	}
 	bs, err := batchSettings(dist, o, pkg)
 	if err != nil {
+		return Submitted{}, err
+	}
+	if err := by.Licence.Allow(bs.Plan()); err != nil {
 		return Submitted{}, err
 	}
 	if o.Supersedes != "" {

@@ -21,6 +21,8 @@ import (
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/dispatch/batchstore"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licence/licencetest"
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/render"
@@ -95,7 +97,7 @@ func request(pkg string, records []map[string]any, settings string) render.Reque
 }
 
 var alice = dispatch.Submitter{TenantID: "t1", CallerID: "oid-alice", Email: "alice@example.com",
-	Actor: kernel.Actor{Kind: "initiator", ID: "oid-alice"}}
+	Actor: kernel.Actor{Kind: "initiator", ID: "oid-alice"}, Licence: licencetest.MustNew()}
 
 const approval = `{"distribution":{"enabled":true,"requireApproval":true,"approversEmail":["boss@example.com"]}}`
 
@@ -378,5 +380,42 @@ func TestReceiptOfManyRecordsHasManyPages(t *testing.T) {
 	}
 	if n, err := d.PageCount(); err != nil || n < 200 {
 		t.Fatalf("%d pages (%v) for 10,000 rows", n, err)
+	}
+}
+
+// TestIntakeLicenceFeatures: a batch needs dispatch (the spec's gate), not esign; one delivered
+// by secure e-mail needs delivery too (403 licence_feature_missing naming the feature).
+func TestIntakeLicenceFeatures(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const secure = `{"distribution":{"deliveryConfig":{"mode":"secure-email"}}}`
+	withRecipient := offer(0)
+	withRecipient[dispatch.KeyRecipientEmail] = "reader@example.com"
+	for _, c := range []struct {
+		name     string
+		features []licence.Feature
+		settings string
+		missing  licence.Feature
+	}{
+		{"dispatch without esign", []licence.Feature{licence.FeatureDispatch}, "", ""},
+		{"no dispatch", []licence.Feature{licence.FeatureEsign, licence.FeatureDelivery}, "", licence.FeatureDispatch},
+		{"secure e-mail without delivery", []licence.Feature{licence.FeatureDispatch, licence.FeatureEsign}, secure, licence.FeatureDelivery},
+		{"secure e-mail with delivery", []licence.Feature{licence.FeatureDispatch, licence.FeatureDelivery}, secure, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			by := alice
+			by.Licence = licencetest.New(t, c.features...)
+			_, err := f.in.Submit(context.Background(), by, request(f.pkg, []map[string]any{withRecipient}, c.settings))
+			if c.missing == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			e, ok := apperr.As(err)
+			if !ok || e.Kind != apperr.KindForbidden || e.Code != licence.CodeFeatureMissing || e.Extra["feature"] != string(c.missing) {
+				t.Fatalf("err = %v, want 403 licence_feature_missing naming %s", err, c.missing)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/text"
 )
 
 // Audit event kinds (DESIGN 5: dotted names).
@@ -115,7 +116,8 @@ func queue(b *Batch, c *Change, now time.Time) {
 // Decide applies an approver's decision (spec "decide"): approve queues the batch (approved is
 // the moment just before), reject ends it, request-changes stores the comments. by is the
 // decider's caller id. Errors: ErrInvalidState; ErrSelfApproval when by submitted the batch and
-// allowSelf is false; 400 for an unknown decision.
+// allowSelf is false; 400 for an unknown decision or comments shared/text refuses (lines of
+// text).
 func Decide(b *Batch, d Decision, by, comments string, allowSelf bool, now time.Time) (Change, error) {
 	var c Change
 	if !b.State.Decidable() {
@@ -123,6 +125,9 @@ func Decide(b *Batch, d Decision, by, comments string, allowSelf bool, now time.
 	}
 	if by == b.SubmittedBy && !allowSelf {
 		return c, ErrSelfApproval
+	}
+	if why := text.Problem(comments, text.Lines); why != "" { // kept in the audit row
+		return c, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("comments", why))
 	}
 	data := map[string]any{"decision": string(d), "comments": comments}
 	switch d {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/licence"
 )
 
 // Aliases of the kernel's types.
@@ -131,6 +132,12 @@ type Settings struct {
 	DocType            string `json:"docType,omitempty"`
 	GeneratedBy        string `json:"generatedBy,omitempty"`
 	SourceSystem       string `json:"sourceSystem,omitempty"`
+}
+
+// Plan is what a batch of these settings makes, for the licence: the batch (dispatch) and, with
+// secure-email delivery, its records' deliveries.
+func (s Settings) Plan() licence.Plan {
+	return licence.Plan{Batch: true, Delivery: s.DeliveryMode == DeliverySecureEmail}
 }
 
 // Batch is the root of a batch.

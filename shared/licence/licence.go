@@ -1,5 +1,6 @@
 // Package licence verifies the operator's signed licence offline: a compact JWS, algorithm EdDSA
-// (Ed25519) only, whose payload lists the licensed features. Routes call Require(feature).
+// (Ed25519) only, whose payload lists the licensed features. Routes call Require(feature), or Allow(plan) with what a
+// request will make (Plan).
 //
 // Payload (JSON):
 //
@@ -184,10 +185,11 @@ func (l *Licence) Expired() bool { return !l.now().Before(l.ExpiresTime()) }
 // Has reports whether the licence lists feature (regardless of expiry).
 func (l *Licence) Has(f Feature) bool { return l != nil && slices.Contains(l.Features, f) }
 
-// Require returns nil when the licence is current and lists feature. Errors (*apperr.Error,
-// KindForbidden): licence_missing (nil licence), licence_expired, licence_feature_missing
-// (naming the feature in the detail and in the problem's `feature` member).
-func (l *Licence) Require(f Feature) error {
+// Require returns nil when the licence is current and lists every one of features (none: the
+// licence need only be current). Errors (*apperr.Error, KindForbidden): licence_missing (nil
+// licence), licence_expired, licence_feature_missing (naming the first missing feature, in the
+// order given, in the detail and in the problem's `feature` member).
+func (l *Licence) Require(features ...Feature) error {
 	if l == nil {
 		return apperr.New(apperr.KindForbidden, CodeMissing, "no licence is installed")
 	}
@@ -197,13 +199,43 @@ func (l *Licence) Require(f Feature) error {
 		e.Extra = map[string]any{"expiredAt": l.ExpiresTime().Format(time.RFC3339)}
 		return e
 	}
-	if !l.Has(f) {
-		e := apperr.New(apperr.KindForbidden, CodeFeatureMissing, "the licence does not include the %q feature", string(f))
-		e.Extra = map[string]any{"feature": string(f)}
-		return e
+	for _, f := range features {
+		if !l.Has(f) {
+			e := apperr.New(apperr.KindForbidden, CodeFeatureMissing, "the licence does not include the %q feature", string(f))
+			e.Extra = map[string]any{"feature": string(f)}
+			return e
+		}
 	}
 	return nil
 }
+
+// Plan is what one request makes, at once or later by itself (an auto-trigger after a render or
+// a workflow's seal, a batch's deliveries), as far as the licence is concerned (DESIGN 14).
+type Plan struct {
+	Batch    bool // a batch of records: dispatch
+	Workflow bool // a workflow
+	ESign    bool // a signing session
+	Delivery bool // delivery sessions (a render's or workflow's delivery, a batch's secure e-mail)
+}
+
+// Features lists the features p needs, in AllFeatures order: esign for a signing session,
+// dispatch for a batch, delivery for deliveries, workflow for a workflow. A render that only
+// renders needs none.
+func (p Plan) Features() []Feature {
+	var out []Feature
+	for _, n := range []struct {
+		need bool
+		f    Feature
+	}{{p.ESign, FeatureEsign}, {p.Batch, FeatureDispatch}, {p.Delivery, FeatureDelivery}, {p.Workflow, FeatureWorkflow}} {
+		if n.need {
+			out = append(out, n.f)
+		}
+	}
+	return out
+}
+
+// Allow returns nil when the licence lets p be made: Require of p's features.
+func (l *Licence) Allow(p Plan) error { return l.Require(p.Features()...) }
 
 // CheckTenant returns nil when the licence is not bound to a tenant or is bound to tid.
 // Error: KindForbidden licence_tenant_mismatch.

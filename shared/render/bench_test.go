@@ -15,6 +15,7 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/licence/licencetest"
 	"github.com/esign-svc/esign/shared/template"
 )
 
@@ -44,7 +45,8 @@ func BenchmarkRenderRecord(b *testing.B) {
 	r := &Renderer{Templates: &template.Loader{Blobs: benchTemplateBlobs{zip: zipped.Bytes()}},
 		Blobs: benchDiscardBlobs{}, Store: benchNoDocuments{}, Now: time.Now}
 	record := offerJSON(b)
-	by := Caller{TenantID: "t1", CallerID: "oid-1", Actor: kernel.Actor{Kind: "initiator", ID: "oid-1"}}
+	by := Caller{TenantID: "t1", CallerID: "oid-1", Actor: kernel.Actor{Kind: "initiator", ID: "oid-1"},
+		Licence: licencetest.New(b)}
 	render := func(i int) {
 		req := Request{TemplatePath: "templates/bench/offer.zip", DataSource: record,
 			Options: Options{CorrelationID: "bench-" + strconv.Itoa(i)}}

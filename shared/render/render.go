@@ -26,6 +26,7 @@ import (
 	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/pdf/stamp"
 	"github.com/esign-svc/esign/shared/template"
 )
@@ -89,11 +90,13 @@ type Renderer struct {
 	Now       func() time.Time
 }
 
-// Caller is who renders: the tenant, the caller's id and the audit actor.
+// Caller is who renders: the tenant, the caller's id, the audit actor and the deployment's
+// licence, which must allow what the render makes (Trigger.Plan).
 type Caller struct {
 	TenantID string
 	CallerID string
 	Actor    kernel.Actor
+	Licence  *licence.Licence
 }
 
 // Result is a rendered document and what auto-trigger started on it.
@@ -118,7 +121,9 @@ type plan struct {
 
 // Render renders req's one record for caller. Errors: 400 naming the field at fault
 // (invalid_request, invalid_blob_path, template_not_found, template_invalid, record_invalid with
-// each failed rule, the auto-trigger settings' own validation under templateSettings.*); 409
+// each failed rule, the auto-trigger settings' own validation under templateSettings.*); 403
+// licence_missing, licence_expired, or licence_feature_missing when the licence lacks esign for
+// an auto-triggered signing session or delivery for auto-triggered deliveries; 409
 // document_exists for another render under the correlationId; the stores'.
 func (r *Renderer) Render(ctx context.Context, by Caller, req Request) (Result, error) {
 	p, err := r.plan(ctx, by, req)
@@ -176,6 +181,9 @@ func (r *Renderer) plan(ctx context.Context, by Caller, req Request) (*plan, err
 	p.target = Target{TenantID: d.TenantID, CorrelationID: d.CorrelationID, DocumentID: d.DocumentID, DocType: d.DocType,
 		DocumentName: documentName(req.Options, pkg, record, d), PDFBlobPath: d.PDFBlobPath}
 	if p.trigger, err = PlanTrigger(settings.ESign, settings.Delivery, p.target); err != nil {
+		return nil, err
+	}
+	if err := by.Licence.Allow(p.trigger.Plan()); err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -18,6 +18,8 @@ import (
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licence/licencetest"
 )
 
 // The render use case against Azurite, for what the end-to-end tests do not reach: a crash
@@ -470,4 +472,59 @@ func withNotes(t *testing.T, record json.RawMessage, notes string) json.RawMessa
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestRenderLicenceFeatures: the licence gates what the render makes and only that: a render
+// that only renders needs neither esign nor delivery; an auto-triggered signing session needs
+// esign, auto-triggered deliveries need delivery (403 licence_feature_missing naming it, nothing
+// stored).
+func TestRenderLicenceFeatures(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	const (
+		es = `"esign":{"enabled":true,"signers":` + signers + `}`
+		dl = `"delivery":{"enabled":true,"recipients":[{"email":"reader@example.test"}]}`
+	)
+	for _, c := range []struct {
+		name     string
+		features []licence.Feature
+		settings string
+		missing  licence.Feature // "" when the render is allowed
+	}{
+		{"render only, neither feature", []licence.Feature{licence.FeatureWorkflow}, ``, ""},
+		{"esign without esign", []licence.Feature{licence.FeatureDelivery}, `{` + es + `}`, licence.FeatureEsign},
+		{"esign with esign", []licence.Feature{licence.FeatureEsign}, `{` + es + `}`, ""},
+		{"delivery without delivery", []licence.Feature{licence.FeatureEsign}, `{` + dl + `}`, licence.FeatureDelivery},
+		{"delivery with delivery", []licence.Feature{licence.FeatureDelivery}, `{` + dl + `}`, ""},
+		{"both with esign only", []licence.Feature{licence.FeatureEsign}, `{` + es + `,` + dl + `}`, licence.FeatureDelivery},
+		{"both with delivery only", []licence.Feature{licence.FeatureDelivery}, `{` + es + `,` + dl + `}`, licence.FeatureEsign},
+		{"both with both", []licence.Feature{licence.FeatureEsign, licence.FeatureDelivery}, `{` + es + `,` + dl + `}`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := f.request(t)
+			if c.settings != "" {
+				req.TemplateSettings = json.RawMessage(c.settings)
+			}
+			by := f.by
+			by.Licence = licencetest.New(t, c.features...)
+			res, err := f.r.Render(ctx, by, req)
+			if c.missing == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if (res.ESign != nil) != strings.Contains(c.settings, `"esign"`) {
+					t.Fatalf("esign %+v for settings %s", res.ESign, c.settings)
+				}
+				return
+			}
+			wantCode(t, err, apperr.KindForbidden, licence.CodeFeatureMissing)
+			if e, _ := apperr.As(err); e.Extra["feature"] != string(c.missing) {
+				t.Fatalf("names %v, want %s", e.Extra["feature"], c.missing)
+			}
+			if _, err := f.docs.Load(ctx, req.Options.CorrelationID); apperr.KindOf(err) != apperr.KindNotFound {
+				t.Fatalf("a document was stored: %v", err)
+			}
+		})
+	}
 }

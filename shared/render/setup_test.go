@@ -26,6 +26,7 @@ import (
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/licence/licencetest"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/tokens"
@@ -102,7 +103,8 @@ func newFixture(t *testing.T) *fixture {
 		}
 	}
 	f.pkgPath = template.Container + "/" + dir
-	f.by = Caller{TenantID: "t-" + sfx, CallerID: "oid-1", Actor: kernel.Actor{Kind: "initiator", ID: "oid-1"}}
+	f.by = Caller{TenantID: "t-" + sfx, CallerID: "oid-1", Actor: kernel.Actor{Kind: "initiator", ID: "oid-1"},
+		Licence: licencetest.New(t)}
 	return f
 }
 

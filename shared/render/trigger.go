@@ -14,6 +14,7 @@ import (
 	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/pdf/stamp"
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/text"
@@ -49,6 +50,12 @@ type Target struct {
 type Trigger struct {
 	ESign    *esign.CreateRequest    // nil when esign is not enabled
 	Delivery *delivery.CreateRequest // nil when delivery is not enabled
+}
+
+// Plan is what the trigger makes, for the licence: a signing session, deliveries, both or
+// nothing (a render that only renders).
+func (tr Trigger) Plan() licence.Plan {
+	return licence.Plan{ESign: tr.ESign != nil, Delivery: tr.Delivery != nil}
 }
 
 // None reports a trigger that starts nothing.

@@ -463,6 +463,9 @@ func (x *Workflow) decide(by Approver, decision, comment, justification string, 
 	if utf8.RuneCountInString(comment) > MaxComment {
 		return apperr.Invalid(CodeInvalidRequest, apperr.Field("comment", fmt.Sprintf("must be at most %d characters", MaxComment)))
 	}
+	if err := checkText("comment", comment, text.Lines); err != nil {
+		return err
+	}
 	d := Decision{Stage: x.Stage + 1, Round: x.Round, ApproverHash: by.Hash, ApproverName: by.Name, ApproverOID: by.OID, Decision: decision,
 		Comment: comment, Justification: justification, At: now}
 	if by.Index < 0 {
@@ -544,6 +547,9 @@ func (w *Workflow) GovernanceDecision(by Approver, decision, justification strin
 			if utf8.RuneCountInString(justification) > MaxJustification {
 				return apperr.Invalid(CodeInvalidRequest, apperr.Field("justification", fmt.Sprintf("must be at most %d characters", MaxJustification)))
 			}
+			if err := checkText("justification", justification, text.Lines); err != nil {
+				return err
+			}
 		case DecisionReject:
 			justification = ""
 		default:
@@ -608,6 +614,8 @@ func checkChanges(s *Schema, items []ChangeRequest) error {
 		}
 		if n := utf8.RuneCountInString(it.Message); strings.TrimSpace(it.Message) == "" || n > MaxChangeMessage {
 			at("message", fmt.Sprintf("is required, at most %d characters", MaxChangeMessage))
+		} else if why := text.Problem(it.Message, text.Lines); why != "" {
+			at("message", why)
 		}
 		if _, ok := s.StepOf(it.FieldKey); it.FieldKey != "" && !ok {
 			at("fieldKey", "names no field of the schema")
@@ -619,6 +627,8 @@ func checkChanges(s *Schema, items []ChangeRequest) error {
 		}
 		if utf8.RuneCountInString(it.Category) > MaxChangeCategory {
 			at("category", fmt.Sprintf("must be at most %d characters", MaxChangeCategory))
+		} else if why := text.Problem(it.Category, text.Line); why != "" {
+			at("category", why)
 		}
 		if it.DueDate != "" {
 			if _, err := time.Parse(time.DateOnly, it.DueDate); err != nil || len(it.DueDate) != len(time.DateOnly) {

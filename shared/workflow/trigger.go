@@ -8,6 +8,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/template"
 )
@@ -57,6 +58,18 @@ func PlanTrigger(w *Workflow) (render.Trigger, render.Target, error) {
 	}
 	tr, err := render.PlanTrigger(es, ds, t)
 	return tr, t, ownCorrelationID(err)
+}
+
+// LicencePlan is what w makes, for the licence (DESIGN 14): the workflow, and the signing
+// session and deliveries its auto-trigger starts after the seal. Errors: PlanTrigger's.
+func LicencePlan(w *Workflow) (licence.Plan, error) {
+	tr, _, err := PlanTrigger(w)
+	if err != nil {
+		return licence.Plan{}, err
+	}
+	p := tr.Plan()
+	p.Workflow = true
+	return p, nil
 }
 
 // ownCorrelationID names the workflow's own correlationId where a creator refused the one it

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/licence"
 )
 
 func completeWorkflow(t *testing.T, esign, delivery string) *Workflow {
@@ -95,5 +96,29 @@ func TestTriggerRecordedOnce(t *testing.T) {
 	ch, err = completeWorkflow(t, esignOn, "").TriggerFailed("pdf_not_found", now)
 	if err != nil || ch.Events[0].Kind != EvTriggerFailed || ch.Events[0].Data["code"] != "pdf_not_found" {
 		t.Fatalf("%+v, %v", ch, err)
+	}
+}
+
+// TestLicencePlan: a workflow needs workflow, and esign or delivery only when its auto-trigger
+// after the seal starts a signing session or deliveries.
+func TestLicencePlan(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		esign, delivery string
+		want            licence.Plan
+	}{
+		{"", "", licence.Plan{Workflow: true}},
+		{esignOn, "", licence.Plan{Workflow: true, ESign: true}},
+		{"", deliveryOn, licence.Plan{Workflow: true, Delivery: true}},
+		{esignOn, deliveryOn, licence.Plan{Workflow: true, ESign: true, Delivery: true}},
+		{`{"enabled":false}`, `{"enabled":false}`, licence.Plan{Workflow: true}},
+	} {
+		got, err := LicencePlan(completeWorkflow(t, c.esign, c.delivery))
+		if err != nil || got != c.want {
+			t.Errorf("esign %s delivery %s: %+v %v, want %+v", c.esign, c.delivery, got, err, c.want)
+		}
+	}
+	if _, err := LicencePlan(completeWorkflow(t, `{"enabled":true}`, "")); apperr.KindOf(err) != apperr.KindInvalid {
+		t.Fatalf("settings the trigger refuses: %v, want 400", err)
 	}
 }

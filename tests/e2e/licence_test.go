@@ -16,11 +16,10 @@ import (
 	"github.com/esign-svc/esign/tests/funchost"
 )
 
-// TestLicenceWithoutEsignRefusesSigningRoutes runs a second dispatcher whose licence lacks the
-// esign and dispatch features: every signing and batch route answers 403
-// licence_feature_missing, health still works.
-func TestLicenceWithoutEsignRefusesSigningRoutes(t *testing.T) {
-	t.Parallel()
+// dispatcherWithLicence starts a second dispatcher on the suite's storage whose licence lists
+// only features.
+func dispatcherWithLicence(t *testing.T, features ...licence.Feature) *funchost.Host {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(svc.keysDir, devkeys.KeysDir, devkeys.FileOperatorKey))
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +30,7 @@ func TestLicenceWithoutEsignRefusesSigningRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	lic, err := licence.Sign(k.(ed25519.PrivateKey), licence.Claims{Issuer: "test", CustomerID: "c",
-		Features: []licence.Feature{licence.FeatureDelivery}, ExpiresAt: time.Now().Add(time.Hour).Unix()})
+		Features: features, ExpiresAt: time.Now().Add(time.Hour).Unix()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +49,15 @@ func TestLicenceWithoutEsignRefusesSigningRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// TestLicenceWithoutEsignRefusesSigningRoutes runs a second dispatcher whose licence lacks the
+// esign and dispatch features: every signing and batch route answers 403
+// licence_feature_missing, health still works.
+func TestLicenceWithoutEsignRefusesSigningRoutes(t *testing.T) {
+	t.Parallel()
+	h := dispatcherWithLicence(t, licence.FeatureDelivery)
 	tok := bearer(svc.jwt(t, tenantA, "Esign.Initiator", "Service.Admin"))
 	for _, rt := range []struct{ method, path string }{
 		{"POST", "/api/esign/session"},
@@ -80,4 +88,80 @@ func TestLicenceWithoutEsignRefusesSigningRoutes(t *testing.T) {
 	if r := call(t, "GET", h.URL()+"/api/health", nil, nil); r.Status != 200 {
 		t.Errorf("health %d", r.Status)
 	}
+}
+
+// TestLicenceFeaturesFollowWhatTheRequestMakes runs a dispatcher licensed for dispatch and
+// workflow only (DESIGN 14): a render that only renders is made; one whose templateSettings
+// would auto-trigger a signing session is 403 naming esign, deliveries 403 naming delivery; a
+// batch is accepted without esign, but one delivered by secure e-mail is 403 naming delivery; a
+// workflow whose auto-trigger after the seal would sign or deliver is refused at create.
+func TestLicenceFeaturesFollowWhatTheRequestMakes(t *testing.T) {
+	t.Parallel()
+	h := dispatcherWithLicence(t, licence.FeatureDispatch, licence.FeatureWorkflow)
+	at := func(route string) string { return h.URL() + "/api/" + route + "?code=" + h.HostKey() }
+	initiator := bearer(svc.jwt(t, tenantA, "Esign.Initiator"))
+	refused := func(t *testing.T, r reply, feature string) {
+		t.Helper()
+		if r.Status != 403 || r.code() != "licence_feature_missing" || r.str("feature") != feature {
+			t.Fatalf("%d %s, want 403 licence_feature_missing naming %s", r.Status, r.Raw, feature)
+		}
+	}
+	pkg := uploadPackage(t, examplePackage(t))
+	t.Run("render only", func(t *testing.T) {
+		t.Parallel()
+		if r := call(t, "POST", at("render"), renderBody(pkg, offerRecord()), initiator); r.Status != 201 {
+			t.Fatalf("%d %s", r.Status, r.Raw)
+		}
+	})
+	t.Run("render with esign", func(t *testing.T) {
+		t.Parallel()
+		body := renderBody(pkg, offerRecord())
+		body["templateSettings"] = map[string]any{"esign": map[string]any{"enabled": true, "signers": offerSigners()}}
+		refused(t, call(t, "POST", at("render"), body, initiator), "esign")
+	})
+	t.Run("render with delivery", func(t *testing.T) {
+		t.Parallel()
+		body := renderBody(pkg, offerRecord())
+		body["templateSettings"] = map[string]any{"delivery": map[string]any{"enabled": true,
+			"recipients": []any{map[string]any{"email": email(3)}}}}
+		refused(t, call(t, "POST", at("render"), body, initiator), "delivery")
+	})
+	t.Run("batch", func(t *testing.T) {
+		t.Parallel()
+		r := call(t, "POST", at("render"), batchBody(pkg, offers(2), false), map[string]string{
+			"Authorization": initiator["Authorization"], "Accept": "application/json"})
+		if r.Status != 202 {
+			t.Fatalf("%d %s", r.Status, r.Raw)
+		}
+	})
+	t.Run("batch by secure e-mail", func(t *testing.T) {
+		t.Parallel()
+		records := offers(2)
+		for i := range records {
+			records[i]["recipientEmail"] = email(4)
+		}
+		body := batchBody(pkg, records, false)
+		body["templateSettings"] = map[string]any{"distribution": map[string]any{"deliveryConfig": map[string]any{"mode": "secure-email"}}}
+		refused(t, call(t, "POST", at("render"), body, initiator), "delivery")
+	})
+	wpkg := wfPackage(t, false)
+	t.Run("workflow", func(t *testing.T) {
+		t.Parallel()
+		if r := call(t, "POST", at("workflow"), wfBody(wpkg), initiator); r.Status != 201 {
+			t.Fatalf("%d %s", r.Status, r.Raw)
+		}
+	})
+	t.Run("workflow with esign", func(t *testing.T) {
+		t.Parallel()
+		body := wfBody(wpkg)
+		body["templateSettings"].(map[string]any)["esign"] = map[string]any{"enabled": true, "signers": offerSigners()}
+		refused(t, call(t, "POST", at("workflow"), body, initiator), "esign")
+	})
+	t.Run("workflow with delivery", func(t *testing.T) {
+		t.Parallel()
+		body := wfBody(wpkg)
+		body["templateSettings"].(map[string]any)["delivery"] = map[string]any{"enabled": true,
+			"recipients": []any{map[string]any{"email": email(5)}}}
+		refused(t, call(t, "POST", at("workflow"), body, initiator), "delivery")
+	})
 }

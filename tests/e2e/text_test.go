@@ -100,3 +100,35 @@ func TestTextIsCleanEvidence(t *testing.T) {
 		t.Fatalf("decline with line breaks: %d %s", d.Status, d.Raw)
 	}
 }
+
+// TestFreeTextOfWorkflowsAndBatches: the free text a workflow's create request and a batch
+// decision put into the invitations, the audit and the sealed record follows the same rule,
+// refused naming the field by its full path; line breaks stay allowed in a decision's comments.
+func TestFreeTextOfWorkflowsAndBatches(t *testing.T) {
+	t.Parallel()
+	pkg := wfPackage(t, false)
+	initiator := bearer(svc.jwt(t, tenantA, "Esign.Initiator"))
+	for _, c := range []struct{ field, key, value string }{
+		{"templateSettings.workflow.recipients[0].displayName", "displayName", "Pat \u202eyaP"},
+		{"templateSettings.workflow.organizationName", "organizationName", "Acme\u0007"},
+		{"templateSettings.workflow.message", "message", "Hello\u2028there"},
+	} {
+		body := wfBody(pkg)
+		wf := body["templateSettings"].(map[string]any)["workflow"].(map[string]any)
+		if c.key == "displayName" {
+			wf["recipients"].([]any)[0].(map[string]any)[c.key] = c.value
+		} else {
+			wf[c.key] = c.value
+		}
+		refusedNaming(t, c.field, call(t, "POST", svc.url("workflow"), body, initiator), "invalid_request", c.field)
+	}
+
+	alice := newPerson(t, tenantA, "alice", "Esign.Initiator")
+	bob := newPerson(t, tenantA, "bob", "Dispatch.Approver")
+	bpkg := uploadPackage(t, examplePackage(t))
+	id := submitBatch(t, alice, batchBody(bpkg, offers(1), true), http.StatusAccepted).str("batchId")
+	refusedNaming(t, "a bidi override in comments", decide(t, bob, id, "request-changes", "ok \u202e"), "invalid_request", "comments")
+	if r := decide(t, bob, id, "request-changes", "Line one\nLine two"); r.Status != http.StatusOK {
+		t.Fatalf("comments of two lines: %d %s", r.Status, r.Raw)
+	}
+}

@@ -1,0 +1,56 @@
+package licence
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+
+	"github.com/esign-svc/esign/shared/config"
+)
+
+// Settings of the licence, read by both apps: LICENCE (the signed licence) or LICENCE_FILE (its
+// path), exactly one, and LICENCE_PUBLIC_KEY.
+const (
+	SettingText      = "LICENCE"
+	SettingFile      = "LICENCE_FILE"
+	SettingPublicKey = "LICENCE_PUBLIC_KEY"
+)
+
+// Settings is where the licence comes from and the key it is verified with.
+type Settings struct {
+	Path      string
+	Text      string
+	PublicKey ed25519.PublicKey
+}
+
+// ReadSettings reads the licence settings through r, which collects what is at fault.
+func ReadSettings(r *config.Reader) Settings {
+	var s Settings
+	s.Path = r.String(SettingFile, "")
+	s.Text = r.OptionalSecret(SettingText)
+	if (s.Path == "") == (s.Text == "") {
+		r.Check(SettingText, errors.New("set exactly one of LICENCE (the signed licence) and LICENCE_FILE (its path)"))
+	}
+	if v := r.Required(SettingPublicKey); v != "" {
+		var err error
+		s.PublicKey, err = ParsePublicKey(v)
+		r.Check(SettingPublicKey, err)
+	}
+	return s
+}
+
+// Load reads and verifies the licence the settings name. Errors: Load's or Parse's, prefixed
+// "licence: ".
+func (s Settings) Load(opts ...Option) (*Licence, error) {
+	var l *Licence
+	var err error
+	if s.Path != "" {
+		l, err = Load(s.Path, s.PublicKey, opts...)
+	} else {
+		l, err = Parse(s.Text, s.PublicKey, opts...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("licence: %w", err)
+	}
+	return l, nil
+}
