@@ -134,3 +134,38 @@ func largePDF(t testing.TB, size int) []byte {
 func imageDict(n int) string {
 	return fmt.Sprintf("/Type /XObject /Subtype /Image /Width 1 /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8", n)
 }
+
+// BenchmarkOpen: one parse of a normal 50-page document with the budget (Open: pre-scan,
+// semaphore, pdfcpu with limits) and without it (pdfcpu alone, as before issue 21).
+func BenchmarkOpen(b *testing.B) {
+	d := New()
+	for i := 0; i < 50; i++ {
+		if _, err := d.AppendPage(595, 842, []byte("BT /F1 12 Tf 72 720 Td (page text) Tj ET"), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	src, err := d.Bytes(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("budget", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			d, err := Open(src)
+			if err != nil {
+				b.Fatal(err)
+			}
+			d.Release()
+		}
+	})
+	b.Run("unbounded", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			d, err := open(src, Limits{StreamBytes: 512 << 20, TotalBytes: 1 << 40, Objects: 10_000_000})
+			if err != nil {
+				b.Fatal(err)
+			}
+			d.Release()
+		}
+	})
+}
