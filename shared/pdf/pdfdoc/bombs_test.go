@@ -37,13 +37,7 @@ func pdfFile(objs []string, xref string) []byte {
 	offs := make([]int, len(objs))
 	for i, o := range objs {
 		offs[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n", i+1)
-		if dict, data, ok := strings.Cut(o, "\x00"); ok {
-			fmt.Fprintf(&b, "%s\nstream\n%s\nendstream", dict, data)
-		} else {
-			b.WriteString(o)
-		}
-		b.WriteString("\nendobj\n")
+		writeObj(&b, i+1, o)
 	}
 	start := b.Len()
 	if xref != "" {
@@ -58,6 +52,17 @@ func pdfFile(objs []string, xref string) []byte {
 	}
 	fmt.Fprintf(&b, "startxref\n%d\n%%%%EOF\n", start)
 	return b.Bytes()
+}
+
+// writeObj writes object nr: o is a dictionary, or "dict\x00data" for a stream.
+func writeObj(b *bytes.Buffer, nr int, o string) {
+	fmt.Fprintf(b, "%d 0 obj\n", nr)
+	if dict, data, ok := strings.Cut(o, "\x00"); ok {
+		fmt.Fprintf(b, "%s\nstream\n%s\nendstream", dict, data)
+	} else {
+		b.WriteString(o)
+	}
+	b.WriteString("\nendobj\n")
 }
 
 var onePage = []string{
@@ -87,13 +92,7 @@ func xrefStreamFile(objs []string, inStm int) []byte {
 	for i, o := range objs {
 		off := b.Len()
 		table.Write([]byte{1, byte(off >> 24), byte(off >> 16), byte(off >> 8), byte(off), 0, 0})
-		fmt.Fprintf(&b, "%d 0 obj\n", i+1)
-		if dict, data, ok := strings.Cut(o, "\x00"); ok {
-			fmt.Fprintf(&b, "%s\nstream\n%s\nendstream", dict, data)
-		} else {
-			b.WriteString(o)
-		}
-		b.WriteString("\nendobj\n")
+		writeObj(&b, i+1, o)
 	}
 	size := len(objs) + 2
 	if inStm > 0 {
