@@ -56,3 +56,16 @@ func TestUploadDocumentBomb(t *testing.T) {
 		t.Errorf("dispatcher peak memory grew by %d kB, budget 64 MB", after-before)
 	}
 }
+
+// TestCreateSessionBomb: a bomb stored in the documents container by other means than the
+// upload route (which refuses it) is 400 pdf_too_complex naming pdfBlobPath at session create,
+// where the session's field read parses it under the same budget.
+func TestCreateSessionBomb(t *testing.T) {
+	t.Parallel()
+	body := createBody(t, "single", 1)
+	body["pdfBlobPath"], body["pdfHash"] = uploadBytes(t, xrefStreamBomb(300<<20))
+	r := call(t, "POST", svc.url("esign/session"), body, bearer(svc.jwt(t, tenantA, "Esign.Initiator")))
+	if r.Status != http.StatusBadRequest || r.code() != pdfdoc.CodeTooComplex || len(r.fields()) != 1 || r.fields()[0] != "pdfBlobPath" {
+		t.Fatalf("create on a bomb: %d %s, want 400 %s on pdfBlobPath", r.Status, r.Raw, pdfdoc.CodeTooComplex)
+	}
+}
