@@ -66,7 +66,8 @@ type Document struct {
 // is held once in memory, hashed while it is read. Errors: 413 body_too_large past MaxBytes
 // (also when length says so, before anything is read); 400 body_unreadable; 400 (field
 // "body") pdf_unreadable for anything that is not a readable PDF (empty, another format,
-// truncated, corrupt), pdf_encrypted for an encrypted one; the store's.
+// truncated, corrupt), pdf_encrypted for an encrypted one, pdf_too_complex for one past the
+// parse budget (pdfdoc.Limits); the store's.
 func (u *Uploader) Upload(ctx context.Context, tenant string, body io.Reader, length int64) (Document, error) {
 	if length > MaxBytes {
 		return Document{}, tooLarge()
@@ -119,6 +120,9 @@ func countPages(src []byte) (int, error) {
 	if err != nil {
 		if e, ok := apperr.As(err); ok && e.Code == CodeEncrypt {
 			return 0, apperr.Invalid(CodeEncrypt, apperr.Field(web.BodyField, "the PDF is encrypted; an encrypted PDF cannot be signed or sealed"))
+		}
+		if e, ok := apperr.As(err); ok && e.Code == pdfdoc.CodeTooComplex {
+			return 0, apperr.Invalid(pdfdoc.CodeTooComplex, apperr.Field(web.BodyField, e.Fields[0].Message))
 		}
 		return 0, unreadable("not a PDF this service can read")
 	}

@@ -79,7 +79,7 @@ type Templates interface {
 
 // templateManifest is the field manifest of template.pdf in the package at templatePath.
 // Errors: invalid_blob_path, template_not_found, template_invalid (Templates.Load's),
-// pdf_unreadable.
+// pdf_unreadable, pdf_too_complex (past the parse budget, pdfdoc.Limits).
 func (c *Creator) templateManifest(ctx context.Context, templatePath string) ([]ManifestField, error) {
 	if c.Templates == nil {
 		return nil, errors.New("esign: Creator.Templates is not set")
@@ -102,6 +102,9 @@ func (c *Creator) templateManifest(ctx context.Context, templatePath string) ([]
 func pdfManifest(pdf []byte, field string) ([]ManifestField, error) {
 	fields, err := stamp.ManifestFromPDF(pdf)
 	if err != nil {
+		if e, ok := apperr.As(err); ok && e.Code == pdfdoc.CodeTooComplex {
+			return nil, apperr.Invalid(pdfdoc.CodeTooComplex, apperr.Field(field, e.Fields[0].Message))
+		}
 		if e, ok := apperr.As(err); ok && e.Kind == apperr.KindInvalid {
 			return nil, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field(field, "the PDF cannot be read: "+e.Detail))
 		}

@@ -285,7 +285,7 @@ func finishTime(b *testing.B, st *batchstore.Store, id string) time.Duration {
 }
 
 // peakKB is a process's VmHWM in kB.
-func peakKB(b *testing.B, pid int) int {
+func peakKB(b testing.TB, pid int) int {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		b.Fatal(err)

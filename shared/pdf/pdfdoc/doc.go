@@ -19,6 +19,7 @@ import (
 	"strconv"
 
 	"github.com/pdfcpu/pdfcpu/pkg/api"
+	"github.com/pdfcpu/pdfcpu/pkg/filter"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/types"
 
@@ -78,18 +79,33 @@ func (d *Doc) OnBytes(f func() error) { d.finishers = append(d.finishers, f) }
 // panic inside pdfcpu on malformed input is recovered into this error), "pdf_encrypted" for
 // encrypted files.
 func Open(src []byte) (d *Doc, err error) {
+	return OpenWithin(src, DefaultLimits)
+}
+
+// OpenWithin is Open under the budget l instead of DefaultLimits; past it the answer is apperr
+// invalid "pdf_too_complex" (field "pdf"). At most two parses run at once in a process (the
+// others wait): see Limits.
+func OpenWithin(src []byte, l Limits) (d *Doc, err error) {
+	defer acquireParse()()
 	defer func() {
 		if r := recover(); r != nil {
 			d, err = nil, apperr.Invalid(CodeUnreadable, apperr.Field("pdf", fmt.Sprintf("malformed PDF (%v)", r)))
 		}
 	}()
-	return open(src)
+	if err := prescan(src, l); err != nil {
+		return nil, err
+	}
+	return open(src, l)
 }
 
-func open(src []byte) (*Doc, error) {
+func open(src []byte, l Limits) (*Doc, error) {
 	conf := model.NewDefaultConfiguration()
 	conf.ValidationMode = model.ValidationRelaxed
+	applyLimits(conf, l)
 	ctx, err := api.ReadContext(bytes.NewReader(src), conf)
+	if errors.Is(err, filter.ErrDecodeLimitExceeded) {
+		return nil, tooComplex(fmt.Sprintf("a stream decodes to more than %d bytes", l.StreamBytes))
+	}
 	if err != nil {
 		return nil, apperr.Invalid(CodeUnreadable, apperr.Field("pdf", "not a readable PDF: "+err.Error()))
 	}

@@ -2,6 +2,9 @@ package pdfdoc
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,6 +56,11 @@ func builtPDF(t testing.TB) []byte {
 
 // FuzzOpen: Open never panics and never hangs on any input (pdfcpu's panics are recovered), a
 // PDF it refuses is a 400 problem or its own rewrite failure, and one it opens has a page count.
+// One parse stays within the budget: it allocates at most 64 MiB plus eight times the input
+// (pdfcpu's copies of the raw bytes), whatever the input's streams decode to. The committed
+// corpus under testdata/fuzz/FuzzOpen holds the decompression bombs of bombs_test.go at a
+// 16 MiB scale (TestWriteBombCorpus writes them; they are not built here, where compressing
+// them under the fuzzer's instrumentation would take each worker minutes).
 func FuzzOpen(f *testing.F) {
 	classic, built := classicPDF(), builtPDF(f)
 	for _, seed := range [][]byte{classic, built, classic[:len(classic)/2], built[:len(built)-20],
@@ -60,7 +68,11 @@ func FuzzOpen(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		d, err := Open(src)
+		var d *Doc
+		var err error
+		if heap := allocated(func() { d, err = Open(src) }); heap > heapBudget+8*uint64(len(src)) {
+			t.Fatalf("one parse of %d bytes allocated %d bytes, past the budget", len(src), heap)
+		}
 		if err != nil {
 			if e, ok := apperr.As(err); ok && e.Kind != apperr.KindInvalid {
 				t.Fatalf("refused as %v, want a 400 problem", err)
@@ -101,6 +113,20 @@ func TestOpenSeeds(t *testing.T) {
 	for _, src := range [][]byte{nil, []byte("%PDF-1.7\n"), []byte("<html></html>"), classicPDF()[:100], forged} {
 		if _, err := Open(src); apperr.KindOf(err) != apperr.KindInvalid {
 			t.Errorf("%.20q: %v, want %s", src, err, CodeUnreadable)
+		}
+	}
+}
+
+// TestWriteBombCorpus writes the bombs (16 MiB scale) into the FuzzOpen corpus when
+// PDFDOC_WRITE_CORPUS is set; the files are committed, this regenerates them.
+func TestWriteBombCorpus(t *testing.T) {
+	if os.Getenv("PDFDOC_WRITE_CORPUS") == "" {
+		t.Skip("PDFDOC_WRITE_CORPUS not set")
+	}
+	for name, src := range bombs(16 << 20) {
+		body := "go test fuzz v1\n[]byte(" + strconv.Quote(string(src)) + ")\n"
+		if err := os.WriteFile(filepath.Join("testdata", "fuzz", "FuzzOpen", "bomb-"+name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
