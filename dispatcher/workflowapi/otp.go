@@ -26,7 +26,7 @@ type otpSendView struct {
 
 // otpSend is POST /api/workflow/{workflowId}/otp/send?token= (participant): a new 6-digit code
 // (10 minutes) to the first recipient, stored only as its keyed hash bound to the workflow.
-// Errors: 400 otp_not_required, otp_already_verified; 401; 403 otp_blocked; 404; 409
+// Errors: 400 otp_not_required, otp_already_verified; 401; 400 otp_blocked (blockedUntil); 404; 409
 // invalid_state; 429 otp_rate_limited (Retry-After); 503 otp_send_failed.
 func (a *API) otpSend(w http.ResponseWriter, r *http.Request) error {
 	if err := web.NoBody(r); err != nil {
@@ -74,7 +74,7 @@ type otpVerifyRequest struct {
 // otpVerify is POST /api/workflow/{workflowId}/otp/verify?token= {otp} (participant): 200 {ok,
 // verified} for the right code; every attempt is stored. Errors: 400 otp (not 6 digits),
 // otp_invalid (attemptsLeft), otp_expired, otp_locked, otp_not_required, otp_already_verified;
-// 401; 403 otp_blocked; 404; 409; 413.
+// 401; 400 otp_blocked (blockedUntil); 404; 409; 413.
 func (a *API) otpVerify(w http.ResponseWriter, r *http.Request) error {
 	var req otpVerifyRequest
 	if err := web.DecodeJSON(r, otpflow.MaxBody, &req); err != nil {
@@ -105,7 +105,7 @@ func (a *API) otpVerify(w http.ResponseWriter, r *http.Request) error {
 
 // resendInvite is POST /api/workflow/{workflowId}/resend-invite?token= (participant or
 // reviewer): the current approver's e-mail again in pending-approval, else the participant's
-// invitation (lifting an OTP block). Errors: 401; 404; 409 invalid_state; 429
+// invitation (it never lifts an OTP block). Errors: 401; 404; 409 invalid_state; 429
 // invite_rate_limited within 60 s of the last e-mail.
 func (a *API) resendInvite(w http.ResponseWriter, r *http.Request) error {
 	if err := web.NoBody(r); err != nil {

@@ -63,7 +63,7 @@ type owner struct {
 
 func (o *owner) record(ch notify.Channel) func(Code) (Target, error) {
 	return func(c Code) (Target, error) {
-		if err := o.st.CheckSend(t0, 0); err != nil {
+		if err := o.st.CheckSend(t0, 0, 0); err != nil {
 			return Target{}, err
 		}
 		o.codes = append(o.codes, c)
@@ -87,7 +87,7 @@ func (o *owner) undo(err error) func(context.Context, string) error {
 }
 
 func (o *owner) verify(c Code) (otp.Outcome, *otp.State, error) {
-	out, err := o.st.Verify(t0.Add(time.Minute), 0, c.Matches("group", "0"))
+	out, err := o.st.Verify(t0.Add(time.Minute), 0, 0, c.Matches("group", "0"))
 	return out, &o.st, err
 }
 
@@ -205,8 +205,8 @@ func TestSendRecordFails(t *testing.T) {
 	t.Parallel()
 	email := &sender{}
 	f := newFlow(t, email, nil)
-	o := owner{st: otp.State{Blocked: true}}
-	if err := f.Send(context.Background(), o.record(notify.Email), o.undo(nil)); err != otp.ErrBlocked {
+	o := owner{st: otp.State{Blocked: true, BlockedAt: t0}}
+	if err := f.Send(context.Background(), o.record(notify.Email), o.undo(nil)); !errors.Is(err, &apperr.Error{Kind: apperr.KindInvalid, Code: otp.CodeBlocked}) {
 		t.Fatalf("blocked: %v", err)
 	}
 	if len(email.sent) != 0 || len(o.undone) != 0 {
