@@ -612,7 +612,9 @@ func codeSent(at time.Time) slotOpt { // a live code with hash "h"
 func otpTries(attempts, locks int) slotOpt {
 	return func(sl *Slot) { sl.OTP.Attempts, sl.OTP.Locks = attempts, locks }
 }
-func otpBlocked(sl *Slot) { sl.OTP.Blocked, sl.OTP.BlockedAt, sl.OTP.Locks = true, tNow.Add(-time.Minute), otp.MaxLocks }
+func otpBlocked(sl *Slot) {
+	sl.OTP.Blocked, sl.OTP.BlockedAt, sl.OTP.Locks = true, tNow.Add(-time.Minute), otp.MaxLocks
+}
 
 type slotSpec struct {
 	cond Condition
