@@ -16,6 +16,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/outbox"
+	"github.com/esign-svc/esign/shared/otp"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/workflow"
 )
@@ -145,6 +146,13 @@ var wfMailSeen sync.Map
 // and, for an approval, the reviewer turn the token names.
 func notified(t testing.TB, id, kind string) workflow.NotifyMessage {
 	t.Helper()
+	m, _ := notifiedLink(t, id, kind)
+	return m
+}
+
+// notifiedLink is notified that also returns the portal token of the e-mail's link.
+func notifiedLink(t testing.TB, id, kind string) (workflow.NotifyMessage, string) {
+	t.Helper()
 	box, err := outbox.New(storageAccount(t), outbox.DefaultTable)
 	if err != nil {
 		t.Fatal(err)
@@ -186,12 +194,12 @@ func notified(t testing.TB, id, kind string) workflow.NotifyMessage {
 			if role == tokens.RoleReviewer {
 				m.Reviewer = tok.Participant
 			}
-			return m
+			return m, raw
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
 	t.Fatalf("no %s e-mail of workflow %s in the outbox", kind, id)
-	return workflow.NotifyMessage{}
+	return workflow.NotifyMessage{}, ""
 }
 
 // sealed waits until the workflow-seal job completed workflow id (its status, initiator's JWT)
@@ -544,4 +552,31 @@ func TestWorkflowOTPAndResend(t *testing.T) {
 	// A workflow without requireOtp has no code to send.
 	plain := createWorkflow(t, tenantA, wfBody(wfPackage(t, false)))
 	wantProblem(t, wfCall(t, "POST", plain.ID, "/otp/send", plain.Token, nil), 400, "otp_not_required", "")
+}
+
+// TestWorkflowParticipantOTPLock: through the routes, with the link and the code taken from the
+// e-mails in the outbox, the participant's code is locked by the fifth wrong try (400 otp_invalid
+// with attemptsLeft before, 400 otp_locked at and after it, even for the right code), and the
+// gate stays shut.
+func TestWorkflowParticipantOTPLock(t *testing.T) {
+	t.Parallel()
+	addr := "wf-lock-" + uuid.NewString()[:8] + "@example.test"
+	remember("email", addr)
+	body := wfBody(wfPackage(t, false))
+	body["templateSettings"] = map[string]any{"workflow": map[string]any{"requireOtp": true,
+		"recipients": []any{map[string]any{"email": addr}}}}
+	wf := createWorkflow(t, tenantA, body)
+	_, link := notifiedLink(t, wf.ID, workflow.NotifyInvitation)
+	wantWF(t, wfCall(t, "POST", wf.ID, "/otp/send", link, nil), 200, "")
+	code := otpCode(t, notify.Email, addr, 1)
+	for try := 1; try < otp.MaxAttempts; try++ {
+		r := wfCall(t, "POST", wf.ID, "/otp/verify", link, map[string]any{"otp": otpWrong(code)})
+		wantProblem(t, r, 400, "otp_invalid", "")
+		if left, _ := r.JSON["attemptsLeft"].(float64); int(left) != otp.MaxAttempts-try {
+			t.Fatalf("try %d: attemptsLeft %v, want %d", try, r.JSON["attemptsLeft"], otp.MaxAttempts-try)
+		}
+	}
+	wantProblem(t, wfCall(t, "POST", wf.ID, "/otp/verify", link, map[string]any{"otp": otpWrong(code)}), 400, "otp_locked", "")
+	wantProblem(t, wfCall(t, "POST", wf.ID, "/otp/verify", link, map[string]any{"otp": code}), 400, "otp_locked", "")
+	wantProblem(t, wfCall(t, "GET", wf.ID, "", link, nil), 403, "otp_required", "")
 }
