@@ -125,6 +125,7 @@ func (w *Workflow) ResendInvite(now time.Time) (kernel.Change, error) {
 			to = "approver"
 			c.Ask(EffectNotifyApprovers, kernel.NoSlot)
 		} else {
+			x.LinkGen++ // the new invitation's link replaces the old one
 			c.Ask(EffectInviteParticipant, kernel.NoSlot)
 		}
 		c.Record(EvInviteResent, kernel.NoSlot, now, map[string]any{"to": to})

@@ -144,3 +144,32 @@ func TestParticipantOTPBlock(t *testing.T) {
 		t.Fatalf("the new code after the block: %v %v", out, err)
 	}
 }
+
+// TestParticipantLink: the participant's resend-invite makes a new link generation and the
+// older token is refused 401 link_replaced; once the workflow has ended every participant token
+// is 410 workflow_ended.
+func TestParticipantLink(t *testing.T) {
+	t.Parallel()
+	flow, _, _, _ := schemas(t)
+	w := start{state: StateInProgress}.build(flow)
+	if err := w.ParticipantLink(0); err != nil {
+		t.Fatalf("the first link: %v", err)
+	}
+	ch, err := w.ResendInvite(t0.Add(ResendInterval))
+	if err != nil || len(ch.Effects) != 1 || ch.Effects[0].Kind != EffectInviteParticipant {
+		t.Fatalf("resend: %v %+v", err, ch.Effects)
+	}
+	if err := w.ParticipantLink(0); err != ErrLinkReplaced {
+		t.Fatalf("the replaced link: %v", err)
+	}
+	if err := w.ParticipantLink(w.LinkGen); err != nil || w.LinkGen != 1 {
+		t.Fatalf("the new link %d: %v", w.LinkGen, err)
+	}
+	for _, s := range []State{StateComplete, StateRejected, StateCancelled} {
+		x := *w
+		x.State = s
+		if err := x.ParticipantLink(x.LinkGen); err != ErrLinkEnded {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}

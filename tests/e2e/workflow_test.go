@@ -14,11 +14,15 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/outbox"
 	"github.com/esign-svc/esign/shared/otp"
+	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/workflow"
+	"github.com/esign-svc/esign/shared/workflow/workflowstore"
 )
 
 // wfSchema is a two-step schema: a name, then a spend capped at 100 by an error rule; stage
@@ -579,4 +583,55 @@ func TestWorkflowParticipantOTPLock(t *testing.T) {
 	wantProblem(t, wfCall(t, "POST", wf.ID, "/otp/verify", link, map[string]any{"otp": otpWrong(code)}), 400, "otp_locked", "")
 	wantProblem(t, wfCall(t, "POST", wf.ID, "/otp/verify", link, map[string]any{"otp": code}), 400, "otp_locked", "")
 	wantProblem(t, wfCall(t, "GET", wf.ID, "", link, nil), 403, "otp_required", "")
+}
+
+// wfStore opens the service's workflow tables with the run's PII key (to move a workflow's
+// clock as time passing would).
+func wfStore(t testing.TB) *workflowstore.Store {
+	t.Helper()
+	cipher, err := pii.ParseCipher(svc.settings["PII_ENC_KEYS"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, err := azconn.New(azconn.Config{ConnectionString: svc.azurite.ConnectionString()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := workflowstore.New(acct, workflowstore.TableWorkflows, workflowstore.TableIndex, cipher)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestWorkflowParticipantTokenDies: the participant's resend-invite (a minute after the
+// invitation, moved back in the store) e-mails a new link and the old token is refused 401
+// link_replaced; once the initiator cancels, the new one is refused 410 workflow_ended.
+func TestWorkflowParticipantTokenDies(t *testing.T) {
+	t.Parallel()
+	wf := createWorkflow(t, tenantA, wfBody(wfPackage(t, false)))
+	_, old := notifiedLink(t, wf.ID, workflow.NotifyInvitation)
+	wantWF(t, wfCall(t, "GET", wf.ID, "", old, nil), 200, "in-progress")
+	if _, _, err := wfStore(t).Update(context.Background(), wf.ID, func(x *workflow.Workflow) (kernel.Change, error) {
+		x.InvitedAt = x.InvitedAt.Add(-workflow.ResendInterval)
+		var ch kernel.Change
+		ch.Touch(0) // a change with no event is written only when it names a child
+		return ch, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := call(t, "POST", svc.url("workflow/"+wf.ID+"/resend-invite?token="+url.QueryEscape(old)), nil, nil)
+	if r.Status != 200 || r.Header.Get("X-Portal-Token") != "" {
+		t.Fatalf("resend-invite: %d (fresh token %q) %s", r.Status, r.Header.Get("X-Portal-Token"), r.Raw)
+	}
+	_, fresh := notifiedLink(t, wf.ID, workflow.NotifyInvitation)
+	for _, tok := range []string{old, wf.Token} {
+		wantProblem(t, wfCall(t, "GET", wf.ID, "", tok, nil), 401, "link_replaced", "")
+		wantProblem(t, wfCall(t, "PATCH", wf.ID, "/step/0", tok, map[string]any{"data": map[string]any{"companyName": "A"}}), 401, "link_replaced", "")
+	}
+	wantWF(t, wfCall(t, "GET", wf.ID, "", fresh, nil), 200, "in-progress")
+	wantWF(t, wfJWT(t, "POST", wf.ID, "/cancel", "Esign.Initiator", nil), 200, "cancelled")
+	wantProblem(t, wfCall(t, "GET", wf.ID, "", fresh, nil), 410, "workflow_ended", "")
+	wantProblem(t, wfCall(t, "POST", wf.ID, "/advance", fresh, nil), 410, "workflow_ended", "")
+	wantProblem(t, wfCall(t, "GET", wf.ID, "", old, nil), 410, "workflow_ended", "")
 }
