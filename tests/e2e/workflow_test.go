@@ -518,6 +518,18 @@ func TestWorkflowCreate(t *testing.T) {
 	wantWF(t, wfCall(t, "GET", wf.ID, "", st.Header.Get("X-Portal-Token"), nil), 200, "in-progress")
 }
 
+// otpWorkflow creates a requireOtp workflow whose one recipient is a fresh address (prefix
+// first) and returns the address.
+func otpWorkflow(t *testing.T, prefix string) (string, wfCreated) {
+	t.Helper()
+	addr := prefix + uuid.NewString()[:8] + "@example.test"
+	remember("email", addr)
+	body := wfBody(wfPackage(t, false))
+	body["templateSettings"] = map[string]any{"workflow": map[string]any{"requireOtp": true,
+		"recipients": []any{map[string]any{"email": addr}}}}
+	return addr, createWorkflow(t, tenantA, body)
+}
+
 func initiatorCall(t *testing.T) func(map[string]any) reply {
 	return func(b map[string]any) reply {
 		return call(t, "POST", svc.url("workflow"), b, bearer(svc.jwt(t, tenantA, "Esign.Initiator")))
@@ -529,12 +541,7 @@ func initiatorCall(t *testing.T) func(map[string]any) reply {
 // counted); resend-invite within 60 s of the invitation is 429 with Retry-After.
 func TestWorkflowOTPAndResend(t *testing.T) {
 	t.Parallel()
-	addr := "wf-otp-" + uuid.NewString()[:8] + "@example.test"
-	remember("email", addr)
-	body := wfBody(wfPackage(t, false))
-	body["templateSettings"] = map[string]any{"workflow": map[string]any{"requireOtp": true,
-		"recipients": []any{map[string]any{"email": addr}}}}
-	wf := createWorkflow(t, tenantA, body)
+	addr, wf := otpWorkflow(t, "wf-otp-")
 	wantProblem(t, wfCall(t, "GET", wf.ID, "", wf.Token, nil), 403, "otp_required", "")
 	wantProblem(t, wfCall(t, "PATCH", wf.ID, "/step/0", wf.Token, map[string]any{"data": map[string]any{"companyName": "A"}}), 403, "otp_required", "")
 	wantWF(t, wfCall(t, "POST", wf.ID, "/otp/send", wf.Token, nil), 200, "")
@@ -564,12 +571,7 @@ func TestWorkflowOTPAndResend(t *testing.T) {
 // gate stays shut.
 func TestWorkflowParticipantOTPLock(t *testing.T) {
 	t.Parallel()
-	addr := "wf-lock-" + uuid.NewString()[:8] + "@example.test"
-	remember("email", addr)
-	body := wfBody(wfPackage(t, false))
-	body["templateSettings"] = map[string]any{"workflow": map[string]any{"requireOtp": true,
-		"recipients": []any{map[string]any{"email": addr}}}}
-	wf := createWorkflow(t, tenantA, body)
+	addr, wf := otpWorkflow(t, "wf-lock-")
 	_, link := notifiedLink(t, wf.ID, workflow.NotifyInvitation)
 	wantWF(t, wfCall(t, "POST", wf.ID, "/otp/send", link, nil), 200, "")
 	code := otpCode(t, notify.Email, addr, 1)
