@@ -25,7 +25,7 @@ type otpSendView struct {
 // recipient's e-mail address. The code is stored only as its keyed hash, bound to the delivery,
 // and never logged; a failed send is recorded with the provider's error code (shared/otp/otpflow).
 // Errors: 400 otp_not_required, otp_already_verified; 429 otp_rate_limited (Retry-After) within
-// 60 s of the last send; 403 otp_blocked; 401; 404; 410; 503 otp_send_failed.
+// 60 s of the last send; 400 otp_blocked (blockedUntil); 401; 404; 410; 503 otp_send_failed.
 func (a *API) otpSend(w http.ResponseWriter, r *http.Request) error {
 	if err := web.NoBody(r); err != nil {
 		return err
@@ -71,7 +71,7 @@ type otpVerifyRequest struct {
 // otpVerify is POST /api/delivery/{deliveryId}/otp/verify?t= {otp}: 200 {ok, verified} when the
 // code is right. Every attempt is recorded. Errors: 400 otp (not 6 digits), otp_invalid (with
 // attemptsLeft), otp_expired, otp_locked (after 5 wrong tries), otp_not_required,
-// otp_already_verified; 403 otp_blocked; 401; 404; 410; 413 over 4 KiB.
+// otp_already_verified; 400 otp_blocked (blockedUntil); 401; 404; 410; 413 over 4 KiB.
 func (a *API) otpVerify(w http.ResponseWriter, r *http.Request) error {
 	var req otpVerifyRequest
 	if err := web.DecodeJSON(r, otpflow.MaxBody, &req); err != nil {

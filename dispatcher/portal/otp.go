@@ -68,7 +68,7 @@ type otpSendResponse struct {
 // signer-choice; the body may be empty otherwise): a new 6-digit code replaces any earlier
 // one. Only its keyed hash is stored, with the masked destination, before the code is sent
 // (never logged); a failed send is undone (shared/otp/otpflow). Errors: 400 channel at fault,
-// otp_not_required, otp_already_verified; 401; 403 otp_blocked; 409 device_secondary,
+// otp_not_required, otp_already_verified; 401; 400 otp_blocked (blockedUntil); 409 device_secondary,
 // otp_destination_missing, slot_wrong_state; 410; 429 otp_rate_limited with Retry-After within
 // 60 s of the last send; 503 otp_send_failed.
 func (x *Challenge) otpSend(w http.ResponseWriter, r *http.Request) error {
@@ -148,7 +148,7 @@ type otpVerifyResponse struct {
 // compared in constant time with the stored one; every outcome (pass, wrong try, lock, block)
 // is persisted with its audit event before the answer. Errors: 400 code at fault (not 6
 // digits), otp_invalid (with attemptsLeft), otp_locked, otp_expired, otp_not_required,
-// otp_already_verified; 401; 403 otp_blocked; 409 device_secondary; 410; 413 over 4 KiB.
+// otp_already_verified; 401; 400 otp_blocked (blockedUntil); 409 device_secondary; 410; 413 over 4 KiB.
 func (x *Challenge) otpVerify(w http.ResponseWriter, r *http.Request) error {
 	var req otpVerifyRequest
 	if err := web.DecodeJSON(r, otpflow.MaxBody, &req); err != nil {

@@ -101,10 +101,14 @@ func TestOTPRateLimitAndExpiry(t *testing.T) {
 	o.verify(t, tok, second).want(t, http.StatusOK, "")
 }
 
+// TestOTPLockAndBlock: three locked codes block the slot's OTP with 400 otp_blocked (the spec's
+// verify after max attempts) until OTP_BLOCK_MINUTES have run on the injected clock; then the
+// signer may ask a new code. (It used to pin a permanent 403 otp_blocked.)
 func TestOTPLockAndBlock(t *testing.T) {
 	t.Parallel()
 	o := newOTPEnv(t)
 	f, tok := o.otpSession(t, esign.OTPEmail, false)
+	var blockedAt time.Time
 	for lock := 1; lock <= otp.MaxLocks; lock++ {
 		o.send(t, tok, "").want(t, http.StatusOK, "")
 		code := codeOf(t, o.email.last(t))
@@ -115,18 +119,32 @@ func TestOTPLockAndBlock(t *testing.T) {
 			o.verify(t, tok, wrongCode(code)).want(t, http.StatusBadRequest, "otp_locked")
 			o.verify(t, tok, code).want(t, http.StatusBadRequest, "otp_locked") // the right code no longer works
 		} else {
-			o.verify(t, tok, wrongCode(code)).want(t, http.StatusForbidden, "otp_blocked")
+			blockedAt = o.clock.Now()
+			o.verify(t, tok, wrongCode(code)).want(t, http.StatusBadRequest, "otp_blocked")
 		}
 		o.clock.Add(otp.SendInterval)
 	}
-	o.send(t, tok, "").want(t, http.StatusForbidden, "otp_blocked")
-	o.verify(t, tok, "123456").want(t, http.StatusForbidden, "otp_blocked")
+	o.send(t, tok, "").want(t, http.StatusBadRequest, "otp_blocked")
+	o.verify(t, tok, "123456").want(t, http.StatusBadRequest, "otp_blocked")
 	o.do(t, http.MethodGet, PathDocument+tok, "", "").want(t, http.StatusForbidden, "otp_required")
 	_, slots := o.load(t, f.s.GroupID)
-	if !slots[0].OTP.Blocked || slots[0].OTP.Locks != otp.MaxLocks {
+	if !slots[0].OTP.Blocked || slots[0].OTP.Locks != otp.MaxLocks || !slots[0].OTP.BlockedAt.Equal(blockedAt) {
 		t.Fatalf("stored OTP %+v", slots[0].OTP)
 	}
 	assertEvents(t, o.env, f.s.GroupID, esign.EvSlotOTPLocked, esign.EvSlotOTPBlocked)
+	// The access token lives less than a block, so the block is moved back in the store rather
+	// than the clock forward: one second before it has run, then when it has.
+	blockFrom := func(at time.Time) {
+		o.update(t, f.s.GroupID, func(_ *esign.Session, slots []esign.Slot) esign.Change {
+			slots[0].OTP.BlockedAt = at
+			return esign.Change{Slots: []int{0}}
+		})
+	}
+	blockFrom(o.clock.Now().Add(-otp.DefaultBlock + time.Second))
+	o.send(t, tok, "").want(t, http.StatusBadRequest, "otp_blocked")
+	blockFrom(o.clock.Now().Add(-otp.DefaultBlock))
+	o.send(t, tok, "").want(t, http.StatusOK, "")
+	o.verify(t, tok, codeOf(t, o.email.last(t))).want(t, http.StatusOK, "")
 }
 
 func TestOTPSendFailureIsUndone(t *testing.T) {

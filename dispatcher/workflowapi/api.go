@@ -133,7 +133,7 @@ func (a *API) portal(w http.ResponseWriter, r *http.Request) (tokens.WorkflowPor
 	if t.WorkflowID != r.PathValue("workflowId") {
 		return t, errTokenWorkflow
 	}
-	fresh, _, err := a.Tokens.IssueWorkflowPortal(tokens.WorkflowPortal{WorkflowID: t.WorkflowID, Participant: t.Participant, Role: t.Role})
+	fresh, _, err := a.Tokens.IssueWorkflowPortal(tokens.WorkflowPortal{WorkflowID: t.WorkflowID, Participant: t.Participant, Role: t.Role, Gen: t.Gen})
 	if err != nil {
 		return t, err
 	}
@@ -143,16 +143,26 @@ func (a *API) portal(w http.ResponseWriter, r *http.Request) (tokens.WorkflowPor
 
 // participant is portal for the participant's routes: a reviewer token is 403. The OTP gate is
 // the workflow's (gated).
-func (a *API) participant(w http.ResponseWriter, r *http.Request) error {
+func (a *API) participant(w http.ResponseWriter, r *http.Request) (tokens.WorkflowPortal, error) {
 	t, err := a.portal(w, r)
 	if err != nil {
-		return err
+		return t, err
 	}
 	if t.Role != tokens.RoleParticipant {
 		w.Header().Del(HeaderPortalToken)
-		return errNeedsPart
+		return t, errNeedsPart
 	}
-	return nil
+	return t, nil
+}
+
+// linked runs step only for a token usable on the workflow it is given (usable).
+func linked(w http.ResponseWriter, t tokens.WorkflowPortal, step func(*workflow.Workflow) (kernel.Change, error)) func(*workflow.Workflow) (kernel.Change, error) {
+	return func(x *workflow.Workflow) (kernel.Change, error) {
+		if err := usable(w, t, x); err != nil {
+			return kernel.Change{}, err
+		}
+		return step(x)
+	}
 }
 
 // reviewer is portal for the reviewer routes: the participant's token is 403; the returned id
@@ -176,6 +186,12 @@ func usable(w http.ResponseWriter, t tokens.WorkflowPortal, x *workflow.Workflow
 	if t.Role == tokens.RoleReviewer && !x.ReviewerLive(t.Participant) {
 		w.Header().Del(HeaderPortalToken)
 		return errTurnOver
+	}
+	if t.Role == tokens.RoleParticipant {
+		if err := x.ParticipantLink(t.Gen); err != nil {
+			w.Header().Del(HeaderPortalToken)
+			return err
+		}
 	}
 	return nil
 }

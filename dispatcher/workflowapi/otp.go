@@ -9,6 +9,7 @@ import (
 	"github.com/esign-svc/esign/shared/otp"
 	"github.com/esign-svc/esign/shared/otp/otpflow"
 	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
 	"github.com/esign-svc/esign/shared/workflow"
 )
@@ -26,13 +27,14 @@ type otpSendView struct {
 
 // otpSend is POST /api/workflow/{workflowId}/otp/send?token= (participant): a new 6-digit code
 // (10 minutes) to the first recipient, stored only as its keyed hash bound to the workflow.
-// Errors: 400 otp_not_required, otp_already_verified; 401; 403 otp_blocked; 404; 409
+// Errors: 400 otp_not_required, otp_already_verified; 401; 400 otp_blocked (blockedUntil); 404; 409
 // invalid_state; 429 otp_rate_limited (Retry-After); 503 otp_send_failed.
 func (a *API) otpSend(w http.ResponseWriter, r *http.Request) error {
 	if err := web.NoBody(r); err != nil {
 		return err
 	}
-	if err := a.participant(w, r); err != nil {
+	t, err := a.participant(w, r)
+	if err != nil {
 		return err
 	}
 	id := r.PathValue("workflowId")
@@ -41,12 +43,12 @@ func (a *API) otpSend(w http.ResponseWriter, r *http.Request) error {
 	record := func(code otpflow.Code) (otpflow.Target, error) {
 		var to string
 		var err error
-		x, err = a.update(w, r, who, func(x *workflow.Workflow) (kernel.Change, error) {
+		x, err = a.update(w, r, who, linked(w, t, func(x *workflow.Workflow) (kernel.Change, error) {
 			if len(x.Setup.Recipients) > 0 {
 				to = x.Setup.Recipients[0].Email
 			}
 			return x.SendOTP(code.Hash("workflow", x.ID), pii.MaskEmail(to), a.now())
-		})
+		}))
 		if err != nil {
 			return otpflow.Target{}, err
 		}
@@ -74,23 +76,24 @@ type otpVerifyRequest struct {
 // otpVerify is POST /api/workflow/{workflowId}/otp/verify?token= {otp} (participant): 200 {ok,
 // verified} for the right code; every attempt is stored. Errors: 400 otp (not 6 digits),
 // otp_invalid (attemptsLeft), otp_expired, otp_locked, otp_not_required, otp_already_verified;
-// 401; 403 otp_blocked; 404; 409; 413.
+// 401; 400 otp_blocked (blockedUntil); 404; 409; 413.
 func (a *API) otpVerify(w http.ResponseWriter, r *http.Request) error {
 	var req otpVerifyRequest
 	if err := web.DecodeJSON(r, otpflow.MaxBody, &req); err != nil {
 		return err
 	}
-	if err := a.participant(w, r); err != nil {
+	t, err := a.participant(w, r)
+	if err != nil {
 		return err
 	}
 	who := actor(r, "participant", workflow.ParticipantID)
-	err := a.otpFlow().Verify(req.OTP, func(code otpflow.Code) (otp.Outcome, *otp.State, error) {
+	err = a.otpFlow().Verify(req.OTP, func(code otpflow.Code) (otp.Outcome, *otp.State, error) {
 		var out otp.Outcome
-		x, err := a.update(w, r, who, func(x *workflow.Workflow) (kernel.Change, error) {
+		x, err := a.update(w, r, who, linked(w, t, func(x *workflow.Workflow) (kernel.Change, error) {
 			ch, o, err := x.VerifyOTP(code.Matches("workflow", x.ID), a.now())
 			out = o
 			return ch, err
-		})
+		}))
 		if err != nil {
 			return 0, nil, err
 		}
@@ -105,7 +108,8 @@ func (a *API) otpVerify(w http.ResponseWriter, r *http.Request) error {
 
 // resendInvite is POST /api/workflow/{workflowId}/resend-invite?token= (participant or
 // reviewer): the current approver's e-mail again in pending-approval, else the participant's
-// invitation (lifting an OTP block). Errors: 401; 404; 409 invalid_state; 429
+// invitation, whose new link replaces the participant's tokens (it never lifts an OTP block).
+// Errors: 401 (link_replaced for a replaced link); 404; 409 invalid_state; 410 workflow_ended; 429
 // invite_rate_limited within 60 s of the last e-mail.
 func (a *API) resendInvite(w http.ResponseWriter, r *http.Request) error {
 	if err := web.NoBody(r); err != nil {
@@ -123,6 +127,9 @@ func (a *API) resendInvite(w http.ResponseWriter, r *http.Request) error {
 	})
 	if err != nil {
 		return err
+	}
+	if t.Role == tokens.RoleParticipant && x.LinkGen != t.Gen {
+		w.Header().Del(HeaderPortalToken) // the new link is in the invitation; this one is replaced
 	}
 	return web.JSON(w, http.StatusOK, statusOf(x))
 }

@@ -123,7 +123,8 @@ func (a *API) saveStep(w http.ResponseWriter, r *http.Request) error {
 	if err := web.DecodeJSON(r, web.MaxJSONBody, &req); err != nil {
 		return err
 	}
-	if err := a.participant(w, r); err != nil {
+	t, err := a.participant(w, r)
+	if err != nil {
 		return err
 	}
 	i, err := stepIndex(r)
@@ -137,7 +138,7 @@ func (a *API) saveStep(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	x, err := a.update(w, r, actor(r, "participant", workflow.ParticipantID), gated(func(x *workflow.Workflow) (kernel.Change, error) { return x.SaveStep(s, i, req.Data, a.now()) }))
+	x, err := a.update(w, r, actor(r, "participant", workflow.ParticipantID), linked(w, t, gated(func(x *workflow.Workflow) (kernel.Change, error) { return x.SaveStep(s, i, req.Data, a.now()) })))
 	if err != nil {
 		return err
 	}
@@ -181,14 +182,15 @@ func (a *API) participantMove(w http.ResponseWriter, r *http.Request, move func(
 	if err := web.NoBody(r); err != nil {
 		return err
 	}
-	if err := a.participant(w, r); err != nil {
+	t, err := a.participant(w, r)
+	if err != nil {
 		return err
 	}
 	_, s, err := a.loadSchema(r.Context(), r.PathValue("workflowId"))
 	if err != nil {
 		return err
 	}
-	x, err := a.update(w, r, actor(r, "participant", workflow.ParticipantID), gated(func(x *workflow.Workflow) (kernel.Change, error) { return move(s, x) }))
+	x, err := a.update(w, r, actor(r, "participant", workflow.ParticipantID), linked(w, t, gated(func(x *workflow.Workflow) (kernel.Change, error) { return move(s, x) })))
 	if err != nil {
 		return err
 	}

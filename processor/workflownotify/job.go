@@ -173,7 +173,7 @@ func (j *Job) compose(ctx context.Context, m workflow.NotifyMessage, w *workflow
 	if len(w.Setup.Recipients) == 0 {
 		return nil, "the workflow has no recipients", nil
 	}
-	link, err := j.link(w.ID, "", workflow.ParticipantID, tokens.RoleParticipant)
+	link, err := j.link(w.ID, "", workflow.ParticipantID, tokens.RoleParticipant, w.LinkGen)
 	if err != nil {
 		return nil, "", err
 	}
@@ -203,7 +203,7 @@ func (j *Job) approval(ctx context.Context, m workflow.NotifyMessage, w *workflo
 	if w.Stage >= len(s.Stages) || w.Approver >= len(s.Stages[w.Stage].Approvers) {
 		return nil, "the schema names no approver for this turn", nil
 	}
-	link, err := j.link(w.ID, "/review", m.Reviewer, tokens.RoleReviewer)
+	link, err := j.link(w.ID, "/review", m.Reviewer, tokens.RoleReviewer, 0)
 	if err != nil {
 		return nil, "", err
 	}
@@ -215,9 +215,9 @@ func (j *Job) approval(ctx context.Context, m workflow.NotifyMessage, w *workflo
 	return []notify.Message{j.message(w, notify.Kind(m.Kind), s.Stages[w.Stage].Approvers[w.Approver], "", "Form waiting for your approval", intro, link)}, "", nil
 }
 
-// link is {PortalURL}/workflow/{id}{suffix}?pt=<token>.
-func (j *Job) link(id, suffix, participant, role string) (string, error) {
-	tok, _, err := j.Tokens.IssueWorkflowPortal(tokens.WorkflowPortal{WorkflowID: id, Participant: participant, Role: role})
+// link is {PortalURL}/workflow/{id}{suffix}?pt=<token>, the token of link generation gen.
+func (j *Job) link(id, suffix, participant, role string, gen int) (string, error) {
+	tok, _, err := j.Tokens.IssueWorkflowPortal(tokens.WorkflowPortal{WorkflowID: id, Participant: participant, Role: role, Gen: gen})
 	if err != nil {
 		return "", apperr.Wrap(err, apperr.KindInternal, tokens.CodeIssueFailed, "could not issue the portal link")
 	}

@@ -112,7 +112,7 @@ func TestVerifyOTPOutcomes(t *testing.T) {
 			t.Fatalf("lock events %v", ch.Events)
 		}
 	}
-	if _, o, _ := VerifyOTP(s, t0, func(h string) bool { return h == "good" }); o != otp.Locked || code(o.Err(&s.OTP)) != "otp_locked" {
+	if _, o, _ := VerifyOTP(s, t0, func(h string) bool { return h == "good" }); o != otp.Locked || code(o.Err(&s.OTP, 0)) != "otp_locked" {
 		t.Fatalf("after max: %v", o)
 	}
 	if CheckDocument(s, t0) != ErrOTPRequired {

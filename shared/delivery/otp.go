@@ -12,7 +12,7 @@ const OTPChannel = "email"
 // SendOTP records a new code (only its keyed hash) for the recipient, replacing any earlier
 // one. The caller generates the code (otp.NewCode), persists this change, and then sends the
 // code. Errors: 410; 400 otp_not_required when the session does not use OTP;
-// 400 otp_already_verified; 403 otp_blocked; 429 otp_rate_limited with RetryAfter.
+// 400 otp_already_verified; 400 otp_blocked (blockedUntil); 429 otp_rate_limited with RetryAfter.
 func SendOTP(s *Session, now time.Time, codeHash, maskedDest string) (Change, error) {
 	var c Change
 	if err := CheckLive(s, now); err != nil {
@@ -21,7 +21,7 @@ func SendOTP(s *Session, now time.Time, codeHash, maskedDest string) (Change, er
 	if !s.RequireOTP {
 		return c, ErrOTPNotUsed
 	}
-	if err := s.OTP.CheckSend(now, 0); err != nil {
+	if err := s.OTP.CheckSend(now, 0, 0); err != nil {
 		return c, err
 	}
 	s.OTP.Record(now, OTPChannel, maskedDest, codeHash)
@@ -40,7 +40,7 @@ func UndoOTPSend(s *Session, now time.Time, code string) Change {
 // VerifyOTP checks a submitted code: matches compares its keyed hash with the stored one in
 // constant time. Every outcome is a change to persist (attempts, locks and blocks must
 // survive); the outcome's Err(&s.OTP) is how to answer a failure. Errors (nothing to persist):
-// 410; 400 otp_not_required; 400 otp_already_verified; 403 otp_blocked.
+// 410; 400 otp_not_required; 400 otp_already_verified; 400 otp_blocked (blockedUntil).
 func VerifyOTP(s *Session, now time.Time, matches func(storedHash string) bool) (Change, otp.Outcome, error) {
 	var c Change
 	if err := CheckLive(s, now); err != nil {
@@ -49,7 +49,7 @@ func VerifyOTP(s *Session, now time.Time, matches func(storedHash string) bool) 
 	if !s.RequireOTP {
 		return c, 0, ErrOTPNotUsed
 	}
-	out, err := s.OTP.Verify(now, 0, matches)
+	out, err := s.OTP.Verify(now, 0, 0, matches)
 	if err != nil {
 		return c, 0, err
 	}

@@ -66,7 +66,7 @@ func SendOTP(s *Session, slots []Slot, i int, now time.Time, pick OTPChannel, ha
 	if sl.State == SlotPending {
 		return c, ErrSlotWrongState
 	}
-	if err := sl.OTP.CheckSend(now, sl.Generation); err != nil {
+	if err := sl.OTP.CheckSend(now, sl.Generation, 0); err != nil {
 		return c, err
 	}
 	sl.OTP.Record(now, string(channel), maskedDest, codeHash)
@@ -126,7 +126,7 @@ func VerifyOTP(s *Session, slots []Slot, i int, now time.Time, matches func(stor
 	if sl.EffectiveOTPChannel() == OTPNone {
 		return c, 0, apperr.New(apperr.KindInvalid, otp.CodeNotRequired, "this signer's slot does not use OTP")
 	}
-	out, err := sl.OTP.Verify(now, sl.Generation, matches)
+	out, err := sl.OTP.Verify(now, sl.Generation, 0, matches)
 	if err != nil {
 		return c, 0, err
 	}

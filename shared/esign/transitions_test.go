@@ -36,7 +36,7 @@ var errKinds = map[string]apperr.Kind{
 	"otp_required":             apperr.KindForbidden,
 	"otp_not_required":         apperr.KindInvalid,
 	"otp_already_verified":     apperr.KindInvalid,
-	"otp_blocked":              apperr.KindForbidden,
+	"otp_blocked":              apperr.KindInvalid,
 	"otp_rate_limited":         apperr.KindRateLimited,
 	"otp_invalid":              apperr.KindInvalid,
 	"otp_locked":               apperr.KindInvalid,
@@ -437,7 +437,7 @@ var gridEvents = []gridEvent{
 		}},
 	{name: "VerifyOTP", perOTP: true, call: func(s *Session, sl []Slot, now time.Time) (Change, string, error) {
 		c, out, err := VerifyOTP(s, sl, 0, now, matchesH)
-		return c, errCode(out.Err(&sl[0].OTP)), err
+		return c, errCode(out.Err(&sl[0].OTP, 0)), err
 	},
 		want: func(c cell) want {
 			if g := c.otpGate(); g != "" {
@@ -612,7 +612,9 @@ func codeSent(at time.Time) slotOpt { // a live code with hash "h"
 func otpTries(attempts, locks int) slotOpt {
 	return func(sl *Slot) { sl.OTP.Attempts, sl.OTP.Locks = attempts, locks }
 }
-func otpBlocked(sl *Slot) { sl.OTP.Blocked, sl.OTP.Locks = true, otp.MaxLocks }
+func otpBlocked(sl *Slot) {
+	sl.OTP.Blocked, sl.OTP.BlockedAt, sl.OTP.Locks = true, tNow.Add(-time.Minute), otp.MaxLocks
+}
 
 type slotSpec struct {
 	cond Condition
@@ -653,7 +655,7 @@ func declineAt(i int) call {
 func verifyWith(code string) call {
 	return func(s *Session, sl []Slot, now time.Time) (Change, string, error) {
 		c, out, err := VerifyOTP(s, sl, 0, now, func(h string) bool { return h == code })
-		return c, errCode(out.Err(&sl[0].OTP)), err
+		return c, errCode(out.Err(&sl[0].OTP, 0)), err
 	}
 }
 

@@ -13,6 +13,7 @@ type Record struct {
 	Attempts     int    `json:"attempts,omitempty"`
 	Locks        int    `json:"locks,omitempty"`
 	Blocked      bool   `json:"blocked,omitempty"`
+	BlockedAtNs  int64  `json:"blockedAtNs,omitempty"`
 	VerifiedAtNs int64  `json:"verifiedAtNs,omitempty"`
 	VerifiedGen  int    `json:"verifiedGen,omitempty"`
 }
@@ -20,13 +21,13 @@ type Record struct {
 // Stored is the stored form of s.
 func (s State) Stored() Record {
 	return Record{Channel: s.Channel, Destination: s.Destination, CodeHash: s.CodeHash, SentAtNs: kernel.Nanos(s.SentAt),
-		ExpiresAtNs: kernel.Nanos(s.ExpiresAt), Attempts: s.Attempts, Locks: s.Locks, Blocked: s.Blocked,
+		ExpiresAtNs: kernel.Nanos(s.ExpiresAt), Attempts: s.Attempts, Locks: s.Locks, Blocked: s.Blocked, BlockedAtNs: kernel.Nanos(s.BlockedAt),
 		VerifiedAtNs: kernel.Nanos(s.VerifiedAt), VerifiedGen: s.VerifiedGen}
 }
 
 // State reads the stored form back.
 func (r Record) State() State {
 	return State{Channel: r.Channel, Destination: r.Destination, CodeHash: r.CodeHash, SentAt: kernel.FromNanos(r.SentAtNs),
-		ExpiresAt: kernel.FromNanos(r.ExpiresAtNs), Attempts: r.Attempts, Locks: r.Locks, Blocked: r.Blocked,
+		ExpiresAt: kernel.FromNanos(r.ExpiresAtNs), Attempts: r.Attempts, Locks: r.Locks, Blocked: r.Blocked, BlockedAt: kernel.FromNanos(r.BlockedAtNs),
 		VerifiedAt: kernel.FromNanos(r.VerifiedAtNs), VerifiedGen: r.VerifiedGen}
 }

@@ -182,8 +182,11 @@ type WorkflowPortal struct {
 	WorkflowID  string
 	Participant string
 	Role        string
-	IssuedAt    time.Time // set by Issue/Verify
-	ExpiresAt   time.Time // set by Issue/Verify
+	// Gen is the participant link's generation: a token of an older one was replaced by a new
+	// invitation (the workflow keeps the current one).
+	Gen       int
+	IssuedAt  time.Time // set by Issue/Verify
+	ExpiresAt time.Time // set by Issue/Verify
 }
 
 type workflowClaims struct {
@@ -191,6 +194,7 @@ type workflowClaims struct {
 	WorkflowID  string `json:"wid"`
 	Participant string `json:"sub"`
 	Role        string `json:"role"`
+	Gen         int    `json:"gen,omitempty"`
 }
 
 // IssueWorkflowPortal signs a workflow portal token valid for WorkflowPortalTTL.
@@ -199,7 +203,7 @@ func (c *Codec) IssueWorkflowPortal(w WorkflowPortal) (string, WorkflowPortal, e
 	if w.WorkflowID == "" || w.Participant == "" || (w.Role != RoleParticipant && w.Role != RoleReviewer) {
 		return "", WorkflowPortal{}, errors.New("tokens: workflow token needs workflow id, participant and role participant|reviewer")
 	}
-	cl := workflowClaims{WorkflowID: w.WorkflowID, Participant: w.Participant, Role: w.Role}
+	cl := workflowClaims{WorkflowID: w.WorkflowID, Participant: w.Participant, Role: w.Role, Gen: w.Gen}
 	tok, err := c.issue(&cl, PurposeWorkflowPortal, c.now().Add(WorkflowPortalTTL))
 	if err != nil {
 		return "", WorkflowPortal{}, err
@@ -218,7 +222,7 @@ func (c *Codec) VerifyWorkflowPortal(token string) (WorkflowPortal, error) {
 	if cl.WorkflowID == "" || cl.Participant == "" || (cl.Role != RoleParticipant && cl.Role != RoleReviewer) {
 		return WorkflowPortal{}, invalid("the token lacks its claims")
 	}
-	return WorkflowPortal{WorkflowID: cl.WorkflowID, Participant: cl.Participant, Role: cl.Role,
+	return WorkflowPortal{WorkflowID: cl.WorkflowID, Participant: cl.Participant, Role: cl.Role, Gen: cl.Gen,
 		IssuedAt: time.Unix(cl.IssuedAt, 0).UTC(), ExpiresAt: time.Unix(cl.ExpiresAt, 0).UTC()}, nil
 }
 

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -138,10 +139,13 @@ type Workflow struct {
 	ESignGroupID   string
 	DeliveryIDs    []string
 	TriggerFailure string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	CompletedAt    time.Time // the time a terminal state was reached
-	ETag           string
+	// LinkGen is the generation of the participant's link: the participant's resend-invite
+	// makes a new one and refuses the tokens of the older ones.
+	LinkGen     int
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	CompletedAt time.Time // the time a terminal state was reached
+	ETag        string
 
 	Content // personal data: the store keeps it encrypted
 }
@@ -262,6 +266,27 @@ func (w *Workflow) AllData() map[string]any {
 
 // Live reports whether the workflow has not ended and is not being sealed.
 func (w *Workflow) Live() bool { return !w.State.Terminal() && w.State != StateSealing }
+
+// Problems of a participant token the workflow no longer takes.
+var (
+	ErrLinkEnded = &apperr.Error{Kind: apperr.KindGone, Code: "workflow_ended",
+		Detail: "the workflow has ended: its participant link no longer works"}
+	ErrLinkReplaced = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: "link_replaced",
+		Detail: "a newer invitation replaced this link; use the latest one"}
+)
+
+// ParticipantLink checks a participant token of link generation gen: 410 workflow_ended once
+// the workflow is complete, rejected or cancelled; 401 link_replaced when a later invitation
+// made a new link (compared in constant time).
+func (w *Workflow) ParticipantLink(gen int) error {
+	if w.State.Terminal() {
+		return ErrLinkEnded
+	}
+	if subtle.ConstantTimeEq(int32(gen), int32(w.LinkGen)) != 1 {
+		return ErrLinkReplaced
+	}
+	return nil
+}
 
 // commit runs fn on a copy of w and keeps the copy only when fn succeeds and the content still
 // fits a row: a failed transition leaves w and the change untouched.

@@ -51,7 +51,7 @@ func (w *Workflow) otpUsable() error {
 }
 
 // SendOTP records a new code (its keyed hash) sent to maskedDest. Errors: 400
-// otp_not_required, otp_already_verified; 403 otp_blocked; 429 otp_rate_limited within 60 s;
+// otp_not_required, otp_already_verified, otp_blocked (within the block time); 429 otp_rate_limited within 60 s;
 // ErrInvalidState once the workflow is sealing or ended.
 func (w *Workflow) SendOTP(codeHash, maskedDest string, now time.Time) (kernel.Change, error) {
 	return w.commit(func(x *Workflow, c *kernel.Change) error {
@@ -59,7 +59,7 @@ func (w *Workflow) SendOTP(codeHash, maskedDest string, now time.Time) (kernel.C
 			return err
 		}
 		st := x.OTP.State()
-		if err := st.CheckSend(now, 0); err != nil {
+		if err := st.CheckSend(now, 0, 0); err != nil {
 			return err
 		}
 		st.Record(now, OTPChannel, maskedDest, codeHash)
@@ -82,8 +82,8 @@ func (w *Workflow) UndoOTPSend(reason string, now time.Time) (kernel.Change, err
 
 // VerifyOTP checks a submitted code (matches compares keyed hashes in constant time). Every
 // outcome is a change to store (attempts, locks and blocks survive); outcome.Err answers a
-// failure. Errors (nothing to store): 400 otp_not_required, otp_already_verified; 403
-// otp_blocked; ErrInvalidState.
+// failure. Errors (nothing to store): 400 otp_not_required, otp_already_verified, otp_blocked
+// (within the block time); ErrInvalidState.
 func (w *Workflow) VerifyOTP(matches func(string) bool, now time.Time) (kernel.Change, otp.Outcome, error) {
 	var out otp.Outcome
 	ch, err := w.commit(func(x *Workflow, c *kernel.Change) error {
@@ -91,7 +91,7 @@ func (w *Workflow) VerifyOTP(matches func(string) bool, now time.Time) (kernel.C
 			return err
 		}
 		st := x.OTP.State()
-		o, err := st.Verify(now, 0, matches)
+		o, err := st.Verify(now, 0, 0, matches)
 		if err != nil {
 			return err
 		}
@@ -107,7 +107,8 @@ func (w *Workflow) VerifyOTP(matches func(string) bool, now time.Time) (kernel.C
 }
 
 // ResendInvite asks the invitation again: the current approver's e-mail in pending-approval,
-// else the participant's (which also lifts an OTP block). One per ResendInterval (429
+// else the participant's. It never lifts an OTP block: the route is the participant's own link
+// (issue 21), and a block lifts only when its time has run. One per ResendInterval (429
 // invite_rate_limited with Retry-After). Errors: that; ErrInvalidState once sealing or ended.
 func (w *Workflow) ResendInvite(now time.Time) (kernel.Change, error) {
 	return w.commit(func(x *Workflow, c *kernel.Change) error {
@@ -124,9 +125,7 @@ func (w *Workflow) ResendInvite(now time.Time) (kernel.Change, error) {
 			to = "approver"
 			c.Ask(EffectNotifyApprovers, kernel.NoSlot)
 		} else {
-			st := x.OTP.State()
-			st.Reset()
-			x.OTP = st.Stored()
+			x.LinkGen++ // the new invitation's link replaces the old one
 			c.Ask(EffectInviteParticipant, kernel.NoSlot)
 		}
 		c.Record(EvInviteResent, kernel.NoSlot, now, map[string]any{"to": to})

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/otp"
 )
 
 // TestReviewerLive: a reviewer token names one approver's turn; it is dead once that approver
@@ -93,5 +94,82 @@ func TestParticipantOTP(t *testing.T) {
 	}
 	if err := w.OTPGate(); err != nil {
 		t.Fatalf("gate after the code: %v", err)
+	}
+}
+
+// TestParticipantOTPBlock: three locked codes block the participant's OTP with 400 otp_blocked;
+// the participant's own resend-invite does not lift it (issue 21: it used to), the block holds
+// until otp.DefaultBlock has run (injected times) and lifts then.
+func TestParticipantOTPBlock(t *testing.T) {
+	t.Parallel()
+	codeOf := func(err error) string {
+		if e, ok := apperr.As(err); ok && e.Kind == apperr.KindInvalid {
+			return e.Code
+		}
+		return ""
+	}
+	flow, _, _, _ := schemas(t)
+	w := start{state: StateInProgress}.build(flow)
+	w.Setup.RequireOTP = true
+	at := t0
+	for lock := 1; lock <= otp.MaxLocks; lock++ {
+		at = at.Add(otp.SendInterval)
+		if _, err := w.SendOTP("h", "a***@x.test", at); err != nil {
+			t.Fatalf("send %d: %v", lock, err)
+		}
+		for try := 1; try <= otp.MaxAttempts; try++ {
+			if _, _, err := w.VerifyOTP(func(string) bool { return false }, at); err != nil {
+				t.Fatalf("lock %d try %d: %v", lock, try, err)
+			}
+		}
+	}
+	blockedAt := at
+	if !w.OTP.Blocked {
+		t.Fatalf("not blocked after %d locked codes: %+v", otp.MaxLocks, w.OTP)
+	}
+	if _, err := w.ResendInvite(at.Add(otp.SendInterval)); err != nil {
+		t.Fatalf("resend-invite: %v", err)
+	}
+	almost := blockedAt.Add(otp.DefaultBlock - time.Second)
+	if _, err := w.SendOTP("h2", "a***@x.test", almost); codeOf(err) != "otp_blocked" {
+		t.Fatalf("send after the participant's own resend-invite, before the block time: %v", err)
+	}
+	if _, _, err := w.VerifyOTP(func(string) bool { return true }, almost); codeOf(err) != "otp_blocked" {
+		t.Fatalf("verify within the block time: %v", err)
+	}
+	if _, err := w.SendOTP("h2", "a***@x.test", blockedAt.Add(otp.DefaultBlock)); err != nil || w.OTP.Blocked {
+		t.Fatalf("send once the block ran its time: %v %+v", err, w.OTP)
+	}
+	if _, out, err := w.VerifyOTP(func(h string) bool { return h == "h2" }, blockedAt.Add(otp.DefaultBlock)); err != nil || out != otp.Passed {
+		t.Fatalf("the new code after the block: %v %v", out, err)
+	}
+}
+
+// TestParticipantLink: the participant's resend-invite makes a new link generation and the
+// older token is refused 401 link_replaced; once the workflow has ended every participant token
+// is 410 workflow_ended.
+func TestParticipantLink(t *testing.T) {
+	t.Parallel()
+	flow, _, _, _ := schemas(t)
+	w := start{state: StateInProgress}.build(flow)
+	if err := w.ParticipantLink(0); err != nil {
+		t.Fatalf("the first link: %v", err)
+	}
+	ch, err := w.ResendInvite(t0.Add(ResendInterval))
+	if err != nil || len(ch.Effects) != 1 || ch.Effects[0].Kind != EffectInviteParticipant {
+		t.Fatalf("resend: %v %+v", err, ch.Effects)
+	}
+	if err := w.ParticipantLink(0); err != ErrLinkReplaced {
+		t.Fatalf("the replaced link: %v", err)
+	}
+	if err := w.ParticipantLink(w.LinkGen); err != nil || w.LinkGen != 1 {
+		t.Fatalf("the new link %d: %v", w.LinkGen, err)
+	}
+	for _, s := range []State{StateComplete, StateRejected, StateCancelled} {
+		x := *w
+		x.State = s
+		if err := x.ParticipantLink(x.LinkGen); err != ErrLinkEnded {
+			t.Fatalf("%s: %v", s, err)
+		}
 	}
 }

@@ -63,7 +63,7 @@ func TestUploadDocumentBomb(t *testing.T) {
 func TestCreateSessionBomb(t *testing.T) {
 	t.Parallel()
 	body := createBody(t, "single", 1)
-	body["pdfBlobPath"], body["pdfHash"] = uploadBytes(t, xrefStreamBomb(300<<20))
+	body["pdfBlobPath"], body["pdfHash"] = uploadBytes(t, tenantA, xrefStreamBomb(300<<20))
 	r := call(t, "POST", svc.url("esign/session"), body, bearer(svc.jwt(t, tenantA, "Esign.Initiator")))
 	if r.Status != http.StatusBadRequest || r.code() != pdfdoc.CodeTooComplex || len(r.fields()) != 1 || r.fields()[0] != "pdfBlobPath" {
 		t.Fatalf("create on a bomb: %d %s, want 400 %s on pdfBlobPath", r.Status, r.Raw, pdfdoc.CodeTooComplex)

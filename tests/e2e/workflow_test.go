@@ -14,10 +14,15 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/outbox"
+	"github.com/esign-svc/esign/shared/otp"
+	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/workflow"
+	"github.com/esign-svc/esign/shared/workflow/workflowstore"
 	"github.com/esign-svc/esign/tests/devkeys"
 )
 
@@ -165,6 +170,13 @@ var wfMailSeen sync.Map
 // and, for an approval, the reviewer turn the token names.
 func notified(t testing.TB, id, kind string) workflow.NotifyMessage {
 	t.Helper()
+	m, _ := notifiedLink(t, id, kind)
+	return m
+}
+
+// notifiedLink is notified that also returns the portal token of the e-mail's link.
+func notifiedLink(t testing.TB, id, kind string) (workflow.NotifyMessage, string) {
+	t.Helper()
 	box, err := outbox.New(storageAccount(t), outbox.DefaultTable)
 	if err != nil {
 		t.Fatal(err)
@@ -206,12 +218,12 @@ func notified(t testing.TB, id, kind string) workflow.NotifyMessage {
 			if role == tokens.RoleReviewer {
 				m.Reviewer = tok.Participant
 			}
-			return m
+			return m, raw
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
 	t.Fatalf("no %s e-mail of workflow %s in the outbox", kind, id)
-	return workflow.NotifyMessage{}
+	return workflow.NotifyMessage{}, ""
 }
 
 // sealed waits until the workflow-seal job completed workflow id (its status, initiator's JWT)
@@ -534,6 +546,18 @@ func TestWorkflowCreate(t *testing.T) {
 	wantWF(t, wfCall(t, "GET", wf.ID, "", st.Header.Get("X-Portal-Token"), nil), 200, "in-progress")
 }
 
+// otpWorkflow creates a requireOtp workflow whose one recipient is a fresh address (prefix
+// first) and returns the address.
+func otpWorkflow(t *testing.T, prefix string) (string, wfCreated) {
+	t.Helper()
+	addr := prefix + uuid.NewString()[:8] + "@example.test"
+	remember("email", addr)
+	body := wfBody(wfPackage(t, false))
+	body["templateSettings"] = map[string]any{"workflow": map[string]any{"requireOtp": true,
+		"recipients": []any{map[string]any{"email": addr}}}}
+	return addr, createWorkflow(t, tenantA, body)
+}
+
 func initiatorCall(t *testing.T) func(map[string]any) reply {
 	return func(b map[string]any) reply {
 		return call(t, "POST", svc.url("workflow"), b, bearer(svc.jwt(t, tenantA, "Esign.Initiator")))
@@ -545,12 +569,7 @@ func initiatorCall(t *testing.T) func(map[string]any) reply {
 // counted); resend-invite within 60 s of the invitation is 429 with Retry-After.
 func TestWorkflowOTPAndResend(t *testing.T) {
 	t.Parallel()
-	addr := "wf-otp-" + uuid.NewString()[:8] + "@example.test"
-	remember("email", addr)
-	body := wfBody(wfPackage(t, false))
-	body["templateSettings"] = map[string]any{"workflow": map[string]any{"requireOtp": true,
-		"recipients": []any{map[string]any{"email": addr}}}}
-	wf := createWorkflow(t, tenantA, body)
+	addr, wf := otpWorkflow(t, "wf-otp-")
 	wantProblem(t, wfCall(t, "GET", wf.ID, "", wf.Token, nil), 403, "otp_required", "")
 	wantProblem(t, wfCall(t, "PATCH", wf.ID, "/step/0", wf.Token, map[string]any{"data": map[string]any{"companyName": "A"}}), 403, "otp_required", "")
 	wantWF(t, wfCall(t, "POST", wf.ID, "/otp/send", wf.Token, nil), 200, "")
@@ -572,4 +591,77 @@ func TestWorkflowOTPAndResend(t *testing.T) {
 	// A workflow without requireOtp has no code to send.
 	plain := createWorkflow(t, tenantA, wfBody(wfPackage(t, false)))
 	wantProblem(t, wfCall(t, "POST", plain.ID, "/otp/send", plain.Token, nil), 400, "otp_not_required", "")
+}
+
+// TestWorkflowParticipantOTPLock: through the routes, with the link and the code taken from the
+// e-mails in the outbox, the participant's code is locked by the fifth wrong try (400 otp_invalid
+// with attemptsLeft before, 400 otp_locked at and after it, even for the right code), and the
+// gate stays shut.
+func TestWorkflowParticipantOTPLock(t *testing.T) {
+	t.Parallel()
+	addr, wf := otpWorkflow(t, "wf-lock-")
+	_, link := notifiedLink(t, wf.ID, workflow.NotifyInvitation)
+	wantWF(t, wfCall(t, "POST", wf.ID, "/otp/send", link, nil), 200, "")
+	code := otpCode(t, notify.Email, addr, 1)
+	for try := 1; try < otp.MaxAttempts; try++ {
+		r := wfCall(t, "POST", wf.ID, "/otp/verify", link, map[string]any{"otp": otpWrong(code)})
+		wantProblem(t, r, 400, "otp_invalid", "")
+		if left, _ := r.JSON["attemptsLeft"].(float64); int(left) != otp.MaxAttempts-try {
+			t.Fatalf("try %d: attemptsLeft %v, want %d", try, r.JSON["attemptsLeft"], otp.MaxAttempts-try)
+		}
+	}
+	wantProblem(t, wfCall(t, "POST", wf.ID, "/otp/verify", link, map[string]any{"otp": otpWrong(code)}), 400, "otp_locked", "")
+	wantProblem(t, wfCall(t, "POST", wf.ID, "/otp/verify", link, map[string]any{"otp": code}), 400, "otp_locked", "")
+	wantProblem(t, wfCall(t, "GET", wf.ID, "", link, nil), 403, "otp_required", "")
+}
+
+// wfStore opens the service's workflow tables with the run's PII key (to move a workflow's
+// clock as time passing would).
+func wfStore(t testing.TB) *workflowstore.Store {
+	t.Helper()
+	cipher, err := pii.ParseCipher(svc.settings["PII_ENC_KEYS"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, err := azconn.New(azconn.Config{ConnectionString: svc.azurite.ConnectionString()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := workflowstore.New(acct, workflowstore.TableWorkflows, workflowstore.TableIndex, cipher)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestWorkflowParticipantTokenDies: the participant's resend-invite (a minute after the
+// invitation, moved back in the store) e-mails a new link and the old token is refused 401
+// link_replaced; once the initiator cancels, the new one is refused 410 workflow_ended.
+func TestWorkflowParticipantTokenDies(t *testing.T) {
+	t.Parallel()
+	wf := createWorkflow(t, tenantA, wfBody(wfPackage(t, false)))
+	_, old := notifiedLink(t, wf.ID, workflow.NotifyInvitation)
+	wantWF(t, wfCall(t, "GET", wf.ID, "", old, nil), 200, "in-progress")
+	if _, _, err := wfStore(t).Update(context.Background(), wf.ID, func(x *workflow.Workflow) (kernel.Change, error) {
+		x.InvitedAt = x.InvitedAt.Add(-workflow.ResendInterval)
+		var ch kernel.Change
+		ch.Touch(0) // a change with no event is written only when it names a child
+		return ch, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := call(t, "POST", svc.url("workflow/"+wf.ID+"/resend-invite?token="+url.QueryEscape(old)), nil, nil)
+	if r.Status != 200 || r.Header.Get("X-Portal-Token") != "" {
+		t.Fatalf("resend-invite: %d (fresh token %q) %s", r.Status, r.Header.Get("X-Portal-Token"), r.Raw)
+	}
+	_, fresh := notifiedLink(t, wf.ID, workflow.NotifyInvitation)
+	for _, tok := range []string{old, wf.Token} {
+		wantProblem(t, wfCall(t, "GET", wf.ID, "", tok, nil), 401, "link_replaced", "")
+		wantProblem(t, wfCall(t, "PATCH", wf.ID, "/step/0", tok, map[string]any{"data": map[string]any{"companyName": "A"}}), 401, "link_replaced", "")
+	}
+	wantWF(t, wfCall(t, "GET", wf.ID, "", fresh, nil), 200, "in-progress")
+	wantWF(t, wfJWT(t, "POST", wf.ID, "/cancel", "Esign.Initiator", nil), 200, "cancelled")
+	wantProblem(t, wfCall(t, "GET", wf.ID, "", fresh, nil), 410, "workflow_ended", "")
+	wantProblem(t, wfCall(t, "POST", wf.ID, "/advance", fresh, nil), 410, "workflow_ended", "")
+	wantProblem(t, wfCall(t, "GET", wf.ID, "", old, nil), 410, "workflow_ended", "")
 }

@@ -171,5 +171,5 @@ func (f *Flow) Verify(code string, verify func(code Code) (otp.Outcome, *otp.Sta
 	if err != nil {
 		return err
 	}
-	return out.Err(st)
+	return out.Err(st, 0)
 }

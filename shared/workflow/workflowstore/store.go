@@ -160,6 +160,7 @@ func encode(w *workflow.Workflow, c Cipher) (tablestore.Entity, error) {
 		"stage": int64(w.Stage), "totalStages": int64(w.TotalStages), "approver": int64(w.Approver), "round": int64(w.Round),
 		"sealedPath": w.SealedPath, "sealedHash": w.SealedHash, "esignGroupId": w.ESignGroupID,
 		"deliveryIds": strings.Join(w.DeliveryIDs, ","), "triggerFailure": w.TriggerFailure,
+		"linkGen":     int64(w.LinkGen),
 		"createdAtNs": ns(w.CreatedAt), "updatedAtNs": ns(w.UpdatedAt), "completedAtNs": ns(w.CompletedAt),
 	}
 	n := 0
@@ -180,7 +181,7 @@ func decode(e tablestore.Entity, c Cipher) (*workflow.Workflow, error) {
 		Stage: int(e.Int64("stage")), TotalStages: int(e.Int64("totalStages")), Approver: int(e.Int64("approver")),
 		Round: int(e.Int64("round")), SealedPath: e.String("sealedPath"), SealedHash: e.String("sealedHash"),
 		ESignGroupID: e.String("esignGroupId"), TriggerFailure: e.String("triggerFailure"),
-		CreatedAt: at(e.Int64("createdAtNs")), UpdatedAt: at(e.Int64("updatedAtNs")), CompletedAt: at(e.Int64("completedAtNs")),
+		LinkGen: int(e.Int64("linkGen")), CreatedAt: at(e.Int64("createdAtNs")), UpdatedAt: at(e.Int64("updatedAtNs")), CompletedAt: at(e.Int64("completedAtNs")),
 		ETag: e.ETag,
 	}
 	if ids := e.String("deliveryIds"); ids != "" {
