@@ -7,6 +7,7 @@ package settings
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -162,10 +163,22 @@ func Load(get Lookup) (Settings, error) {
 	if s.AuthorityURL == "" {
 		s.AuthorityURL = DefaultAuthorityURL
 	}
-	for key, v := range map[string]string{KeyBaseURL: s.BaseURL, KeyAuthorityURL: s.AuthorityURL,
-		KeyPortalURL: s.PortalURL, KeyNotifyWebhookURL: s.NotifyWebhookURL} {
-		if v != "" && !httpURL(v) {
-			errs = append(errs, fmt.Errorf("%s must be an absolute http or https URL", key))
+	for _, u := range []struct {
+		key, v string
+		secret bool // the URL carries a secret, so plain http only to a loopback host
+	}{
+		{KeyBaseURL, s.BaseURL, true},           // the host key as ?code=, the JWT
+		{KeyAuthorityURL, s.AuthorityURL, true}, // the client secret, posted to the token URL
+		{KeyPortalURL, s.PortalURL, carriesSecret(s.PortalURL)},
+		{KeyNotifyWebhookURL, s.NotifyWebhookURL, carriesSecret(s.NotifyWebhookURL)},
+	} {
+		if u.v == "" {
+			continue
+		}
+		if !httpURL(u.v) {
+			errs = append(errs, fmt.Errorf("%s must be an absolute http or https URL", u.key))
+		} else if u.secret && !SecureURL(u.v) {
+			errs = append(errs, fmt.Errorf("%s must be an https URL (plain http only to a loopback host: 127.0.0.0/8, ::1, localhost): it carries a secret", u.key))
 		}
 	}
 	switch s.NotifyOn {
@@ -190,6 +203,38 @@ func Load(get Lookup) (Settings, error) {
 func httpURL(v string) bool {
 	u, err := url.Parse(v)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// SecureURL says whether a secret may be sent to v: https, or http to a loopback host
+// (127.0.0.0/8, ::1, localhost) so a local `make run` works.
+func SecureURL(v string) bool {
+	u, err := url.Parse(v)
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return u.Host != ""
+	case "http":
+		return Loopback(u.Hostname())
+	}
+	return false
+}
+
+// Loopback says whether host (no port) is a loopback address or localhost.
+func Loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// carriesSecret says whether a URL holds credentials of its own: user information or a query
+// (a token or key in it).
+func carriesSecret(v string) bool {
+	u, err := url.Parse(v)
+	return err == nil && (u.User != nil || u.RawQuery != "")
 }
 
 func defaultStorePath() string {
