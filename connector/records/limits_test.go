@@ -191,6 +191,23 @@ func TestXLSXManyParts(t *testing.T) {
 	}
 }
 
+// TestXLSXTotal: parts each under MaxXLSXPartBytes but above MaxXLSXTotalBytes together are
+// refused by their declared sizes, before any is decompressed.
+func TestXLSXTotal(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, name := range []string{"xl/sharedStrings.xml", "xl/worksheets/sheet1.xml"} {
+		w, _ := zw.CreateRaw(&zip.FileHeader{Name: name, Method: zip.Store, UncompressedSize64: MaxXLSXTotalBytes/2 + 1, CompressedSize64: 0})
+		w.Write(nil)
+	}
+	zw.Close()
+	_, err := ReadXLSX(&b, Options{})
+	if want := `the workbook is more than 100663296 bytes decompressed (at part "xl/worksheets/sheet1.xml")`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+}
+
 // TestZipBombMemory: a part that decompresses to far beyond the limit (declared or not) is
 // refused having allocated a small fraction of it.
 func TestZipBombMemory(t *testing.T) {

@@ -331,14 +331,17 @@ func checkZip(b []byte) error {
 	if len(zr.File) > MaxXLSXParts {
 		return tooLarge("the workbook has %d parts, at most %d", len(zr.File), MaxXLSXParts)
 	}
-	var total int64
-	for _, zf := range zr.File {
+	var total uint64
+	for _, zf := range zr.File { // what the ZIP declares, before any work
 		if zf.UncompressedSize64 > MaxXLSXPartBytes {
 			return tooLarge("part %q is %d bytes decompressed, at most %d", zf.Name, zf.UncompressedSize64, MaxXLSXPartBytes)
 		}
-		if total+int64(zf.UncompressedSize64) > MaxXLSXTotalBytes {
+		if total += zf.UncompressedSize64; total > MaxXLSXTotalBytes {
 			return tooLarge("the workbook is more than %d bytes decompressed (at part %q)", MaxXLSXTotalBytes, zf.Name)
 		}
+	}
+	var inflated int64
+	for _, zf := range zr.File { // what it holds, which archive/zip also holds to the declared
 		rc, err := zf.Open()
 		if err != nil {
 			return fmt.Errorf("not a readable XLSX workbook: part %q: %w", zf.Name, err)
@@ -351,7 +354,7 @@ func checkZip(b []byte) error {
 		if n > MaxXLSXPartBytes {
 			return tooLarge("part %q is more than %d bytes decompressed", zf.Name, MaxXLSXPartBytes)
 		}
-		if total += n; total > MaxXLSXTotalBytes {
+		if inflated += n; inflated > MaxXLSXTotalBytes {
 			return tooLarge("the workbook is more than %d bytes decompressed (at part %q)", MaxXLSXTotalBytes, zf.Name)
 		}
 	}
