@@ -112,7 +112,7 @@ func (c *ClientCredentials) now() time.Time {
 func (c *ClientCredentials) fetch(ctx context.Context) (string, time.Duration, error) {
 	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {c.ClientID},
 		"client_secret": {c.ClientSecret}, "scope": {c.Scope}}
-	if !settings.SecureURL(c.TokenURL) {
+	if settings.CheckSecretURL(c.TokenURL) != nil {
 		return "", 0, &TokenError{Err: errors.New("the token URL must be https (plain http only to a loopback host): the client secret is never sent in clear")}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.TokenURL, strings.NewReader(form.Encode()))

@@ -72,8 +72,7 @@ func CheckRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= 10 {
 		return errors.New("stopped after 10 redirects")
 	}
-	if !strings.EqualFold(req.URL.Scheme, "https") &&
-		(len(via) > 0 && strings.EqualFold(via[0].URL.Scheme, "https") || !settings.Loopback(req.URL.Hostname())) {
+	if req.URL.Scheme != "https" && (len(via) > 0 && via[0].URL.Scheme == "https" || settings.CheckSecretURL(req.URL.String()) != nil) {
 		return fmt.Errorf("%w (to %s://%s)", ErrInsecureRedirect, req.URL.Scheme, req.URL.Host)
 	}
 	return nil
@@ -128,7 +127,7 @@ func (c *Client) url(p string, q url.Values) string {
 // (when out is non-nil and the answer is JSON). Errors: *Error for an answer outside cl.ok,
 // *TokenError, or the transport's error.
 func (c *Client) do(ctx context.Context, cl call, out any) (*Response, error) {
-	if !settings.SecureURL(c.base) {
+	if settings.CheckSecretURL(c.base) != nil {
 		return nil, fmt.Errorf("%s %s: %w", cl.method, cl.path, ErrInsecureURL)
 	}
 	var body []byte

@@ -122,7 +122,7 @@ func TestSecretsOnlyOverHTTPS(t *testing.T) {
 		{"base URL HTTP upper case", map[string]string{KeyBaseURL: "HTTP://esign.example.test/api"}, KeyBaseURL},
 		{"authority http", map[string]string{KeyAuthorityURL: "http://login.example.test"}, KeyAuthorityURL},
 		{"webhook with a token in the query", map[string]string{KeyNotifyWebhookURL: "http://hooks.example.test/x?token=s3cr3t-value", KeyNotifySecret: long}, KeyNotifyWebhookURL},
-		{"webhook with user information", map[string]string{KeyNotifyWebhookURL: "http://u:s3cr3t-value@hooks.example.test/x", KeyNotifySecret: long}, KeyNotifyWebhookURL},
+		{"webhook with user information", map[string]string{KeyNotifyWebhookURL: "https://u:s3cr3t-value@hooks.example.test/x", KeyNotifySecret: long}, KeyNotifyWebhookURL + " must not carry credentials"},
 		{"portal with a key in the query", map[string]string{KeyPortalURL: "http://portal.example.test/?code=s3cr3t-value"}, KeyPortalURL},
 		{"webhook without a secret of its own", map[string]string{KeyNotifyWebhookURL: "http://hooks.example.test/x", KeyNotifySecret: long}, ""},
 		{"portal plain", map[string]string{KeyPortalURL: "http://portal.example.test/"}, ""},
@@ -145,7 +145,10 @@ func TestSecretsOnlyOverHTTPS(t *testing.T) {
 				}
 				return
 			}
-			want := tc.bad + " must be an https URL (plain http only to a loopback host"
+			want := tc.bad
+			if !strings.Contains(want, " ") {
+				want += " must be https (http is allowed only on a loopback host): it carries a secret"
+			}
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Fatalf("error %v, want %q", err, want)
 			}
