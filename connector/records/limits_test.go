@@ -146,6 +146,7 @@ func TestLimits(t *testing.T) {
 		{"cell.xlsx", withSheet(t, `<row r="1">`+inline("A1", "name")+inline("B1", "note")+`</row><row r="2">`+inline("A2", "Ann")+inline("B2", cell)+`</row>`), `sheet "Sheet1", row 2, column B ("note"): the cell is 32768 bytes, at most 32767`},
 		{"far.xlsx", withSheet(t, `<row r="1">`+inline("A1", "name")+`</row><row r="1048576">`+inline("A1048576", "x")+`</row>`), `sheet "Sheet1", row 10002: more than 10000 rows after the header`},
 		{"farcolumn.xlsx", withSheet(t, `<row r="1">`+inline("A1", "name")+inline("XFD1", "x")+`</row>`), `sheet "Sheet1", row 1 has 16384 columns, at most 1000`},
+		{"blanks.xlsx", withSheet(t, `<row r="1">`+inline("A1", "name")+`</row>`+strings.Repeat(" ", MaxXMLRunBytes+1)), `part "xl/worksheets/sheet1.xml" has a run of text or a tag of more than 262144 bytes`},
 		{"bomb.xlsx", zipBomb(t, "xl/worksheets/sheet1.xml", MaxXLSXPartBytes+1, false), `part "xl/worksheets/sheet1.xml" is 67108865 bytes decompressed, at most 67108864`},
 		{"lying.xlsx", zipBomb(t, "xl/worksheets/sheet1.xml", MaxXLSXPartBytes+1, true), "not a readable XLSX workbook"},
 	} {

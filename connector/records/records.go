@@ -46,6 +46,9 @@ const (
 	MaxXLSXParts      = 1000     // entries of the ZIP
 	MaxXLSXPartBytes  = 64 << 20 // one part, decompressed
 	MaxXLSXTotalBytes = 96 << 20 // every part, decompressed
+	// MaxXMLRunBytes bounds a tag or the text between two in an XML part: a cell of
+	// MaxCellBytes, every byte escaped (&quot; is six), fits.
+	MaxXMLRunBytes = 256 << 10
 )
 
 // ErrTooLarge is wrapped by every error of a limit above.
@@ -272,7 +275,7 @@ func ReadXLSX(r io.Reader, o Options) ([]Record, error) {
 	if err := checkZip(b); err != nil {
 		return nil, err
 	}
-	f, err := excelize.OpenReader(bytes.NewReader(b), excelize.Options{UnzipSizeLimit: MaxXLSXTotalBytes, UnzipXMLSizeLimit: 16 << 20})
+	f, err := excelize.OpenReader(bytes.NewReader(b), excelize.Options{UnzipSizeLimit: MaxXLSXTotalBytes, UnzipXMLSizeLimit: 1 << 20})
 	if err != nil {
 		return nil, fmt.Errorf("not a readable XLSX workbook: %w", err)
 	}
@@ -320,6 +323,30 @@ func columnName(n int) string {
 	return s
 }
 
+// xmlRuns counts the bytes between one '<' or '>' and the next: a tag, or the text between two
+// (a cell's value, or blanks). Over MaxXMLRunBytes it stops the copy: encoding/xml holds a
+// token whole, so a part of blanks would otherwise cost its size, several times over.
+type xmlRuns struct {
+	run  int
+	over bool
+}
+
+var errXMLRun = errors.New("an XML run over the limit")
+
+func (x *xmlRuns) Write(p []byte) (int, error) {
+	for _, c := range p {
+		if c == '<' || c == '>' {
+			x.run = 0
+			continue
+		}
+		if x.run++; x.run > MaxXMLRunBytes {
+			x.over = true
+			return 0, errXMLRun
+		}
+	}
+	return len(p), nil
+}
+
 // checkZip decompresses every part of the ZIP b to nowhere, counting: more than MaxXLSXParts
 // parts, a part above MaxXLSXPartBytes or all above MaxXLSXTotalBytes is refused (a declared
 // size above a limit at once, before any work). Memory stays that of one inflater.
@@ -346,8 +373,16 @@ func checkZip(b []byte) error {
 		if err != nil {
 			return fmt.Errorf("not a readable XLSX workbook: part %q: %w", zf.Name, err)
 		}
-		n, err := io.Copy(io.Discard, io.LimitReader(rc, MaxXLSXPartBytes+1))
+		var w io.Writer = io.Discard
+		xml := &xmlRuns{}
+		if name := strings.ToLower(zf.Name); strings.HasSuffix(name, ".xml") || strings.HasSuffix(name, ".rels") {
+			w = xml
+		}
+		n, err := io.Copy(w, io.LimitReader(rc, MaxXLSXPartBytes+1))
 		rc.Close()
+		if xml.over {
+			return tooLarge("part %q has a run of text or a tag of more than %d bytes", zf.Name, MaxXMLRunBytes)
+		}
 		if err != nil {
 			return fmt.Errorf("not a readable XLSX workbook: part %q: %w", zf.Name, err)
 		}
