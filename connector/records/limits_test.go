@@ -176,6 +176,10 @@ func TestLimits(t *testing.T) {
 	if recs, err := ReadCSV(strings.NewReader("a,b\n\""+cell[1:]+"\","+strings.Repeat("1", 10)+"\n"), Options{}); err != nil || len(recs) != 1 {
 		t.Fatalf("a cell of 32767 bytes: %v", err)
 	}
+	quoted := "a,b\n\"" + strings.Repeat(",\n", 2*MaxColumns) + "\",x\n"
+	if recs, err := ReadCSV(strings.NewReader(quoted), Options{}); err != nil || len(recs) != 1 {
+		t.Fatalf("commas in a quoted cell counted as columns: %v", err)
+	}
 }
 
 // TestXLSXManyParts: a ZIP of more parts than MaxXLSXParts is refused before any is read.
