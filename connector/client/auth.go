@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/esign-svc/esign/connector/settings"
 )
 
 // TokenSource gives the bearer token of each request. Invalidate drops a cached token the
@@ -109,6 +112,9 @@ func (c *ClientCredentials) now() time.Time {
 func (c *ClientCredentials) fetch(ctx context.Context) (string, time.Duration, error) {
 	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {c.ClientID},
 		"client_secret": {c.ClientSecret}, "scope": {c.Scope}}
+	if settings.CheckSecretURL(c.TokenURL) != nil {
+		return "", 0, &TokenError{Err: errors.New("the token URL must be https (plain http only to a loopback host): the client secret is never sent in clear")}
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.TokenURL, strings.NewReader(form.Encode()))
 	if err != nil {
 		return "", 0, &TokenError{Err: fmt.Errorf("the token URL is not usable")}
@@ -119,6 +125,7 @@ func (c *ClientCredentials) fetch(ctx context.Context) (string, time.Duration, e
 	if h == nil {
 		h = &http.Client{Timeout: 30 * time.Second}
 	}
+	h = guarded(h) // a 307/308 would post the client secret again, to wherever it points
 	resp, err := h.Do(req)
 	if err != nil {
 		return "", 0, &TokenError{Err: err}

@@ -23,6 +23,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/esign-svc/esign/connector/settings"
 )
 
 // Client calls the dispatcher. Safe for concurrent use.
@@ -52,7 +54,44 @@ func New(baseURL, code string, tokens TokenSource, opts ...Option) *Client {
 	for _, o := range opts {
 		o(c)
 	}
+	c.http = guarded(c.http)
 	return c
+}
+
+// ErrInsecureRedirect is the error of a redirect that would send a request (its host key,
+// JWT or client secret) over plain http: from https to http, or to a non-loopback http host.
+var ErrInsecureRedirect = errors.New("refused a redirect to plain http: it would send a secret in clear")
+
+// ErrInsecureURL is the error of a base URL that is plain http to a host other than loopback:
+// the host key and the JWT are never sent there.
+var ErrInsecureURL = errors.New("the service URL must be https (plain http only to a loopback host)")
+
+// CheckRedirect is the redirect policy of every client of the connector: at most 10
+// redirects, never to plain http after https, never to plain http off the loopback host.
+func CheckRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if req.URL.Scheme != "https" && (len(via) > 0 && via[0].URL.Scheme == "https" || settings.CheckSecretURL(req.URL.String()) != nil) {
+		return fmt.Errorf("%w (to %s://%s)", ErrInsecureRedirect, req.URL.Scheme, req.URL.Host)
+	}
+	return nil
+}
+
+// guarded is a copy of h whose redirect policy is CheckRedirect, then h's own when it has one.
+func guarded(h *http.Client) *http.Client {
+	g := *h
+	own := h.CheckRedirect
+	g.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if err := CheckRedirect(req, via); err != nil {
+			return err
+		}
+		if own != nil {
+			return own(req, via)
+		}
+		return nil
+	}
+	return &g
 }
 
 // call is one request.
@@ -88,6 +127,9 @@ func (c *Client) url(p string, q url.Values) string {
 // (when out is non-nil and the answer is JSON). Errors: *Error for an answer outside cl.ok,
 // *TokenError, or the transport's error.
 func (c *Client) do(ctx context.Context, cl call, out any) (*Response, error) {
+	if settings.CheckSecretURL(c.base) != nil {
+		return nil, fmt.Errorf("%s %s: %w", cl.method, cl.path, ErrInsecureURL)
+	}
 	var body []byte
 	if cl.json != nil {
 		b, err := json.Marshal(cl.json)

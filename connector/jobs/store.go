@@ -93,11 +93,23 @@ CREATE TABLE IF NOT EXISTS uploads (
 );
 `
 
-// Open opens (and creates) the store at path, its folder made when missing. Errors: the
-// folder, the file or the schema.
+// Open opens (and creates) the store at path. The store holds records (names, e-mail
+// addresses) and job results, so only its owner may read it: a missing folder is made 0700
+// (every level made), a folder that others may write is refused (they could replace the file
+// or its side files; an existing folder is never changed, it may be shared, e.g. the current
+// one), and the file and its -wal and -shm side files are made 0600, an existing one that is
+// looser tightened. Errors: the folder, the file or the schema.
 func Open(ctx context.Context, path string) (*Store, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("store folder: %w", err)
+	if err := secureDir(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", path, err)
+	}
+	f.Close()
+	if err := tighten(path); err != nil {
+		return nil, err
 	}
 	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
@@ -108,7 +120,61 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
+	if err := tighten(path); err != nil { // SQLite made the side files with the file's mode
+		db.Close()
+		return nil, err
+	}
 	return &Store{db: db, Now: time.Now}, nil
+}
+
+// FileMode and DirMode are the modes of the store's files and of a folder Open makes.
+const (
+	FileMode os.FileMode = 0o600
+	DirMode  os.FileMode = 0o700
+)
+
+// secureDir makes dir (0700) when missing, and refuses one that others may write.
+func secureDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(dir, DirMode); err != nil {
+			return fmt.Errorf("store folder: %w", err)
+		}
+		return os.Chmod(dir, DirMode) // against a umask that took bits MkdirAll asked for
+	}
+	if err != nil {
+		return fmt.Errorf("store folder: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("store folder %s is not a folder", dir)
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("store folder %s is writable by others (mode %04o): run `chmod go-w %s`, or put the store in a folder of its own", dir, fi.Mode().Perm(), dir)
+	}
+	return nil
+}
+
+// tighten makes the store file and its side files, those that exist, 0600 when looser; a
+// symbolic link is refused (it could point anywhere).
+func tighten(path string) error {
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		fi, err := os.Lstat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("store %s: %w", p, err)
+		}
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("store %s is not a regular file", p)
+		}
+		if fi.Mode().Perm()&^FileMode != 0 {
+			if err := os.Chmod(p, FileMode); err != nil {
+				return fmt.Errorf("store %s: mode %04o, and it could not be made 0600: %w", p, fi.Mode().Perm(), err)
+			}
+		}
+	}
+	return nil
 }
 
 // Close closes the file.

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/esign-svc/esign/shared/webhook"
 )
 
 // The spec's keys ("Source-system connection settings").
@@ -162,10 +164,22 @@ func Load(get Lookup) (Settings, error) {
 	if s.AuthorityURL == "" {
 		s.AuthorityURL = DefaultAuthorityURL
 	}
-	for key, v := range map[string]string{KeyBaseURL: s.BaseURL, KeyAuthorityURL: s.AuthorityURL,
-		KeyPortalURL: s.PortalURL, KeyNotifyWebhookURL: s.NotifyWebhookURL} {
-		if v != "" && !httpURL(v) {
-			errs = append(errs, fmt.Errorf("%s must be an absolute http or https URL", key))
+	for _, u := range []struct {
+		key, v string
+		secret bool // the URL carries a secret, so plain http only to a loopback host
+	}{
+		{KeyBaseURL, s.BaseURL, true},           // the host key as ?code=, the JWT
+		{KeyAuthorityURL, s.AuthorityURL, true}, // the client secret, posted to the token URL
+		{KeyPortalURL, s.PortalURL, carriesSecret(s.PortalURL)},
+		{KeyNotifyWebhookURL, s.NotifyWebhookURL, carriesSecret(s.NotifyWebhookURL)},
+	} {
+		if u.v == "" {
+			continue
+		}
+		if !httpURL(u.v) {
+			errs = append(errs, fmt.Errorf("%s must be an absolute http or https URL", u.key))
+		} else if err := CheckSecretURL(u.v); u.secret && err != nil {
+			errs = append(errs, fmt.Errorf("%s %w: it carries a secret", u.key, err))
 		}
 	}
 	switch s.NotifyOn {
@@ -190,6 +204,22 @@ func Load(get Lookup) (Settings, error) {
 func httpURL(v string) bool {
 	u, err := url.Parse(v)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// CheckSecretURL checks a URL a secret is sent to: https, or http to a loopback host
+// (127.0.0.0/8, ::1, localhost) so a local `make run` works; no credentials in it. It is the
+// service's rule for the URLs its operator configures (shared/webhook's Policy). The error says
+// what is wrong without repeating the URL.
+func CheckSecretURL(v string) error {
+	_, err := webhook.Policy{AllowLoopback: true, AllowPrivate: true}.CheckURL(v)
+	return err
+}
+
+// carriesSecret says whether a URL holds credentials of its own: user information or a query
+// (a token or key in it).
+func carriesSecret(v string) bool {
+	u, err := url.Parse(v)
+	return err == nil && (u.User != nil || u.RawQuery != "")
 }
 
 func defaultStorePath() string {

@@ -107,3 +107,54 @@ func TestFileUnderEnvironment(t *testing.T) {
 		t.Fatalf("bad line: %v", err)
 	}
 }
+
+// TestSecretsOnlyOverHTTPS: every URL that carries a secret is refused over plain http unless
+// its host is loopback; the error names the key and never holds the secret or the URL.
+func TestSecretsOnlyOverHTTPS(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("n", MinNotifySecretLen)
+	for _, tc := range []struct {
+		name string
+		set  map[string]string
+		bad  string // the key refused, "" when accepted
+	}{
+		{"base URL http", map[string]string{KeyBaseURL: "http://esign.example.test/api"}, KeyBaseURL},
+		{"base URL HTTP upper case", map[string]string{KeyBaseURL: "HTTP://esign.example.test/api"}, KeyBaseURL},
+		{"authority http", map[string]string{KeyAuthorityURL: "http://login.example.test"}, KeyAuthorityURL},
+		{"webhook with a token in the query", map[string]string{KeyNotifyWebhookURL: "http://hooks.example.test/x?token=s3cr3t-value", KeyNotifySecret: long}, KeyNotifyWebhookURL},
+		{"webhook with user information", map[string]string{KeyNotifyWebhookURL: "https://u:s3cr3t-value@hooks.example.test/x", KeyNotifySecret: long}, KeyNotifyWebhookURL + " must not carry credentials"},
+		{"portal with a key in the query", map[string]string{KeyPortalURL: "http://portal.example.test/?code=s3cr3t-value"}, KeyPortalURL},
+		{"webhook without a secret of its own", map[string]string{KeyNotifyWebhookURL: "http://hooks.example.test/x", KeyNotifySecret: long}, ""},
+		{"portal plain", map[string]string{KeyPortalURL: "http://portal.example.test/"}, ""},
+		{"loopback 127.0.0.1", map[string]string{KeyBaseURL: "http://127.0.0.1:7071/api", KeyAuthorityURL: "http://127.0.0.1:7072"}, ""},
+		{"loopback 127.8.9.10", map[string]string{KeyBaseURL: "http://127.8.9.10:7071/api"}, ""},
+		{"loopback ::1", map[string]string{KeyBaseURL: "http://[::1]:7071/api"}, ""},
+		{"loopback localhost", map[string]string{KeyBaseURL: "http://LocalHost:7071/api", KeyNotifyWebhookURL: "http://localhost:9/x?token=t", KeyNotifySecret: long}, ""},
+		{"not loopback: localhost.example.test", map[string]string{KeyBaseURL: "http://localhost.example.test/api"}, KeyBaseURL},
+		{"not loopback: 128.0.0.1", map[string]string{KeyBaseURL: "http://128.0.0.1/api"}, KeyBaseURL},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := required()
+			for k, v := range tc.set {
+				m[k] = v
+			}
+			_, err := Load(Map(m))
+			if tc.bad == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want := tc.bad
+			if !strings.Contains(want, " ") {
+				want += " must be https (http is allowed only on a loopback host): it carries a secret"
+			}
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("error %v, want %q", err, want)
+			}
+			if strings.Contains(err.Error(), "s3cr3t-value") || strings.Contains(err.Error(), "example.test") {
+				t.Fatalf("the error shows the secret or the URL: %v", err)
+			}
+		})
+	}
+}
