@@ -197,7 +197,9 @@ func DecodeJSONBytes(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
-	if err == nil && dec.More() {
+	// Anything but blanks after the object is trailing data. dec.More alone would miss a
+	// closing "}" or "]": `{"a":1}}` was taken (found by FuzzDecodeJSON).
+	if err == nil && len(bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n")) > 0 {
 		err = errors.New("trailing data after the JSON value")
 	}
 	if err == nil {
