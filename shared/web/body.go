@@ -226,6 +226,9 @@ func DecodeJSONBytes(body []byte, v any) error {
 		if !ok {
 			name = strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		}
+		if name == "" {
+			name = BodyField // an empty key of the top-level object
+		}
 		return apperr.Invalid(CodeUnknownField, apperr.Field(name, "is not a field of this request"))
 	default:
 		return apperr.Invalid(CodeInvalidJSON, apperr.Field(BodyField, "not valid JSON"))
