@@ -264,13 +264,16 @@ func unzip(raw []byte, bad func(string, ...any) error) (map[string][]byte, error
 }
 
 // readEntry reads at most limit+1 bytes of f into one buffer sized up front by what f can
-// hold: its declared size (archive/zip refuses to read past it), and for a deflated entry no
-// more than deflate's largest ratio (1032:1) of its compressed bytes. io.ReadAll's doubling
+// hold: its declared size (archive/zip refuses to read past it), and no more than its stored
+// bytes, or deflate's largest ratio (1032:1) of them. io.ReadAll's doubling
 // allocated about 2.5 times the limit for an entry declared at it (found by FuzzUnzip's budget:
 // 165 MB for a 96 KiB ZIP).
 func readEntry(rc io.Reader, f *zip.File, limit int64) ([]byte, error) {
 	size := min(f.UncompressedSize64, uint64(limit))
-	if f.Method == zip.Deflate {
+	switch f.Method {
+	case zip.Store:
+		size = min(size, f.CompressedSize64)
+	case zip.Deflate:
 		size = min(size, 1032*f.CompressedSize64+64)
 	}
 	b := make([]byte, 0, size+1)
