@@ -29,7 +29,6 @@ import (
 	"github.com/esign-svc/esign/dispatcher/guard"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
-	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/notify"
@@ -49,7 +48,7 @@ const HeaderPortalToken = "X-Portal-Token"
 type API struct {
 	Store     *workflowstore.Store
 	Templates *template.Loader
-	Blobs     *blobstore.Store // schemaPath reads
+	Blobs     workflow.SchemaBlobs // schemaPath reads (blobstore.Store)
 	Tokens    *tokens.Codec
 	Hasher    *pii.Hasher
 	Verifier  *auth.Verifier

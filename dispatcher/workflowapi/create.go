@@ -8,10 +8,12 @@ import (
 	"net/mail"
 	"net/url"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
+	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
@@ -62,45 +64,8 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	if err := web.DecodeJSON(r, web.MaxJSONBody, &req); err != nil {
 		return err
 	}
-	field, path, err := req.template()
-	if err != nil {
-		return err
-	}
-	pkg, err := a.Templates.Load(r.Context(), field, path)
-	if err != nil {
-		return err
-	}
-	settings, err := pkg.Merge("templateSettings", req.TemplateSettings)
-	if err != nil {
-		return err
-	}
-	setup, err := a.setup(req, settings)
-	if err != nil {
-		return err
-	}
-	schema, err := a.schema(r.Context(), pkg, setup.SchemaPath)
-	if err != nil {
-		return err
-	}
 	now := a.now()
-	x := &workflow.Workflow{ID: a.NewID(), Tenant: p.TenantID, CorrelationID: req.CorrelationID, TemplatePath: pkg.Path,
-		CreatedBy: p.CallerID()}
-	if p.Email != "" {
-		x.CreatorHash = a.Hasher.Email(p.Email) // DESIGN 14: the creator may not decide it
-	}
-	x.Setup = setup
-	x.Setup.SchemaLocked = pkg.IsLocked("workflow.schemaPath") // DESIGN 14: the manual seal's rule
-	x.Setup.Title = cmp.Or(schema.Title, pkg.Name)
-	// the auto-trigger after the seal is checked now, by the rules and the licence it will meet
-	// then
-	plan, err := workflow.LicencePlan(x)
-	if err != nil {
-		return err
-	}
-	if err := a.Licence.Allow(plan); err != nil {
-		return err
-	}
-	ch, err := workflow.Create(x, schema, req.InitialData, now)
+	x, ch, err := a.prepare(r.Context(), req, p, now)
 	if err != nil {
 		return err
 	}
@@ -123,6 +88,55 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Location", "/api/workflow/"+stored.ID+"/status")
 	return web.JSON(w, http.StatusCreated, v)
+}
+
+// prepare is create's checks and its transition, before anything is stored: the package, the
+// merged settings, the request's own fields, the schema, the auto-trigger's plan and initialData.
+// Errors: 400 naming the field; template_invalid, template_not_found, schema_invalid; the
+// blob reads' errors.
+func (a *API) prepare(ctx context.Context, req CreateRequest, p auth.Principal, now time.Time) (*workflow.Workflow, kernel.Change, error) {
+	field, path, err := req.template()
+	if err != nil {
+		return nil, kernel.Change{}, err
+	}
+	pkg, err := a.Templates.Load(ctx, field, path)
+	if err != nil {
+		return nil, kernel.Change{}, err
+	}
+	settings, err := pkg.Merge("templateSettings", req.TemplateSettings)
+	if err != nil {
+		return nil, kernel.Change{}, err
+	}
+	setup, err := a.setup(req, settings)
+	if err != nil {
+		return nil, kernel.Change{}, err
+	}
+	schema, err := a.schema(ctx, pkg, setup.SchemaPath)
+	if err != nil {
+		return nil, kernel.Change{}, err
+	}
+	x := &workflow.Workflow{ID: a.NewID(), Tenant: p.TenantID, CorrelationID: req.CorrelationID, TemplatePath: pkg.Path,
+		CreatedBy: p.CallerID()}
+	if p.Email != "" {
+		x.CreatorHash = a.Hasher.Email(p.Email) // DESIGN 14: the creator may not decide it
+	}
+	x.Setup = setup
+	x.Setup.SchemaLocked = pkg.IsLocked("workflow.schemaPath") // DESIGN 14: the manual seal's rule
+	x.Setup.Title = cmp.Or(schema.Title, pkg.Name)
+	// the auto-trigger after the seal is checked now, by the rules and the licence it will meet
+	// then
+	plan, err := workflow.LicencePlan(x)
+	if err != nil {
+		return nil, kernel.Change{}, err
+	}
+	if err := a.Licence.Allow(plan); err != nil {
+		return nil, kernel.Change{}, err
+	}
+	ch, err := workflow.Create(x, schema, req.InitialData, now)
+	if err != nil {
+		return nil, kernel.Change{}, err
+	}
+	return x, ch, nil
 }
 
 // portalURL is the participant's link with a fresh token.

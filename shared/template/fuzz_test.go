@@ -15,6 +15,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(sampleYAML(f))
 	f.Add([]byte("name: n\nversion: 1\nfields: [{key: a, type: integer, min: 1}]\nrules: [{id: r, expr: 'record.a > 2'}]\n"))
 	f.Add([]byte("name: n\nversion: 1\nesign: &a {enabled: true}\ndelivery: *a\n"))
+	f.Add([]byte(billionLaughs))
 	f.Fuzz(func(t *testing.T, y []byte) {
 		pkg, err := Parse("templatePath", map[string][]byte{FileYAML: y, FilePDF: fakePDF})
 		if err != nil {

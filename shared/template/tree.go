@@ -83,6 +83,9 @@ type problem struct {
 
 // field is the JSON path of the problem's place and what is wrong there, for a request.
 func (p *problem) field() (path, msg string) {
+	if p.unknown == "" && p.msg == "" { // the empty key: every other problem has a message
+		return p.path, `holds the empty key "", which is not a known key`
+	}
 	if p.unknown != "" {
 		return joinKey(p.path, p.unknown), "is not a known key"
 	}
@@ -91,7 +94,7 @@ func (p *problem) field() (path, msg string) {
 
 // text is the problem as a file's reader wants it: where in the tree, then what.
 func (p *problem) text() string {
-	if p.unknown != "" {
+	if p.unknown != "" || p.msg == "" {
 		return fmt.Sprintf("unknown key %q%s", p.unknown, where(p.path))
 	}
 	if p.path == "" {
@@ -260,6 +263,9 @@ func readJSON(dec *json.Decoder, path string, depth int) (*value, *problem) {
 }
 
 func joinKey(path, key string) string {
+	if key == "" {
+		return path // the empty key is named by the object holding it (found by FuzzCreate)
+	}
 	if path == "" {
 		return key
 	}

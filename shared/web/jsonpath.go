@@ -121,7 +121,12 @@ func eachMember(raw []byte, fn func(key string, val []byte) bool) bool {
 	return false
 }
 
+// joinPath names key's member of the object at path. An empty key is named by the object that
+// holds it (the caller names the top-level object "body"): "" names nothing a client can find.
 func joinPath(path, key string) string {
+	if key == "" {
+		return path
+	}
 	if path == "" {
 		return key
 	}

@@ -31,6 +31,8 @@ func TestDecodeJSONErrorsNameTheField(t *testing.T) {
 		{"type", `{"count":"x"}`, "", "invalid_request", "count", apperr.KindInvalid},
 		{"nested type", `{"inner":{"flag":3}}`, "", "invalid_request", "inner.flag", apperr.KindInvalid},
 		{"trailing", `{"name":"x"} {}`, "", "invalid_json", "body", apperr.KindInvalid},
+		{"trailing closing brace", `{"name":"x"}}`, "", "invalid_json", "body", apperr.KindInvalid},
+		{"trailing closing bracket", "{\"name\":\"x\"}\n]", "", "invalid_json", "body", apperr.KindInvalid},
 		{"array", `[1]`, "", "invalid_request", "body", apperr.KindInvalid},
 		{"too large", `{"name":"` + strings.Repeat("a", 200) + `"}`, "", "body_too_large", "", apperr.KindTooLarge},
 		{"wrong type", `{}`, "text/plain", "unsupported_media_type", "", apperr.KindInvalid},
