@@ -70,8 +70,8 @@ type otpVerifyRequest struct {
 
 // otpVerify is POST /api/delivery/{deliveryId}/otp/verify?t= {otp}: 200 {ok, verified} when the
 // code is right. Every attempt is recorded. Errors: 400 otp (not 6 digits), otp_invalid (with
-// attemptsLeft), otp_expired, otp_locked (after 5 wrong tries), otp_not_required,
-// otp_already_verified; 403 otp_blocked; 401; 404; 410; 413 over 4 KiB.
+// attemptsLeft), otp_expired, otp_locked (after 5 wrong tries, and once three codes were
+// locked), otp_not_required, otp_already_verified; 401; 404; 410; 413 over 4 KiB.
 func (a *API) otpVerify(w http.ResponseWriter, r *http.Request) error {
 	var req otpVerifyRequest
 	if err := web.DecodeJSON(r, otpflow.MaxBody, &req); err != nil {

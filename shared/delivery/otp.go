@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"errors"
 	"time"
 
 	"github.com/esign-svc/esign/shared/otp"
@@ -39,8 +40,11 @@ func UndoOTPSend(s *Session, now time.Time, code string) Change {
 
 // VerifyOTP checks a submitted code: matches compares its keyed hash with the stored one in
 // constant time. Every outcome is a change to persist (attempts, locks and blocks must
-// survive); the outcome's Err(&s.OTP) is how to answer a failure. Errors (nothing to persist):
-// 410; 400 otp_not_required; 400 otp_already_verified; 403 otp_blocked.
+// survive); the outcome's Err(&s.OTP) is how to answer a failure. A verify after the maximum
+// attempts is a 400 (the spec's row), also once the third locked code blocked the record: the
+// try is recorded (delivery.otp_failed, reason "locked") and answered 400 otp_locked; the
+// block itself is audited (delivery.otp_blocked) and refuses new codes (SendOTP). Errors
+// (nothing to persist): 410; 400 otp_not_required; 400 otp_already_verified.
 func VerifyOTP(s *Session, now time.Time, matches func(storedHash string) bool) (Change, otp.Outcome, error) {
 	var c Change
 	if err := CheckLive(s, now); err != nil {
@@ -50,6 +54,10 @@ func VerifyOTP(s *Session, now time.Time, matches func(storedHash string) bool) 
 		return c, 0, ErrOTPNotUsed
 	}
 	out, err := s.OTP.Verify(now, 0, matches)
+	if errors.Is(err, otp.ErrBlocked) {
+		record(&c, EvOTPFailed, now, map[string]any{"reason": otp.Locked.String()})
+		return c, otp.Locked, nil
+	}
 	if err != nil {
 		return c, 0, err
 	}
@@ -66,6 +74,7 @@ func VerifyOTP(s *Session, now time.Time, matches func(storedHash string) bool) 
 		}
 		if out == otp.BlockedNow {
 			record(&c, EvOTPBlocked, now, map[string]any{"locks": s.OTP.Locks})
+			out = otp.LockedNow // answered as the lock it is: 400 otp_locked
 		}
 	}
 	return c, out, nil
