@@ -3,28 +3,23 @@ package workflowtrigger
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
-	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/workflow"
 	"github.com/esign-svc/esign/shared/workflow/workflowstore"
+	"github.com/esign-svc/esign/shared/workflow/workflowstore/storetest"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
@@ -37,24 +32,8 @@ type store struct {
 
 func newStore(t *testing.T, w *workflow.Workflow) store {
 	t.Helper()
-	ctx := context.Background()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := pii.ParseCipher("e1:" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", 32))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sfx := strings.ReplaceAll(uuid.NewString(), "-", "")[:10]
-	st, err := workflowstore.New(acct, "wft"+sfx, "wftidx"+sfx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := st.Create(ctx, w, kernel.Change{}, time.Unix(0, 0)); err != nil {
+	st, _, _ := storetest.New(t)
+	if _, _, err := st.Create(context.Background(), w, kernel.Change{}, time.Unix(0, 0)); err != nil {
 		t.Fatal(err)
 	}
 	return store{Store: st, t: t}
