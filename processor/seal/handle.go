@@ -91,14 +91,22 @@ func (j *Job) lock(ctx context.Context, groupID string) (context.Context, func()
 	renewed := make(chan struct{})
 	go func() {
 		defer close(renewed)
-		tick := time.NewTicker(j.d.LockTTL / 3)
-		defer tick.Stop()
+		ticks := j.renewTicks
+		if ticks == nil {
+			tick := time.NewTicker(j.d.LockTTL / 3)
+			defer tick.Stop()
+			ticks = tick.C
+		}
 		for {
 			select {
 			case <-done:
 				return
-			case <-tick.C:
-				if err := j.d.Sessions.AcquireSealLock(ctx, groupID, owner, j.now(), j.d.LockTTL); errors.Is(err, sessionstore.ErrSealBusy) {
+			case <-ticks:
+				err := j.d.Sessions.AcquireSealLock(ctx, groupID, owner, j.now(), j.d.LockTTL)
+				if j.afterRenew != nil {
+					j.afterRenew()
+				}
+				if errors.Is(err, sessionstore.ErrSealBusy) {
 					cancel(fmt.Errorf("seal: the lock of group %s was lost: %w", groupID, err))
 					return
 				}

@@ -95,6 +95,11 @@ type Job struct {
 	// afterWrite runs after the blobs are written and before the session is completed (tests
 	// use it to simulate a crash there).
 	afterWrite func() error
+	// renewTicks, when set, drives the seal lock's renewal instead of a ticker every third of
+	// LockTTL, and afterRenew runs after each renewal (tests drive renewal with them and the
+	// clock in Deps.Now, not by sleeping).
+	renewTicks <-chan time.Time
+	afterRenew func()
 }
 
 // New makes the job; zero optional Deps get their defaults. It panics when a required

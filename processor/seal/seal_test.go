@@ -6,6 +6,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -329,17 +330,26 @@ func TestSealWhileAnotherAttemptHoldsTheLock(t *testing.T) {
 }
 
 // The seal lock is renewed while the attempt runs, past its lifetime: no other attempt can
-// take it over from a live one.
+// take it over from a live one. The clock and the renewal ticks are the test's: a renewal at
+// two thirds of the lifetime, then the clock past the first lifetime's end.
 func TestSealLockIsRenewedWhileSealing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	f := e.sealingSession(t, twoSigners()[:1], "")
 	job := *e.job
-	job.d.LockTTL = 3 * time.Second
+	var mu sync.Mutex
+	clock := e.job.now()
+	job.d.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); clock = clock.Add(d) }
+	ticks, renewed := make(chan time.Time), make(chan struct{}, 1)
+	job.renewTicks, job.afterRenew = ticks, func() { renewed <- struct{}{} }
 	var tookOver error
 	job.afterWrite = func() error {
-		time.Sleep(2 * job.d.LockTTL)
+		advance(2 * job.d.LockTTL / 3)
+		ticks <- job.now()
+		<-renewed
+		advance(2 * job.d.LockTTL / 3) // the first lifetime ended a third of it ago
 		tookOver = e.store.AcquireSealLock(ctx, f.sess.GroupID, "other-attempt", job.now(), job.d.LockTTL)
 		return nil
 	}

@@ -2,7 +2,6 @@ package workflowcallback
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -14,15 +13,14 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/callbacksig"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
-	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/webhook"
 	"github.com/esign-svc/esign/shared/workflow"
 	"github.com/esign-svc/esign/shared/workflow/workflowstore"
+	"github.com/esign-svc/esign/shared/workflow/workflowstore/storetest"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
@@ -88,22 +86,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := pii.ParseCipher("e1:" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", 32))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sfx := strings.ReplaceAll(uuid.NewString(), "-", "")[:10]
-	st, err := workflowstore.New(acct, "wfcb"+sfx, "wfcbidx"+sfx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Ensure(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	st, _, _ := storetest.New(t)
 	rc := &receiver{t: t}
 	srv := httptest.NewServer(rc)
 	t.Cleanup(srv.Close)

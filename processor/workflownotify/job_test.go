@@ -16,18 +16,17 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/outbox"
-	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/workflow"
 	"github.com/esign-svc/esign/shared/workflow/workflowstore"
+	"github.com/esign-svc/esign/shared/workflow/workflowstore/storetest"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
@@ -69,24 +68,9 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := pii.ParseCipher("e1:" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", 32))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sfx := strings.ReplaceAll(uuid.NewString(), "-", "")[:10]
-	st, err := workflowstore.New(acct, "wfn"+sfx, "wfnidx"+sfx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, acct, sfx := storetest.New(t)
 	box, err := outbox.New(acct, "wfnbox"+sfx)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Ensure(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := box.Ensure(ctx); err != nil {

@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"math/big"
@@ -27,17 +26,16 @@ import (
 
 	"github.com/esign-svc/esign/processor/seal"
 	"github.com/esign-svc/esign/processor/workflowcallback"
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/evidence"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
-	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/workflow"
 	"github.com/esign-svc/esign/shared/workflow/workflowstore"
+	"github.com/esign-svc/esign/shared/workflow/workflowstore/storetest"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
@@ -108,22 +106,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := pii.ParseCipher("e1:" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", 32))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sfx := strings.ReplaceAll(uuid.NewString(), "-", "")[:10]
-	st, err := workflowstore.New(acct, "wf"+sfx, "wfidx"+sfx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st, acct, sfx := storetest.New(t)
 	blobs := blobstore.New(acct)
 	if err := blobs.EnsureContainer(ctx, template.Container); err != nil {
 		t.Fatal(err)

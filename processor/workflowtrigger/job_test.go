@@ -7,10 +7,12 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
@@ -19,36 +21,48 @@ import (
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/workflow"
 	"github.com/esign-svc/esign/shared/workflow/workflowstore"
+	"github.com/esign-svc/esign/shared/workflow/workflowstore/storetest"
 )
 
-// memWorkflows keeps one workflow in memory and records the events of each update.
-type memWorkflows struct {
-	w      *workflow.Workflow
-	events []string
+func TestMain(m *testing.M) { azuritetest.Main(m) }
+
+// store is the real workflow store on Azurite (tables of the test's own) holding w.
+type store struct {
+	*workflowstore.Store
+	t *testing.T
 }
 
-func (m *memWorkflows) Load(_ context.Context, id string) (*workflow.Workflow, error) {
-	if m.w == nil || m.w.ID != id {
-		return nil, workflowstore.ErrNotFound
+func newStore(t *testing.T, w *workflow.Workflow) store {
+	t.Helper()
+	st, _, _ := storetest.New(t)
+	if _, _, err := st.Create(context.Background(), w, kernel.Change{}, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
 	}
-	c := *m.w
-	return &c, nil
+	return store{Store: st, t: t}
 }
 
-func (m *memWorkflows) Update(ctx context.Context, id string, step func(*workflow.Workflow) (kernel.Change, error)) (*workflow.Workflow, kernel.Change, error) {
-	w, err := m.Load(ctx, id)
+// w is the stored workflow, read back.
+func (s store) w() *workflow.Workflow {
+	s.t.Helper()
+	w, err := s.Load(context.Background(), "wf-1")
 	if err != nil {
-		return nil, kernel.Change{}, err
+		s.t.Fatal(err)
 	}
-	ch, err := step(w)
+	return w
+}
+
+// events are the kinds of the workflow's audit events, in order.
+func (s store) events() []string {
+	s.t.Helper()
+	evs, err := s.Events(context.Background(), "wf-1")
 	if err != nil {
-		return nil, kernel.Change{}, err
+		s.t.Fatal(err)
 	}
-	for _, e := range ch.Events {
-		m.events = append(m.events, e.Kind)
+	var kinds []string
+	for _, e := range evs {
+		kinds = append(kinds, e.Kind)
 	}
-	m.w = w
-	return w, ch, nil
+	return kinds
 }
 
 // starter answers what it is given and counts the calls and the group id it was handed.
@@ -93,14 +107,14 @@ func invoke(t *testing.T, fn func(context.Context, funcproto.QueueMessage) error
 
 func TestTriggerStartsTheSessionAndQueuesItsInvitation(t *testing.T) {
 	t.Parallel()
-	store := &memWorkflows{w: complete(true)}
+	store := newStore(t, complete(true))
 	s := &esign.Session{GroupID: "g-1", TenantID: "t1"}
 	st := &starter{out: render.Started{ESignNew: true, ESign: &esign.Created{Session: s, Slots: []esign.Slot{{Index: 0, LinkJTI: "j"}},
 		Change: esign.Change{Effects: []kernel.Effect{{Kind: esign.EffectInvite, Slot: 0}}}}}}
 	j := &Job{Workflows: store, Starter: st, Licence: licencetest.New(t), Now: func() time.Time { return time.Unix(0, 0) }}
 	code, out := invoke(t, j.Handle, "t1")
-	if code != 200 || len(out["notify"]) == 0 || store.w.ESignGroupID != "g-1" || len(store.events) != 1 || store.events[0] != workflow.EvESignStarted {
-		t.Fatalf("%d %s %+v %v", code, out, store.w, store.events)
+	if w, evs := store.w(), store.events(); code != 200 || len(out["notify"]) == 0 || w.ESignGroupID != "g-1" || !slices.Equal(evs, []string{workflow.EvESignStarted}) {
+		t.Fatalf("%d %s %+v %v", code, out, w, evs)
 	}
 	// redelivered: the trigger ended, nothing is started or queued again
 	if code, out := invoke(t, j.Handle, "t1"); code != 200 || len(out) != 0 || st.calls != 1 {
@@ -110,35 +124,35 @@ func TestTriggerStartsTheSessionAndQueuesItsInvitation(t *testing.T) {
 
 func TestTriggerRefusedIsRecordedOnce(t *testing.T) {
 	t.Parallel()
-	store := &memWorkflows{w: complete(false)}
+	store := newStore(t, complete(false))
 	st := &starter{err: apperr.Invalid("pdf_not_found", apperr.Field("pdfBlobPath", "no blob"))}
 	j := &Job{Workflows: store, Starter: st, Licence: licencetest.New(t)}
-	if code, out := invoke(t, j.Handle, "t1"); code != 200 || len(out) != 0 || store.w.TriggerFailure != "pdf_not_found" {
-		t.Fatalf("%d %s %+v", code, out, store.w)
+	if code, out := invoke(t, j.Handle, "t1"); code != 200 || len(out) != 0 || store.w().TriggerFailure != "pdf_not_found" {
+		t.Fatalf("%d %s %+v", code, out, store.w())
 	}
-	if code, _ := invoke(t, j.HandlePoison, "t1"); code != 200 || len(store.events) != 1 {
-		t.Fatalf("poison after the failure: %d, events %v", code, store.events)
+	if code, _ := invoke(t, j.HandlePoison, "t1"); code != 200 || !slices.Equal(store.events(), []string{workflow.EvTriggerFailed}) {
+		t.Fatalf("poison after the failure: %d, events %v", code, store.events())
 	}
 }
 
 func TestTriggerRetriesStorageAndPoisons(t *testing.T) {
 	t.Parallel()
-	store := &memWorkflows{w: complete(false)}
+	store := newStore(t, complete(false))
 	j := &Job{Workflows: store, Starter: &starter{err: errors.New("storage down")}, Licence: licencetest.New(t)}
-	if code, _ := invoke(t, j.Handle, "t1"); code != 500 || store.w.Triggered() {
-		t.Fatalf("a storage failure must be retried: %d %+v", code, store.w)
+	if code, _ := invoke(t, j.Handle, "t1"); code != 500 || store.w().Triggered() || len(store.events()) != 0 {
+		t.Fatalf("a storage failure must be retried: %d %+v", code, store.w())
 	}
-	if code, _ := invoke(t, j.HandlePoison, "t1"); code != 200 || store.w.TriggerFailure != "retries_exhausted" {
-		t.Fatalf("poison: %d %+v", code, store.w)
+	if code, _ := invoke(t, j.HandlePoison, "t1"); code != 200 || store.w().TriggerFailure != "retries_exhausted" || !slices.Equal(store.events(), []string{workflow.EvTriggerFailed}) {
+		t.Fatalf("poison: %d %+v %v", code, store.w(), store.events())
 	}
 }
 
 func TestTriggerRefusesAnotherTenantsMessage(t *testing.T) {
 	t.Parallel()
-	store := &memWorkflows{w: complete(false)}
+	store := newStore(t, complete(false))
 	st := &starter{}
 	j := &Job{Workflows: store, Starter: st, Licence: licencetest.New(t)}
-	if code, _ := invoke(t, j.Handle, "t2"); code != 200 || st.calls != 0 || store.w.Triggered() {
+	if code, _ := invoke(t, j.Handle, "t2"); code != 200 || st.calls != 0 || store.w().Triggered() || len(store.events()) != 0 {
 		t.Fatalf("another tenant's message: %d, %d starts", code, st.calls)
 	}
 }
@@ -158,15 +172,15 @@ func TestTriggerTheLicenceNoLongerAllows(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			store := &memWorkflows{w: complete(c.esignOn)}
+			store := newStore(t, complete(c.esignOn))
 			st := &starter{}
 			j := &Job{Workflows: store, Starter: st, Licence: licencetest.New(t, c.has, licence.FeatureWorkflow)}
 			if code, out := invoke(t, j.Handle, "t1"); code != 200 || len(out) != 0 || st.calls != 0 ||
-				store.w.TriggerFailure != licence.CodeFeatureMissing {
-				t.Fatalf("%d %s, %d starts, %+v", code, out, st.calls, store.w)
+				store.w().TriggerFailure != licence.CodeFeatureMissing {
+				t.Fatalf("%d %s, %d starts, %+v", code, out, st.calls, store.w())
 			}
-			if len(store.events) != 1 || store.events[0] != workflow.EvTriggerFailed {
-				t.Fatalf("events %v", store.events)
+			if evs := store.events(); !slices.Equal(evs, []string{workflow.EvTriggerFailed}) {
+				t.Fatalf("events %v", evs)
 			}
 		})
 	}

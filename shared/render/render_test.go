@@ -522,7 +522,7 @@ func TestRenderLicenceFeatures(t *testing.T) {
 			if e, _ := apperr.As(err); e.Extra["feature"] != string(c.missing) {
 				t.Fatalf("names %v, want %s", e.Extra["feature"], c.missing)
 			}
-			if _, err := f.docs.Load(ctx, req.Options.CorrelationID); apperr.KindOf(err) != apperr.KindNotFound {
+			if _, err := f.docs.Load(ctx, f.by.TenantID, req.Options.CorrelationID); apperr.KindOf(err) != apperr.KindNotFound {
 				t.Fatalf("a document was stored: %v", err)
 			}
 		})

@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/esign-svc/esign/shared/callbacksig"
 )
 
 func TestPolicyCheckURL(t *testing.T) {
@@ -122,10 +125,11 @@ func TestClientWithPolicy(t *testing.T) {
 	t.Run("allowed loopback is sent", func(t *testing.T) {
 		t.Parallel()
 		rc := newReceiver(t, []int{http.StatusOK})
-		if _, err := mustNew(t, WithPolicy(Policy{AllowLoopback: true})).Post(context.Background(), request(rc.srv.URL)); err != nil {
+		at := time.Date(2026, 11, 1, 9, 30, 0, 0, time.UTC)
+		if _, err := mustNew(t, WithPolicy(Policy{AllowLoopback: true}), WithClock(func() time.Time { return at })).Post(context.Background(), request(rc.srv.URL)); err != nil {
 			t.Fatal(err)
 		}
-		if r := rc.requests(); len(r) != 1 || r[0].sigErr != nil {
+		if r := rc.requests(); len(r) != 1 || r[0].sig != callbacksig.Sign(testSecret, at, []byte(testBody)) {
 			t.Fatalf("requests %+v, want one signed", r)
 		}
 	})

@@ -42,6 +42,7 @@ var client = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{
 type reply struct {
 	Status int
 	Raw    []byte
+	Type   string // Content-Type
 	JSON   map[string]any
 }
 
@@ -50,6 +51,12 @@ func (r reply) str(key string) string { s, _ := r.JSON[key].(string); return s }
 // call sends a request to the service (path under /api/); body is nil or a JSON value. A
 // transport error is returned (Status 0): during an outage a request may fail either way.
 func call(method, path string, body any, headers map[string]string) (reply, error) {
+	return callCtx(context.Background(), method, path, body, headers)
+}
+
+// callCtx is call under ctx (a deadline well below the client's own time-out tells a service
+// that hangs from one that answers).
+func callCtx(ctx context.Context, method, path string, body any, headers map[string]string) (reply, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -65,7 +72,7 @@ func call(method, path string, body any, headers map[string]string) (reply, erro
 	if strings.Contains(path, "?") {
 		sep = "&"
 	}
-	req, err := http.NewRequest(method, svc.host.URL()+"/api/"+path+sep+"code="+svc.host.HostKey(), rd)
+	req, err := http.NewRequestWithContext(ctx, method, svc.host.URL()+"/api/"+path+sep+"code="+svc.host.HostKey(), rd)
 	if err != nil {
 		return reply{}, err
 	}
@@ -84,7 +91,7 @@ func call(method, path string, body any, headers map[string]string) (reply, erro
 	if err != nil {
 		return reply{}, err
 	}
-	r := reply{Status: resp.StatusCode, Raw: raw}
+	r := reply{Status: resp.StatusCode, Raw: raw, Type: resp.Header.Get("Content-Type")}
 	if strings.Contains(resp.Header.Get("Content-Type"), "json") {
 		_ = json.Unmarshal(raw, &r.JSON)
 	}

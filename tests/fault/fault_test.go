@@ -2,6 +2,7 @@ package fault
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"strconv"
@@ -111,8 +112,11 @@ func TestProcessorKilledMidSeal(t *testing.T) {
 	checkOnce(t, s, mails(t))
 }
 
-// Azurite stopped and started again while sessions are live: requests during the outage fail
-// with 5xx, none hangs the service; afterwards the same service (not restarted) finishes every
+// outageAnswer is how long a request during the storage outage may take to be answered.
+const outageAnswer = 5 * time.Second
+
+// Azurite stopped and started again while sessions are live: requests during the outage are
+// answered with a 5xx problem within outageAnswer, none hangs the service; afterwards the same service (not restarted) finishes every
 // session, with nothing lost or doubled.
 func TestStorageRestartedUnderLiveSessions(t *testing.T) {
 	ctx := context.Background()
@@ -132,9 +136,17 @@ func TestStorageRestartedUnderLiveSessions(t *testing.T) {
 		if req.method == "POST" {
 			_, body = newSession(t)
 		}
-		r, err := call(req.method, req.path, body, auth)
-		if err == nil && r.Status < 500 {
-			t.Errorf("%s %s during the outage: %d %s, want 5xx", req.method, req.path, r.Status, r.Raw)
+		// outageAnswer is far below the client's 60 s: a request still open then hung.
+		rctx, cancel := context.WithTimeout(ctx, outageAnswer)
+		r, err := callCtx(rctx, req.method, req.path, body, auth)
+		cancel()
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			t.Errorf("%s %s during the outage: no answer within %s (the service hung): %v", req.method, req.path, outageAnswer, err)
+		case err != nil:
+			t.Errorf("%s %s during the outage: %v, want a 5xx problem answer", req.method, req.path, err)
+		case r.Status < 500 || r.Status > 599 || !strings.HasPrefix(r.Type, "application/problem+json") || r.str("code") == "":
+			t.Errorf("%s %s during the outage: %d %s %s, want a 5xx application/problem+json with a code", req.method, req.path, r.Status, r.Type, r.Raw)
 		}
 	}
 	if err := svc.azurite.Restart(ctx); err != nil {

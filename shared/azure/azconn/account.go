@@ -3,6 +3,7 @@ package azconn
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -45,8 +46,28 @@ func New(cfg Config) (*Account, error) {
 	}
 }
 
+// Storage retries are bounded so that a request during a storage outage is answered (a 5xx)
+// within a few seconds instead of waiting out the SDK's defaults (back-off from 800 ms up to 60 s,
+// and no limit on one try): retryDelay doubles per retry up to maxRetryDelay (each with jitter),
+// and tryTimeout ends one try that hangs. With storage unreachable, a call gives up after about
+// 1.5 s (0.2 + 0.4 + 0.8 s of back-off).
+const (
+	maxRetries    = 3
+	retryDelay    = 200 * time.Millisecond
+	maxRetryDelay = 2 * time.Second
+	tryTimeout    = 30 * time.Second
+)
+
+// clientOptions are the options of every storage client.
+func clientOptions(appID string) policy.ClientOptions {
+	return policy.ClientOptions{
+		Telemetry: policy.TelemetryOptions{ApplicationID: appID},
+		Retry:     policy.RetryOptions{MaxRetries: maxRetries, RetryDelay: retryDelay, MaxRetryDelay: maxRetryDelay, TryTimeout: tryTimeout},
+	}
+}
+
 func newWithKey(ep endpoints, appID string) (*Account, error) {
-	co := policy.ClientOptions{Telemetry: policy.TelemetryOptions{ApplicationID: appID}}
+	co := clientOptions(appID)
 	a := &Account{name: ep.account, blobURL: ep.blob + "/", queueURL: ep.queue + "/", tableURL: ep.table + "/"}
 	bk, err := azblob.NewSharedKeyCredential(ep.account, ep.accountKey)
 	if err != nil {
@@ -74,7 +95,7 @@ func newWithKey(ep endpoints, appID string) (*Account, error) {
 }
 
 func newWithIdentity(cfg Config, name string) (*Account, error) {
-	co := policy.ClientOptions{Telemetry: policy.TelemetryOptions{ApplicationID: cfg.ApplicationID}}
+	co := clientOptions(cfg.ApplicationID)
 	if !validAccountName(name) {
 		return nil, fmt.Errorf("azconn: %s must be 3-24 lowercase letters and digits", SettingAccountName)
 	}
