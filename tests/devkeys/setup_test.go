@@ -275,9 +275,9 @@ func TestMintedTokenPassesAuth(t *testing.T) {
 	if p.TenantID != DevTenantID || !p.HasRole(auth.RoleInitiator) || p.HasRole(auth.RoleAdmin) {
 		t.Fatalf("default principal %+v", p)
 	}
-	tok, _ = MintFromDir(dir, TokenOptions{Tenant: "tenant-b", Roles: []string{auth.RoleAdmin, auth.RoleWorkflowApprover}})
+	tok, _ = MintFromDir(dir, TokenOptions{Tenant: "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb", Roles: []string{auth.RoleAdmin, auth.RoleWorkflowApprover}})
 	p, err = v.Verify(ctx, tok)
-	if err != nil || p.TenantID != "tenant-b" || !p.HasRole(auth.RoleAdmin) || !p.HasRole(auth.RoleWorkflowApprover) || p.HasRole(auth.RoleInitiator) {
+	if err != nil || p.TenantID != "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb" || !p.HasRole(auth.RoleAdmin) || !p.HasRole(auth.RoleWorkflowApprover) || p.HasRole(auth.RoleInitiator) {
 		t.Fatalf("custom principal %+v, %v", p, err)
 	}
 	tok, _ = MintFromDir(dir, TokenOptions{NoRoles: true})

@@ -42,8 +42,8 @@ func TestTokenPassesAuthFromDevEnv(t *testing.T) {
 		forbidden string
 	}{
 		{"defaults", nil, devkeys.DevTenantID, []string{auth.RoleInitiator}, auth.RoleAdmin},
-		{"tenant and roles", []string{"--tenant", "t-42", "--roles", "Dispatch.Approver, Service.Admin", "--ttl", "5m"},
-			"t-42", []string{auth.RoleDispatchApprover, auth.RoleAdmin}, auth.RoleInitiator},
+		{"tenant and roles", []string{"--tenant", "42424242-4242-4242-8242-424242424242", "--roles", "Dispatch.Approver, Service.Admin", "--ttl", "5m"},
+			"42424242-4242-4242-8242-424242424242", []string{auth.RoleDispatchApprover, auth.RoleAdmin}, auth.RoleInitiator},
 		{"no roles", []string{"--roles", ""}, devkeys.DevTenantID, nil, auth.RoleInitiator},
 	}
 	for _, tc := range tests {
@@ -99,7 +99,7 @@ func TestSubAndOIDPlayTwoPeople(t *testing.T) {
 	principal := func(args ...string) auth.Principal {
 		t.Helper()
 		var out bytes.Buffer
-		if err := run(append([]string{"--dir", dir, "--tenant", "t-1"}, args...), &out); err != nil {
+		if err := run(append([]string{"--dir", dir, "--tenant", "10101010-1010-4010-8010-101010101010"}, args...), &out); err != nil {
 			t.Fatal(err)
 		}
 		p, err := v.Verify(context.Background(), strings.TrimSpace(out.String()))
