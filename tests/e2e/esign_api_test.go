@@ -147,10 +147,14 @@ func TestCreateBadInputs(t *testing.T) {
 		{"path traversal", func(m map[string]any) { m["pdfBlobPath"] = "documents/../secrets/x.pdf" }, 400, "invalid_blob_path", "pdfBlobPath"},
 		{"absolute URL", func(m map[string]any) { m["pdfBlobPath"] = "https://evil.test/x.pdf" }, 400, "invalid_blob_path", "pdfBlobPath"},
 		{"other container", func(m map[string]any) { m["pdfBlobPath"] = "signed/x.pdf" }, 400, "invalid_blob_path", "pdfBlobPath"},
-		{"blob missing", func(m map[string]any) { m["pdfBlobPath"] = "documents/" + tenantA + "/none-" + uuid.NewString() + ".pdf" }, 400, "pdf_not_found", "pdfBlobPath"},
+		{"blob missing", func(m map[string]any) {
+			m["pdfBlobPath"] = "documents/" + tenantA + "/none-" + uuid.NewString() + ".pdf"
+		}, 400, "pdf_not_found", "pdfBlobPath"},
 		// Another tenant's document, and one missing there, get the same answer (DESIGN 14).
 		{"another tenant's document", func(m map[string]any) { m["pdfBlobPath"], _ = uploadFixtureAs(t, tenantB, "template-3p.pdf") }, 400, "invalid_blob_path", "pdfBlobPath"},
-		{"another tenant's folder, blob missing", func(m map[string]any) { m["pdfBlobPath"] = "documents/" + tenantB + "/none-" + uuid.NewString() + ".pdf" }, 400, "invalid_blob_path", "pdfBlobPath"},
+		{"another tenant's folder, blob missing", func(m map[string]any) {
+			m["pdfBlobPath"] = "documents/" + tenantB + "/none-" + uuid.NewString() + ".pdf"
+		}, 400, "invalid_blob_path", "pdfBlobPath"},
 		{"documents root (pre-tenant layout)", func(m map[string]any) { m["pdfBlobPath"] = "documents/rendered/x.pdf" }, 400, "invalid_blob_path", "pdfBlobPath"},
 		{"hash mismatch", func(m map[string]any) { m["pdfHash"] = "sha256:" + strings.Repeat("0", 64) }, 400, "pdf_hash_mismatch", "pdfHash"},
 		{"hash without prefix", func(m map[string]any) { m["pdfHash"] = strings.Repeat("a", 64) }, 400, "invalid_request", "pdfHash"},
