@@ -13,6 +13,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
+	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/tokens"
@@ -95,8 +96,11 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 // Errors: 400 naming the field; template_invalid, template_not_found, schema_invalid; the
 // blob reads' errors.
 func (a *API) prepare(ctx context.Context, req CreateRequest, p auth.Principal, now time.Time) (*workflow.Workflow, kernel.Change, error) {
-	field, path, err := req.template()
+	field, path, err := req.template(p.TenantID)
 	if err != nil {
+		return nil, kernel.Change{}, err
+	}
+	if err := template.Confine(field, path, p.TenantID); err != nil {
 		return nil, kernel.Change{}, err
 	}
 	pkg, err := a.Templates.Load(ctx, field, path)
@@ -110,6 +114,11 @@ func (a *API) prepare(ctx context.Context, req CreateRequest, p auth.Principal, 
 	setup, err := a.setup(req, settings)
 	if err != nil {
 		return nil, kernel.Change{}, err
+	}
+	if setup.SchemaPath != "" {
+		if err := template.Confine("templateSettings.workflow.schemaPath", setup.SchemaPath, p.TenantID); err != nil {
+			return nil, kernel.Change{}, err
+		}
 	}
 	schema, err := a.schema(ctx, pkg, setup.SchemaPath)
 	if err != nil {
@@ -148,7 +157,9 @@ func (a *API) portalURL(id string) (string, error) {
 	return strings.TrimSuffix(a.PortalURL, "/") + "/workflow/" + url.PathEscape(id) + "?pt=" + url.QueryEscape(tok), nil
 }
 
-func (req *CreateRequest) template() (field, path string, err error) {
+// template is the request's package path: templatePath, or the legacy templateId as the folder
+// templates/<tenant>/<templateId>/ of the caller's own packages.
+func (req *CreateRequest) template(tenant string) (field, path string, err error) {
 	switch {
 	case req.TemplatePath != "" && req.TemplateID != "":
 		return "", "", apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("templateId", "give templatePath or templateId, not both"))
@@ -158,7 +169,7 @@ func (req *CreateRequest) template() (field, path string, err error) {
 		if strings.ContainsAny(req.TemplateID, "/\\") || strings.HasPrefix(req.TemplateID, ".") {
 			return "", "", apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("templateId", "must be a package folder name"))
 		}
-		return "templateId", template.Container + "/" + req.TemplateID + "/", nil
+		return "templateId", template.Container + "/" + blobpath.TenantName(tenant, req.TemplateID, "/"), nil
 	}
 	return "", "", apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("templatePath", "is required (or the legacy templateId)"))
 }

@@ -60,33 +60,37 @@ func FuzzCreate(f *testing.F) {
 	}
 	pdf := []byte("%PDF-1.7\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n")
 	blobs := memBlobs{
-		"templates/flow/template.yaml": []byte("name: flow\nversion: 1\n"),
-		"templates/flow/template.pdf":  pdf,
-		"templates/flow/schema.yaml":   schema,
-		"templates/bare/template.yaml": []byte("name: bare\nversion: 2\n"),
-		"templates/bare/template.pdf":  pdf,
-		"templates/schemas/alt.yaml":   []byte("steps:\n  - id: a\n    fields:\n      - {key: x, type: integer, min: 1}\nautoValidateOnCreate: true\n"),
-		"templates/schemas/bad.yaml":   []byte("steps: 3\n"),
+		"templates/shared/flow/template.yaml": []byte("name: flow\nversion: 1\n"),
+		"templates/shared/flow/template.pdf":  pdf,
+		"templates/shared/flow/schema.yaml":   schema,
+		// the legacy templateId names a folder of the caller's own: templates/<tenant>/<templateId>/
+		"templates/tenant-1/flow/template.yaml": []byte("name: flow\nversion: 1\n"),
+		"templates/tenant-1/flow/template.pdf":  pdf,
+		"templates/tenant-1/flow/schema.yaml":   schema,
+		"templates/shared/bare/template.yaml":   []byte("name: bare\nversion: 2\n"),
+		"templates/shared/bare/template.pdf":    pdf,
+		"templates/shared/schemas/alt.yaml":     []byte("steps:\n  - id: a\n    fields:\n      - {key: x, type: integer, min: 1}\nautoValidateOnCreate: true\n"),
+		"templates/shared/schemas/bad.yaml":     []byte("steps: 3\n"),
 	}
 	a := &API{Templates: &template.Loader{Blobs: blobs}, Blobs: blobs, Callbacks: webhook.Policy{}, Licence: licencetest.New(f),
 		NewID: func() string { return "wf-1" }}
 	p := auth.Principal{Subject: "s", TenantID: "tenant-1", ObjectID: "oid-1"}
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	seeds := []string{
-		`{"templatePath":"templates/flow/","correlationId":"wf-1","initialData":{"name":"Acme","spend":12.5},"callbackUrl":"https://example.com/cb"}`,
+		`{"templatePath":"templates/shared/flow/","correlationId":"wf-1","initialData":{"name":"Acme","spend":12.5},"callbackUrl":"https://example.com/cb"}`,
 		`{"templateId":"flow","correlationId":"c","templateSettings":{"workflow":{"requireOtp":true,"recipients":[{"email":"a@example.com","displayName":"A"}],"organizationName":"Org","message":"Hi"}}}`,
-		`{"templatePath":"templates/bare/","correlationId":"c","templateSettings":{"workflow":{"schemaPath":"templates/schemas/alt.yaml"}},"initialData":{"x":2}}`,
-		`{"templatePath":"templates/bare/","correlationId":"c","templateSettings":{"workflow":{"schemaPath":"templates/schemas/alt.yaml"}},"initialData":{"x":0}}`,
-		`{"templatePath":"templates/bare/","correlationId":"c","templateSettings":{"workflow":{"schemaPath":"templates/schemas/bad.yaml"}}}`,
-		`{"templatePath":"templates/bare/","correlationId":"c","templateSettings":{"workflow":{"schemaPath":"../x"}}}`,
-		`{"templatePath":"templates/bare/","correlationId":"c"}`,
-		`{"templatePath":"templates/flow/","templateId":"flow","correlationId":"c"}`,
+		`{"templatePath":"templates/shared/bare/","correlationId":"c","templateSettings":{"workflow":{"schemaPath":"templates/shared/schemas/alt.yaml"}},"initialData":{"x":2}}`,
+		`{"templatePath":"templates/shared/bare/","correlationId":"c","templateSettings":{"workflow":{"schemaPath":"templates/shared/schemas/alt.yaml"}},"initialData":{"x":0}}`,
+		`{"templatePath":"templates/shared/bare/","correlationId":"c","templateSettings":{"workflow":{"schemaPath":"templates/shared/schemas/bad.yaml"}}}`,
+		`{"templatePath":"templates/shared/bare/","correlationId":"c","templateSettings":{"workflow":{"schemaPath":"../x"}}}`,
+		`{"templatePath":"templates/shared/bare/","correlationId":"c"}`,
+		`{"templatePath":"templates/shared/flow/","templateId":"flow","correlationId":"c"}`,
 		`{"templateId":"../flow","correlationId":"c"}`,
-		`{"templatePath":"templates/none.zip","correlationId":"c"}`,
-		`{"templatePath":"templates/flow/","correlationId":" c ","callbackUrl":"http://127.0.0.1/","initialData":{"nope":1,"spend":"x"}}`,
-		`{"templatePath":"templates/flow/","correlationId":"c","templateSettings":{"workflow":{"recipients":[{"email":"not an address"}]},"esign":{"enabled":true,"signers":[]}}}`,
-		`{"templatePath":"templates/flow/","correlationId":"c","templateSettings":{"delivery":{"enabled":true}}}`,
-		`{"templatePath":"templates/flow/","correlationId":"c","initialData":{"name":null}}`,
+		`{"templatePath":"templates/shared/none.zip","correlationId":"c"}`,
+		`{"templatePath":"templates/shared/flow/","correlationId":" c ","callbackUrl":"http://127.0.0.1/","initialData":{"nope":1,"spend":"x"}}`,
+		`{"templatePath":"templates/shared/flow/","correlationId":"c","templateSettings":{"workflow":{"recipients":[{"email":"not an address"}]},"esign":{"enabled":true,"signers":[]}}}`,
+		`{"templatePath":"templates/shared/flow/","correlationId":"c","templateSettings":{"delivery":{"enabled":true}}}`,
+		`{"templatePath":"templates/shared/flow/","correlationId":"c","initialData":{"name":null}}`,
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))

@@ -118,6 +118,9 @@ func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) 
 	if err != nil {
 		return Submitted{}, err
 	}
+	if err := template.Confine("templatePath", req.TemplatePath, by.TenantID); err != nil {
+		return Submitted{}, err
+	}
 	pkg, err := in.Templates.Load(ctx, "templatePath", req.TemplatePath)
 	if err != nil {
 		return Submitted{}, err

@@ -62,7 +62,7 @@ func newFixture(t *testing.T) *fixture {
 	if err := blobs.EnsureContainer(ctx, template.Container); err != nil {
 		t.Fatal(err)
 	}
-	dir := "intake-" + uuid.NewString() + "/"
+	dir := "shared/intake-" + uuid.NewString() + "/"
 	for _, name := range []string{"template.yaml", "template.pdf"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "offer", name))
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/tokens"
 )
 
@@ -75,6 +76,9 @@ func (c *Creator) Create(ctx context.Context, tenant string, actor Actor, req Cr
 	}
 	if err == nil {
 		src, err = blobpath.Tenant("pdfBlobPath", src, ContainerDocuments, tenant)
+	}
+	if err == nil && req.TemplatePath != "" && !req.Sealed {
+		err = template.Confine("templatePath", req.TemplatePath, tenant)
 	}
 	if err != nil {
 		return Created{}, err

@@ -157,6 +157,9 @@ func (r *Renderer) plan(ctx context.Context, by Caller, req Request) (*plan, err
 	if err != nil {
 		return nil, err
 	}
+	if err := template.Confine("templatePath", req.TemplatePath, by.TenantID); err != nil {
+		return nil, err
+	}
 	pkg, err := r.Templates.Load(ctx, "templatePath", req.TemplatePath)
 	if err != nil {
 		return nil, err

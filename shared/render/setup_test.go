@@ -96,7 +96,7 @@ func newFixture(t *testing.T) *fixture {
 	if err := f.blobs.EnsureContainer(ctx, template.Container); err != nil {
 		t.Fatal(err)
 	}
-	dir := "rtest/" + uuid.NewString() + "/"
+	dir := "shared/rtest/" + uuid.NewString() + "/"
 	for name, b := range samplePackage(t) {
 		if _, err := f.blobs.Put(ctx, template.Container, dir+name, bytes.NewReader(b), "application/octet-stream", nil); err != nil {
 			t.Fatal(err)

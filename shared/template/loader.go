@@ -292,3 +292,25 @@ func readEntry(rc io.Reader, f *zip.File, limit int64) ([]byte, error) {
 		}
 	}
 }
+
+// SharedFolder is the operator's read-only folder of packages every tenant may use
+// (templates/shared/...).
+const SharedFolder = "shared"
+
+// Confine checks that the request field's path (a package, or a schema) lies in the caller's
+// own folder, templates/<tenant>/, or in the operator's templates/shared/ (DESIGN 14), before
+// anything is read: another tenant's path is refused whether or not it exists, so the answer
+// reveals nothing. Paths stored on accepted objects are read as stored; only request input is
+// confined. Errors: 400 invalid_blob_path naming field.
+func Confine(field, templatePath, tenant string) error {
+	p, err := blobpath.ParseIn(field, strings.TrimSuffix(templatePath, "/"), Container)
+	if err != nil {
+		return err
+	}
+	if tenant != "" && tenant != SharedFolder && strings.HasPrefix(p.Name, tenant+"/") ||
+		strings.HasPrefix(p.Name, SharedFolder+"/") {
+		return nil
+	}
+	return apperr.Invalid(blobpath.CodeInvalidBlobPath,
+		apperr.Field(field, "a template must be under "+Container+"/<your tenant id>/ or "+Container+"/"+SharedFolder+"/"))
+}

@@ -49,7 +49,7 @@ func wfPackage(t *testing.T, schema string) string {
 	if err := st.EnsureContainer(ctx, "templates"); err != nil {
 		t.Fatal(err)
 	}
-	dir := "browser/" + uuid.NewString() + "/"
+	dir := "shared/browser/" + uuid.NewString() + "/" // the operator's packages, open to every tenant
 	files := map[string][]byte{"schema.yaml": []byte(schema)}
 	for _, name := range []string{"template.yaml", "template.pdf"} {
 		if files[name], err = os.ReadFile(filepath.Join("..", "..", "examples", "offer", name)); err != nil {

@@ -102,7 +102,8 @@ func offerFiles(extra map[string][]byte) map[string][]byte {
 	return files
 }
 
-// putPackage stores files as a ZIP package templates/<name> and returns its path.
+// putPackage stores files as a ZIP package templates/shared/<name> (the operator's packages,
+// open to every tenant) and returns its path.
 func putPackage(ctx context.Context, name string, files map[string][]byte) (string, error) {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -125,10 +126,10 @@ func putPackage(ctx context.Context, name string, files map[string][]byte) (stri
 	if err := st.EnsureContainer(ctx, "templates"); err != nil {
 		return "", err
 	}
-	if _, err := st.Put(ctx, "templates", name, bytes.NewReader(buf.Bytes()), "application/zip", nil); err != nil {
+	if _, err := st.Put(ctx, "templates", "shared/"+name, bytes.NewReader(buf.Bytes()), "application/zip", nil); err != nil {
 		return "", err
 	}
-	return "templates/" + name, nil
+	return "templates/shared/" + name, nil
 }
 
 func blobs() (*blobstore.Store, error) {

@@ -124,7 +124,7 @@ func TestERPRetriesThenSucceeds(t *testing.T) {
 	rc, url := newReceiver(t)
 	set := erpSettings(t, rc, url, settings.NotifyAlways, nil)
 	name := "connector/late-" + uuid.NewString() + ".zip"
-	id := queueJob(t, set, "--template", "templates/"+name, "--data", offersJSON(t, 1), "--mode", "background")
+	id := queueJob(t, set, "--template", "templates/shared/"+name, "--data", offersJSON(t, 1), "--mode", "background")
 	for attempt := 1; attempt <= 2; attempt++ {
 		ok(t, set, "jobs", "work", "--once", "--retry-delay", "0", "--job", id)
 		j := showJob(t, set, id)

@@ -178,7 +178,7 @@ func TestCreateBadInputs(t *testing.T) {
 		{"sms without phone", func(m map[string]any) { signer(m, 0)["otpChannel"] = "sms" }, 400, "invalid_request", "signers[0].phoneNumber"},
 		{"unknown field", func(m map[string]any) { m["expiresIn"] = 5 }, 400, "unknown_field", "expiresIn"},
 		{"template elsewhere", func(m map[string]any) { m["templatePath"] = "documents/t.zip" }, 400, "invalid_blob_path", "templatePath"},
-		{"template missing", func(m map[string]any) { m["templatePath"] = "templates/none-" + uuid.NewString() + ".zip" }, 400, "template_not_found", "templatePath"},
+		{"template missing", func(m map[string]any) { m["templatePath"] = "templates/shared/none-" + uuid.NewString() + ".zip" }, 400, "template_not_found", "templatePath"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

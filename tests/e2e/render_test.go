@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -35,30 +34,18 @@ func examplePackage(t testing.TB) map[string][]byte {
 	return files
 }
 
-// uploadPackage stores files as a ZIP package templates/e2e/<uuid>.zip and returns its path.
+// uploadPackage stores files as a ZIP package templates/shared/e2e/<uuid>.zip (the operator's
+// packages, open to every tenant) and returns its path.
 func uploadPackage(t testing.TB, files map[string][]byte) string {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for name, b := range files {
-		w, err := zw.Create(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return putTemplateBlob(t, "e2e/"+uuid.NewString()+".zip", buf.Bytes())
+	return putTemplateBlob(t, "shared/e2e/"+uuid.NewString()+".zip", zipOf(t, files))
 }
 
-// uploadFolderPackage stores files as a blob folder templates/e2e/<uuid>/ and returns its path.
+// uploadFolderPackage stores files as a blob folder templates/shared/e2e/<uuid>/ and returns its
+// path.
 func uploadFolderPackage(t testing.TB, files map[string][]byte) string {
 	t.Helper()
-	dir := "e2e/" + uuid.NewString() + "/"
+	dir := "shared/e2e/" + uuid.NewString() + "/"
 	for name, b := range files {
 		putTemplateBlob(t, dir+name, b)
 	}
@@ -252,7 +239,7 @@ func TestRenderRefusals(t *testing.T) {
 		{"failing error rule", pkg, with("salary", 2000000), "record_invalid", "dataSource.salary", "salary-cap", ""},
 		{"unknown key in template.yaml", brokenPkg, offerRecord(), "template_invalid", "templatePath", "", "template.yaml:6"},
 		{"broken YAML", badYAMLPkg, offerRecord(), "template_invalid", "templatePath", "", "template.yaml:3"},
-		{"unknown template", "templates/e2e/" + uuid.NewString() + ".zip", offerRecord(), "template_not_found", "templatePath", "", ""},
+		{"unknown template", "templates/shared/e2e/" + uuid.NewString() + ".zip", offerRecord(), "template_not_found", "templatePath", "", ""},
 		{"outside templates", "documents/e2e/offer.zip", offerRecord(), "invalid_blob_path", "templatePath", "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -3,7 +3,7 @@
 // are storage, not API:
 //
 //	go run ./tests/cmd/devstore put FILE.pdf          upload into documents/<dev tenant>/; prints pdfBlobPath and pdfHash (JSON)
-//	go run ./tests/cmd/devstore put-template DIR NAME upload a template package folder as templates/NAME/; prints templatePath
+//	go run ./tests/cmd/devstore put-template DIR NAME upload a template package folder as templates/<dev tenant>/NAME/; prints templatePath
 //	go run ./tests/cmd/devstore get CONTAINER/NAME    write a blob to stdout (the sealed PDF: signed/...)
 //	go run ./tests/cmd/devstore outbox [--to ADDR]    the e-mails and SMS the outbox provider "sent", one JSON line each
 //
@@ -92,12 +92,13 @@ func put(ctx context.Context, st *blobstore.Store, file string, out io.Writer) e
 }
 
 // putTemplate uploads the files of a template package folder (template.yaml, template.pdf,
-// schema.yaml when present) as the blob folder templates/<name>/ and prints its templatePath.
+// schema.yaml when present) as the blob folder templates/<dev tenant>/<name>/ (a request names
+// only its own tenant's packages, or the operator's templates/shared/) and prints its templatePath.
 func putTemplate(ctx context.Context, st *blobstore.Store, dir, name string, out io.Writer) error {
 	if err := st.EnsureContainer(ctx, "templates"); err != nil {
 		return err
 	}
-	name = strings.Trim(name, "/")
+	name = devkeys.DevTenantID + "/" + strings.Trim(name, "/")
 	for _, f := range []string{"template.yaml", "template.pdf", "schema.yaml"} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if errors.Is(err, os.ErrNotExist) && f == "schema.yaml" {
