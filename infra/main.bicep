@@ -133,7 +133,7 @@ resource containers 'Microsoft.Storage/storageAccounts/blobServices/containers@2
   properties: { publicAccess: 'None' }
 }]
 
-// Each delivery's download copy (deliveries/<deliveryId>.pdf) is deleted by revoke; the rest go
+// Each delivery's download copy (deliveries/<tid>/<deliveryId>.pdf) is deleted by revoke; the rest go
 // 31 days after they were written (a delivery session lives at most 30 days, and its copy is
 // written while it lives).
 resource lifecycle 'Microsoft.Storage/storageAccounts/managementPolicies@2023-05-01' = {

@@ -157,7 +157,7 @@ func (a *API) issueSAS(w http.ResponseWriter, r *http.Request, via string) error
 		return delivery.IssueSAS(s, a.now(), until, via)
 	}); err != nil {
 		if errors.Is(err, delivery.ErrRevoked) { // revoked meanwhile: its delete may have run before the copy
-			a.dropCopy(r.Context(), s.DeliveryID)
+			a.dropCopy(r.Context(), s)
 		}
 		return err
 	}
@@ -169,7 +169,7 @@ func (a *API) issueSAS(w http.ResponseWriter, r *http.Request, via string) error
 // Content-Disposition: attachment with the document's name, so a browser saves the file.
 // Errors: 410 document_gone when the source is no longer stored.
 func (a *API) copyURL(ctx context.Context, s *delivery.Session, ttl time.Duration, attachment bool) (string, time.Time, error) {
-	dst := delivery.CopyPath(s.DeliveryID)
+	dst := delivery.CopyPath(s)
 	readURL := func() (string, time.Time, error) {
 		if attachment {
 			return a.Blobs.DownloadURL(ctx, dst.Container, dst.Name, ttl, s.DocumentName)
@@ -196,18 +196,23 @@ func (a *API) copyURL(ctx context.Context, s *delivery.Session, ttl time.Duratio
 
 // dropCopy deletes the session's copy of its document, on a context that outlives the
 // caller's; a failure is left to the copies' lifecycle rule (infra) and to a repeated revoke.
-func (a *API) dropCopy(ctx context.Context, id string) {
+func (a *API) dropCopy(ctx context.Context, s *delivery.Session) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropTimeout)
 	defer cancel()
-	_ = a.deleteCopy(ctx, id)
+	_ = a.deleteCopy(ctx, s)
 }
 
 // dropTimeout bounds dropCopy.
 const dropTimeout = 10 * time.Second
 
-func (a *API) deleteCopy(ctx context.Context, id string) error {
-	c := delivery.CopyPath(id)
-	return a.Blobs.DeleteIfExists(ctx, c.Container, c.Name)
+// deleteCopy deletes the session's copy wherever it may lie (delivery.CopyPaths).
+func (a *API) deleteCopy(ctx context.Context, s *delivery.Session) error {
+	for _, c := range delivery.CopyPaths(s) {
+		if err := a.Blobs.DeleteIfExists(ctx, c.Container, c.Name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type accessRequest struct {

@@ -103,7 +103,7 @@ func (a *API) revoke(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The download URLs already issued point at the session's copy: deleting it ends them now.
 	// A failure answers the error, and revoking again (idempotent) deletes it then.
-	if err := a.deleteCopy(r.Context(), s.DeliveryID); err != nil {
+	if err := a.deleteCopy(r.Context(), s); err != nil {
 		return err
 	}
 	return web.JSON(w, http.StatusOK, map[string]string{"deliveryId": s.DeliveryID, "state": string(s.State)})

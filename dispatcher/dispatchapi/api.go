@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/esign-svc/esign/dispatcher/guard"
@@ -183,7 +184,7 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rc, err := dispatch.ReadReceipt(r.Context(), a.Blobs, b.BatchID)
+	rc, err := dispatch.ReadReceipt(r.Context(), a.Blobs, b)
 	if err != nil {
 		return err
 	}
@@ -268,7 +269,13 @@ func (a *API) receipt(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	pdf, _, err := a.Blobs.ReadAll(r.Context(), dispatch.ContainerReceipts, b.BatchID+".pdf", maxReceipt)
+	// the path stored at intake (receipts/<tenant>/<batchId>.pdf; receipts/<batchId>.pdf before
+	// tenant folders)
+	name := strings.TrimPrefix(b.ReceiptPath, dispatch.ContainerReceipts+"/")
+	if b.ReceiptPath == "" {
+		name = b.BatchID + ".pdf"
+	}
+	pdf, _, err := a.Blobs.ReadAll(r.Context(), dispatch.ContainerReceipts, name, maxReceipt)
 	if err != nil {
 		return err
 	}

@@ -138,11 +138,12 @@ func (j *Job) combine(ctx context.Context, b *dispatch.Batch) (string, error) {
 	return render.ContainerDocuments + "/" + name, err
 }
 
-// bundle streams every done record's PDF, in index order, into bundles/<batchId>.zip: the ZIP
+// bundle streams every done record's PDF, in index order, into bundles/<tenant>/<batchId>.zip
+// (under the tenant's folder, DESIGN 14): the ZIP
 // is written into a pipe read by a block-by-block upload, so neither the archive nor a PDF is
 // ever whole in memory.
 func (j *Job) bundle(ctx context.Context, b *dispatch.Batch) (string, error) {
-	name := b.BatchID + ".zip"
+	name := blobpath.TenantName(b.TenantID, b.BatchID, ".zip")
 	err := j.upload(ctx, ContainerBundle, name, "application/zip", func(w io.Writer) error {
 		zw := zip.NewWriter(w)
 		err := j.eachDone(ctx, b, func(r *dispatch.Record) error {

@@ -248,7 +248,7 @@ func TestZipBundle(t *testing.T) {
 		dispatch.Settings{Mode: dispatch.ModeIndividual, ZipBundle: true, FileNameTemplate: "{{employeeName}}"}, false, nil)
 	e.run(t, b)
 	got := must(e.batches.Load(context.Background(), b.BatchID))
-	if got.State != dispatch.StateCompleted || got.BundlePath != "bundles/"+b.BatchID+".zip" {
+	if got.State != dispatch.StateCompleted || got.BundlePath != "bundles/"+b.TenantID+"/"+b.BatchID+".zip" {
 		t.Fatalf("%s %q", got.State, got.BundlePath)
 	}
 	raw := e.read(t, got.BundlePath)

@@ -34,7 +34,14 @@ func SourceOf(s *Session) (blobpath.Path, error) {
 	return Source(p, s.TenantID)
 }
 
-// CopyPath is where the session's download copy lives: deliveries/<deliveryId>.pdf.
-func CopyPath(deliveryID string) blobpath.Path {
-	return blobpath.Path{Container: ContainerCopies, Name: deliveryID + ".pdf"}
+// CopyPath is where the session's download copy lives, under its tenant's folder:
+// deliveries/<tenant>/<deliveryId>.pdf (DESIGN 14).
+func CopyPath(s *Session) blobpath.Path {
+	return blobpath.Path{Container: ContainerCopies, Name: blobpath.TenantName(s.TenantID, s.DeliveryID, ".pdf")}
+}
+
+// CopyPaths are every place a session's copy may lie: CopyPath, and deliveries/<deliveryId>.pdf
+// where copies were made before tenant folders, so that a revoke ends both.
+func CopyPaths(s *Session) []blobpath.Path {
+	return []blobpath.Path{CopyPath(s), {Container: ContainerCopies, Name: s.DeliveryID + ".pdf"}}
 }

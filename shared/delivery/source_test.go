@@ -43,11 +43,28 @@ func TestSourceOfConfinesSignedDocumentsToTheTenant(t *testing.T) {
 
 func TestCopyPathIsPerDelivery(t *testing.T) {
 	t.Parallel()
-	a, b := CopyPath("d-1"), CopyPath("d-2")
-	if a.Container != ContainerCopies || a.Name != "d-1.pdf" || a == b {
+	a, b := CopyPath(&Session{TenantID: "t1", DeliveryID: "d-1"}), CopyPath(&Session{TenantID: "t1", DeliveryID: "d-2"})
+	if a.Container != ContainerCopies || a.Name != "t1/d-1.pdf" || a == b {
 		t.Fatalf("copy paths %v %v", a, b)
 	}
 	if _, err := blobpath.ParseIn("p", a.String(), ContainerCopies); err != nil {
 		t.Fatalf("copy path %q does not parse: %v", a, err)
+	}
+}
+
+// TestCopyPath: a delivery's download copy lies under its tenant's folder; a revoke also reaches
+// the place copies were made before tenant folders.
+func TestCopyPath(t *testing.T) {
+	t.Parallel()
+	s := &Session{TenantID: "11111111-1111-4111-8111-111111111111", DeliveryID: "d-1"}
+	if got := CopyPath(s).String(); got != "deliveries/11111111-1111-4111-8111-111111111111/d-1.pdf" {
+		t.Fatalf("CopyPath %s", got)
+	}
+	var all []string
+	for _, p := range CopyPaths(s) {
+		all = append(all, p.String())
+	}
+	if len(all) != 2 || all[0] != CopyPath(s).String() || all[1] != "deliveries/d-1.pdf" {
+		t.Fatalf("CopyPaths %v", all)
 	}
 }

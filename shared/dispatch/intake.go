@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/mail"
+	"path"
 	"strings"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
@@ -159,8 +161,9 @@ func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) 
 	if b.Title == "" {
 		b.Title = pkg.Name
 	}
-	b.RecordsPath = ContainerDispatch + "/" + b.BatchID + "/records.jsonl"
-	b.ReceiptPath = ContainerReceipts + "/" + b.BatchID + ".pdf"
+	// under the tenant's folders (DESIGN 14); later reads take the stored paths
+	b.RecordsPath = ContainerDispatch + "/" + blobpath.TenantName(b.TenantID, b.BatchID, "/records.jsonl")
+	b.ReceiptPath = ContainerReceipts + "/" + blobpath.TenantName(b.TenantID, b.BatchID, ".pdf")
 	if err := in.encryptContacts(b, by.Email, dist.ApproversEmail); err != nil {
 		return Submitted{}, err
 	}
@@ -190,9 +193,9 @@ func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) 
 		container, name, ctype string
 		data                   []byte
 	}{
-		{ContainerDispatch, b.BatchID + "/records.jsonl", "application/x-ndjson", jsonl.Bytes()},
-		{ContainerDispatch, b.BatchID + "/" + ReceiptJSONName, "application/json", receiptJSON},
-		{ContainerReceipts, b.BatchID + ".pdf", "application/pdf", out.PDF},
+		{ContainerDispatch, strings.TrimPrefix(b.RecordsPath, ContainerDispatch+"/"), "application/x-ndjson", jsonl.Bytes()},
+		{ContainerDispatch, receiptJSONName(b), "application/json", receiptJSON},
+		{ContainerReceipts, strings.TrimPrefix(b.ReceiptPath, ContainerReceipts+"/"), "application/pdf", out.PDF},
 	} {
 		if err := in.put(ctx, w.container, w.name, w.ctype, w.data); err != nil {
 			return Submitted{}, err
@@ -208,9 +211,20 @@ func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) 
 // validationResults are read from it (one blob, not one table row per record).
 const ReceiptJSONName = "receipt.json"
 
+// receiptJSONName is the JSON receipt's blob name in ContainerDispatch: beside the batch's stored
+// records (dispatch/<tenant>/<batchId>/, or dispatch/<batchId>/ for a batch from before tenant
+// folders).
+func receiptJSONName(b *Batch) string {
+	dir, _ := path.Split(strings.TrimPrefix(b.RecordsPath, ContainerDispatch+"/"))
+	if dir == "" {
+		dir = b.BatchID + "/"
+	}
+	return dir + ReceiptJSONName
+}
+
 // ReadReceipt reads a batch's JSON receipt. Errors: the store's (KindNotFound).
-func ReadReceipt(ctx context.Context, blobs Blobs, batchID string) (Receipt, error) {
-	raw, _, err := blobs.ReadAll(ctx, ContainerDispatch, batchID+"/"+ReceiptJSONName, 64<<20)
+func ReadReceipt(ctx context.Context, blobs Blobs, b *Batch) (Receipt, error) {
+	raw, _, err := blobs.ReadAll(ctx, ContainerDispatch, receiptJSONName(b), 64<<20)
 	if err != nil {
 		return Receipt{}, err
 	}

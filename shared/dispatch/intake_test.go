@@ -143,16 +143,19 @@ func TestIntakeReadyIsStored(t *testing.T) {
 	if err != nil || !strings.Contains(string(data), `"Person 2"`) || rec.Status != dispatch.RecordReady || rec.State != dispatch.RecordPending {
 		t.Fatalf("record 2: %s %v %+v", data, err, rec)
 	}
-	jsonl, _, err := f.blobs.ReadAll(ctx, dispatch.ContainerDispatch, b.BatchID+"/records.jsonl", 1<<20)
+	if want := "dispatch/" + b.TenantID + "/" + b.BatchID + "/records.jsonl"; b.RecordsPath != want || b.ReceiptPath != "receipts/"+b.TenantID+"/"+b.BatchID+".pdf" {
+		t.Fatalf("stored at %q and %q, want the tenant's folders", b.RecordsPath, b.ReceiptPath)
+	}
+	jsonl, _, err := f.blobs.ReadAll(ctx, dispatch.ContainerDispatch, b.TenantID+"/"+b.BatchID+"/records.jsonl", 1<<20)
 	if err != nil || bytes.Count(jsonl, []byte("\n")) != 3 || !bytes.Contains(jsonl, []byte(`"Person 1"`)) {
 		t.Fatalf("records.jsonl %s %v", jsonl, err)
 	}
-	rc, err := dispatch.ReadReceipt(ctx, f.blobs, b.BatchID)
+	rc, err := dispatch.ReadReceipt(ctx, f.blobs, b)
 	if err != nil || len(rc.ValidationResults) != 3 || rc.ValidationResults[1].DocumentID != "OFFER-Person 1" ||
 		rc.ValidationResults[1].Status != dispatch.ResultValid {
 		t.Fatalf("receipt %+v %v", rc, err)
 	}
-	pdf, _, err := f.blobs.ReadAll(ctx, dispatch.ContainerReceipts, b.BatchID+".pdf", 1<<20)
+	pdf, _, err := f.blobs.ReadAll(ctx, dispatch.ContainerReceipts, b.TenantID+"/"+b.BatchID+".pdf", 1<<20)
 	if err != nil || !bytes.Equal(pdf, sub.PDF) || !bytes.HasPrefix(pdf, []byte("%PDF-")) {
 		t.Fatalf("receipt PDF (%d bytes) %v", len(pdf), err)
 	}

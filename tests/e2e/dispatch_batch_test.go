@@ -175,7 +175,10 @@ func TestBatchDispatchThroughTheHost(t *testing.T) {
 			t.Fatalf("record %d: %d delivery sessions (%v)", i, len(sessions), err)
 		}
 	}
-	raw, _, err := blobs(t).ReadAll(ctx, "bundles", b.BatchID+".zip", 64<<20)
+	if got.BundlePath != "bundles/"+tenantA+"/"+b.BatchID+".zip" {
+		t.Fatalf("bundle at %q, want the tenant's folder", got.BundlePath)
+	}
+	raw, _, err := blobs(t).ReadAll(ctx, "bundles", tenantA+"/"+b.BatchID+".zip", 64<<20)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,7 +136,7 @@ func TestBatchPartialIntake(t *testing.T) {
 
 	got := call(t, "GET", svc.url("dispatch/batch/"+id), nil, alice.h())
 	if got.Status != http.StatusOK || got.str("state") != "pending-approval" || got.JSON["documentCount"] != 3.0 ||
-		got.str("templatePath") != pkg || len(results(got)) != 3 || got.str("receiptPath") != "receipts/"+id+".pdf" {
+		got.str("templatePath") != pkg || len(results(got)) != 3 || got.str("receiptPath") != "receipts/"+tenantA+"/"+id+".pdf" {
 		t.Fatalf("get: %d %s", got.Status, got.Raw)
 	}
 
