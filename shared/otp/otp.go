@@ -1,7 +1,7 @@
 // Package otp is the one-time-passcode record shared by signer slots and delivery sessions:
 // 6 digits from crypto/rand, stored only as a keyed hash, a 10-minute life from sending, one
 // send per 60 seconds, a code locked after 5 wrong tries, and after 3 locked codes the record
-// is blocked for a while (the caller's block time, OTP_BLOCK_MINUTES) or until the requester
+// is blocked for a while (the caller's block time; 0 is DefaultBlock) or until the requester
 // sends the owner's invitation again (never by the owner's own link). The functions here change a State;
 // the caller persists it with its audit events.
 package otp
@@ -23,8 +23,8 @@ const (
 	SendInterval = 60 * time.Second
 	MaxAttempts  = 5
 	MaxLocks     = 3
-	// DefaultBlock is how long a block lasts when the app's config says nothing
-	// (OTP_BLOCK_MINUTES, default 60).
+	// DefaultBlock is how long a block lasts when the caller gives no block time. Every caller
+	// gives none today: DESIGN 14's OTP_BLOCK_MINUTES setting is not read yet (issue 21).
 	DefaultBlock = 60 * time.Minute
 )
 
