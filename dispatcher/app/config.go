@@ -14,6 +14,7 @@ import (
 	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/kernel/aggstore"
 	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/otp"
 	"github.com/esign-svc/esign/shared/web"
 )
 
@@ -39,6 +40,10 @@ type Config struct {
 	// WorkflowAllowSelfApproval is WORKFLOW_ALLOW_SELF_APPROVAL (default false, development
 	// only): a workflow's creator may decide it (DESIGN 14; the other duties rules still hold).
 	WorkflowAllowSelfApproval bool
+	// OTPBlock is OTP_BLOCK_MINUTES (1 to 1440, default 60), as a duration: how long three
+	// locked codes block a signer's, recipient's or participant's codes (DESIGN 14); the owner's
+	// own link never lifts it early.
+	OTPBlock time.Duration
 	// CallbackAllowLoopback admits loopback callbackUrls over http (development only).
 	CallbackAllowLoopback bool
 	Settings              map[string]string // what was read, secrets masked (for the start-up log)
@@ -55,7 +60,12 @@ const (
 	// SettingCallbackLoopback admits loopback workflow callbackUrls over http (development): the
 	// processor's callback job reads the same setting, so one switch governs the one URL policy.
 	SettingCallbackLoopback = "WEBHOOK_ALLOW_LOOPBACK"
+	// SettingOTPBlockMinutes is how long three locked codes block an owner's codes.
+	SettingOTPBlockMinutes = "OTP_BLOCK_MINUTES"
 )
+
+// MaxOTPBlockMinutes bounds OTP_BLOCK_MINUTES (a day).
+const MaxOTPBlockMinutes = 1440
 
 // MaxTrustedProxyHops bounds TRUSTED_PROXY_HOPS.
 const MaxTrustedProxyHops = 10
@@ -92,6 +102,7 @@ func Load(lookup config.Lookup) (Config, error) {
 	c.AllowSelfApproval = r.Bool(SettingAllowSelfApproval, false)
 	c.WorkflowAllowSelfApproval = r.Bool(SettingWorkflowSelfApproval, false)
 	c.CallbackAllowLoopback = r.Bool(SettingCallbackLoopback, false)
+	c.OTPBlock = time.Duration(r.Int(SettingOTPBlockMinutes, int(otp.DefaultBlock/time.Minute), 1, MaxOTPBlockMinutes)) * time.Minute
 	c.Settings = r.Summary()
 	return c, r.Err()
 }

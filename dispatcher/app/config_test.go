@@ -103,6 +103,17 @@ func TestLoadGraphAndProviderSettings(t *testing.T) {
 			t.Errorf("TRUSTED_PROXY_HOPS %s: error %v", bad, err)
 		}
 	}
+	if c.OTPBlock != time.Hour {
+		t.Errorf("default OTP_BLOCK_MINUTES: %s, want 1h", c.OTPBlock)
+	}
+	if c, err := Load(with(map[string]string{"OTP_BLOCK_MINUTES": "5"})); err != nil || c.OTPBlock != 5*time.Minute {
+		t.Errorf("OTP_BLOCK_MINUTES 5: %s %v", c.OTPBlock, err)
+	}
+	for _, bad := range []string{"0", "1441", "1h", "-5"} {
+		if _, err := Load(with(map[string]string{"OTP_BLOCK_MINUTES": bad})); err == nil || !strings.Contains(err.Error(), "setting OTP_BLOCK_MINUTES") {
+			t.Errorf("OTP_BLOCK_MINUTES %s: error %v", bad, err)
+		}
+	}
 	_, err = Load(with(map[string]string{"GRAPH_USE_MANAGED_IDENTITY": "true", "GRAPH_CLIENT_SECRET": secret, "GRAPH_BASE_URL": "http://graph.example"}))
 	for _, name := range []string{"GRAPH_USE_MANAGED_IDENTITY", "GRAPH_BASE_URL"} {
 		if err == nil || !strings.Contains(err.Error(), "setting "+name) {

@@ -71,6 +71,7 @@ func routes(mux *http.ServeMux, d *Deps) {
 	signer.Routes(mux) // also answers the CORS preflights of /api/esign/portal/
 	(&portal.Challenge{
 		API: signer, Senders: d.Senders, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL,
+		OTPBlock: d.Config.OTPBlock,
 	}).Routes(mux)
 
 	(&callback.API{Store: d.Sessions, Tokens: d.Tokens, Lapsed: signer.Lapsed, Secrets: d.Config.CallbackSecrets, Now: time.Now}).Routes(mux)
@@ -78,8 +79,8 @@ func routes(mux *http.ServeMux, d *Deps) {
 	deliveries := &delivery.Creator{Store: d.Deliveries, Docs: d.Blobs, CheckTarget: graph.DeliveryTargets(d.Graph), Tokens: d.Tokens,
 		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now}
 	(&deliveryapi.API{
-		Creator: deliveries,
-		Store:   d.Deliveries, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: deliveryapi.LapsedCodec(d.Config.Tokens),
+		Creator: deliveries, OTPBlock: d.Config.OTPBlock,
+		Store: d.Deliveries, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: deliveryapi.LapsedCodec(d.Config.Tokens),
 		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, Verifier: d.Verifier, Licence: d.Licence,
 		Email: d.Senders.Email, PortalURL: d.Config.PortalURL, PortalOrigin: d.Config.PortalOrigin, Now: time.Now,
 	}).Routes(mux)
@@ -95,7 +96,7 @@ func routes(mux *http.ServeMux, d *Deps) {
 	}).Routes(mux)
 	(&dispatchapi.API{Store: d.Batches, Blobs: d.Blobs, Verifier: d.Verifier, Licence: d.Licence,
 		AllowSelfApproval: d.Config.AllowSelfApproval, Now: time.Now}).Routes(mux)
-	(&workflowapi.API{Store: d.Workflows, Templates: d.Templates, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher,
+	(&workflowapi.API{OTPBlock: d.Config.OTPBlock, Store: d.Workflows, Templates: d.Templates, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher,
 		Verifier: d.Verifier, Licence: d.Licence, Email: d.Senders.Email, Callbacks: webhook.Policy{AllowLoopback: d.Config.CallbackAllowLoopback},
 		PortalURL: d.Config.PortalURL, PortalOrigin: d.Config.PortalOrigin, AllowSelfApproval: d.Config.WorkflowAllowSelfApproval,
 		Now: time.Now, NewID: uuid.NewString}).Routes(mux)

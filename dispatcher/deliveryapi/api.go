@@ -49,6 +49,7 @@ const SASTTL = 15 * time.Minute
 
 // API holds what the routes need.
 type API struct {
+	OTPBlock time.Duration     // how long three locked codes block a recipient (OTP_BLOCK_MINUTES; 0: otp.DefaultBlock)
 	Creator  *delivery.Creator // the create use case
 	Store    *deliverystore.Store
 	Blobs    *blobstore.Store

@@ -42,7 +42,7 @@ func (a *API) otpSend(w http.ResponseWriter, r *http.Request) error {
 				}
 				to = addr
 			}
-			return delivery.SendOTP(s, a.now(), code.Hash(s.DeliveryID), pii.MaskEmail(to))
+			return delivery.SendOTP(s, a.now(), code.Hash(s.DeliveryID), pii.MaskEmail(to), a.OTPBlock)
 		})
 		if err != nil {
 			return otpflow.Target{}, err
@@ -80,7 +80,7 @@ func (a *API) otpVerify(w http.ResponseWriter, r *http.Request) error {
 	err := a.otpFlow().Verify(req.OTP, func(code otpflow.Code) (otp.Outcome, *otp.State, error) {
 		var out otp.Outcome
 		s, err := a.act(r, func(s *delivery.Session) (delivery.Change, error) {
-			ch, o, err := delivery.VerifyOTP(s, a.now(), code.Matches(s.DeliveryID))
+			ch, o, err := delivery.VerifyOTP(s, a.now(), code.Matches(s.DeliveryID), a.OTPBlock)
 			out = o
 			return ch, err
 		})
@@ -98,5 +98,5 @@ func (a *API) otpVerify(w http.ResponseWriter, r *http.Request) error {
 // otpFlow is the recipients' code flow: access codes by e-mail, the verify field "otp".
 func (a *API) otpFlow() *otpflow.Flow {
 	return &otpflow.Flow{Hasher: a.Hasher, Senders: notify.Providers{Email: a.Email}, Purpose: otpflow.Access,
-		SendFailed: ErrOTPSendFailed, Field: otpflow.CodeField{Path: "otp", Hint: "the 6-digit code from the e-mail"}}
+		SendFailed: ErrOTPSendFailed, Field: otpflow.CodeField{Path: "otp", Hint: "the 6-digit code from the e-mail"}, Block: a.OTPBlock}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
@@ -40,6 +41,7 @@ type Challenge struct {
 	Hasher    *pii.Hasher      // keyed hash of the codes (PII_HASH_KEY)
 	Cipher    *pii.Cipher      // decrypts the signer's address and phone number
 	PortalURL string           // base of the transfer link: {PortalURL}/transfer?token=...
+	OTPBlock  time.Duration    // how long three locked codes block the slot (OTP_BLOCK_MINUTES; 0: otp.DefaultBlock)
 }
 
 // Routes registers the four routes (all forwarded: none has queue outputs).
@@ -103,7 +105,7 @@ func (x *Challenge) otpSend(w http.ResponseWriter, r *http.Request) error {
 				return esign.Change{}, nil, err
 			}
 			hash := code.Hash(s.GroupID, strconv.Itoa(sl.Index))
-			ch, err := esign.SendOTP(s, slots, sl.Index, x.now(), pick, hasPhone, hash, masked)
+			ch, err := esign.SendOTP(s, slots, sl.Index, x.now(), pick, hasPhone, hash, masked, x.OTPBlock)
 			ch.By(signer(r, sl))
 			return ch, nil, err
 		})
@@ -167,7 +169,7 @@ func (x *Challenge) otpVerify(w http.ResponseWriter, r *http.Request) error {
 			if err != nil {
 				return esign.Change{}, nil, err
 			}
-			ch, o, err := esign.VerifyOTP(s, slots, sl.Index, x.now(), code.Matches(s.GroupID, strconv.Itoa(sl.Index)))
+			ch, o, err := esign.VerifyOTP(s, slots, sl.Index, x.now(), code.Matches(s.GroupID, strconv.Itoa(sl.Index)), x.OTPBlock)
 			out = o
 			ch.By(signer(r, sl))
 			return ch, nil, err
@@ -191,7 +193,7 @@ func (x *Challenge) otpVerify(w http.ResponseWriter, r *http.Request) error {
 // otpFlow is the signers' code flow: signing codes by e-mail or SMS, the verify field "code".
 func (x *Challenge) otpFlow() *otpflow.Flow {
 	return &otpflow.Flow{Hasher: x.Hasher, Senders: x.Senders, Purpose: otpflow.Signing, SendFailed: ErrOTPSendFailed,
-		Field: otpflow.CodeField{Path: "code", Hint: "the code is 6 digits"}}
+		Field: otpflow.CodeField{Path: "code", Hint: "the code is 6 digits"}, Block: x.OTPBlock}
 }
 
 // current authorises the bearer token of a request that only the slot's current device may

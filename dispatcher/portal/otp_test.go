@@ -102,7 +102,7 @@ func TestOTPRateLimitAndExpiry(t *testing.T) {
 }
 
 // TestOTPLockAndBlock: three locked codes block the slot's OTP with 400 otp_blocked (the spec's
-// verify after max attempts) until the block time (otp.DefaultBlock) has run; then the
+// verify after max attempts) until the block time (OTP_BLOCK_MINUTES, its default here) has run; then the
 // signer may ask a new code. (It used to pin a permanent 403 otp_blocked.)
 func TestOTPLockAndBlock(t *testing.T) {
 	t.Parallel()

@@ -46,6 +46,7 @@ const HeaderPortalToken = "X-Portal-Token"
 
 // API holds what the routes need.
 type API struct {
+	OTPBlock  time.Duration // how long three locked codes block the participant (OTP_BLOCK_MINUTES; 0: otp.DefaultBlock)
 	Store     *workflowstore.Store
 	Templates *template.Loader
 	Blobs     workflow.SchemaBlobs // schemaPath reads (blobstore.Store)

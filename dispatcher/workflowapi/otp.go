@@ -17,7 +17,7 @@ import (
 // otpFlow is the participant's code flow: e-mail to the first recipient, the verify field "otp".
 func (a *API) otpFlow() *otpflow.Flow {
 	return &otpflow.Flow{Hasher: a.Hasher, Senders: notify.Providers{Email: a.Email}, Purpose: otpflow.Signing,
-		SendFailed: otpflow.ErrSendFailed, Field: otpflow.CodeField{Path: "otp", Hint: "the 6-digit code from the e-mail"}}
+		SendFailed: otpflow.ErrSendFailed, Field: otpflow.CodeField{Path: "otp", Hint: "the 6-digit code from the e-mail"}, Block: a.OTPBlock}
 }
 
 type otpSendView struct {
@@ -47,7 +47,7 @@ func (a *API) otpSend(w http.ResponseWriter, r *http.Request) error {
 			if len(x.Setup.Recipients) > 0 {
 				to = x.Setup.Recipients[0].Email
 			}
-			return x.SendOTP(code.Hash("workflow", x.ID), pii.MaskEmail(to), a.now())
+			return x.SendOTP(code.Hash("workflow", x.ID), pii.MaskEmail(to), a.now(), a.OTPBlock)
 		}))
 		if err != nil {
 			return otpflow.Target{}, err
@@ -90,7 +90,7 @@ func (a *API) otpVerify(w http.ResponseWriter, r *http.Request) error {
 	err = a.otpFlow().Verify(req.OTP, func(code otpflow.Code) (otp.Outcome, *otp.State, error) {
 		var out otp.Outcome
 		x, err := a.update(w, r, who, linked(w, t, func(x *workflow.Workflow) (kernel.Change, error) {
-			ch, o, err := x.VerifyOTP(code.Matches("workflow", x.ID), a.now())
+			ch, o, err := x.VerifyOTP(code.Matches("workflow", x.ID), a.now(), a.OTPBlock)
 			out = o
 			return ch, err
 		}))

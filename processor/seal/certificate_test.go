@@ -88,10 +88,10 @@ func TestCertificateIsExact(t *testing.T) {
 		return esign.Activate(s, sl, 0, at0, nil)
 	})
 	step(desk, func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
-		return esign.SendOTP(s, sl, 0, at0.Add(50*time.Millisecond), esign.OTPEmail, false, "code-hash", "a***@example.com")
+		return esign.SendOTP(s, sl, 0, at0.Add(50*time.Millisecond), esign.OTPEmail, false, "code-hash", "a***@example.com", 0)
 	})
 	step(desk, func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
-		c, _, err := esign.VerifyOTP(s, sl, 0, otpVerified, func(string) bool { return true })
+		c, _, err := esign.VerifyOTP(s, sl, 0, otpVerified, func(string) bool { return true }, 0)
 		return c, err
 	})
 	step(desk, func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {

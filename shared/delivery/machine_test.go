@@ -48,13 +48,13 @@ func TestTransitions(t *testing.T) {
 		{"invited after revoke", false, func(s *Session) { Revoke(s, t0) }, func(s *Session) (Change, error) { return Invited(s, t0, "email") }, "delivery_revoked", StateRevoked, ""},
 		{"uploaded", false, nil, func(s *Session) (Change, error) { return Uploaded(s, t0, "https://x", "i1", "n"), nil }, "", StateSent, EvUploaded},
 		{"upload failed", false, nil, func(s *Session) (Change, error) { return UploadFailedNow(s, t0, "graph_forbidden", "no", 1), nil }, "", StateSent, EvUploadFailed},
-		{"otp send not required", false, nil, func(s *Session) (Change, error) { return SendOTP(s, t0, "h", "m") }, "otp_not_required", StateSent, ""},
-		{"otp send", true, nil, func(s *Session) (Change, error) { return SendOTP(s, t0, "h", "m") }, "", StateSent, EvOTPSent},
-		{"otp send twice", true, func(s *Session) { _, _ = SendOTP(s, t0, "h", "m") }, func(s *Session) (Change, error) { return SendOTP(s, t0.Add(59*time.Second), "h", "m") }, "otp_rate_limited", StateSent, ""},
+		{"otp send not required", false, nil, func(s *Session) (Change, error) { return SendOTP(s, t0, "h", "m", 0) }, "otp_not_required", StateSent, ""},
+		{"otp send", true, nil, func(s *Session) (Change, error) { return SendOTP(s, t0, "h", "m", 0) }, "", StateSent, EvOTPSent},
+		{"otp send twice", true, func(s *Session) { _, _ = SendOTP(s, t0, "h", "m", 0) }, func(s *Session) (Change, error) { return SendOTP(s, t0.Add(59*time.Second), "h", "m", 0) }, "otp_rate_limited", StateSent, ""},
 		{"otp send after verify", true, func(s *Session) {
-			_, _ = SendOTP(s, t0, "h", "m")
-			_, _, _ = VerifyOTP(s, t0, func(h string) bool { return h == "h" })
-		}, func(s *Session) (Change, error) { return SendOTP(s, t0.Add(2*time.Minute), "h", "m") }, "otp_already_verified", StateSent, ""},
+			_, _ = SendOTP(s, t0, "h", "m", 0)
+			_, _, _ = VerifyOTP(s, t0, func(h string) bool { return h == "h" }, 0)
+		}, func(s *Session) (Change, error) { return SendOTP(s, t0.Add(2*time.Minute), "h", "m", 0) }, "otp_already_verified", StateSent, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,12 +99,12 @@ func TestOpenCountsAndStampsOnce(t *testing.T) {
 func TestVerifyOTPOutcomes(t *testing.T) {
 	t.Parallel()
 	s := newSession(true)
-	if _, o, _ := VerifyOTP(s, t0, func(string) bool { return true }); o != otp.Expired {
+	if _, o, _ := VerifyOTP(s, t0, func(string) bool { return true }, 0); o != otp.Expired {
 		t.Fatalf("before send: %v", o)
 	}
-	_, _ = SendOTP(s, t0, "good", "m")
+	_, _ = SendOTP(s, t0, "good", "m", 0)
 	for i := 1; i <= otp.MaxAttempts; i++ {
-		ch, o, err := VerifyOTP(s, t0, func(h string) bool { return h == "bad" })
+		ch, o, err := VerifyOTP(s, t0, func(h string) bool { return h == "bad" }, 0)
 		if err != nil || (i < otp.MaxAttempts && o != otp.Wrong) || (i == otp.MaxAttempts && o != otp.LockedNow) {
 			t.Fatalf("try %d: %v %v", i, o, err)
 		}
@@ -112,18 +112,18 @@ func TestVerifyOTPOutcomes(t *testing.T) {
 			t.Fatalf("lock events %v", ch.Events)
 		}
 	}
-	if _, o, _ := VerifyOTP(s, t0, func(h string) bool { return h == "good" }); o != otp.Locked || code(o.Err(&s.OTP, 0)) != "otp_locked" {
+	if _, o, _ := VerifyOTP(s, t0, func(h string) bool { return h == "good" }, 0); o != otp.Locked || code(o.Err(&s.OTP, 0)) != "otp_locked" {
 		t.Fatalf("after max: %v", o)
 	}
 	if CheckDocument(s, t0) != ErrOTPRequired {
 		t.Fatal("gate open without a pass")
 	}
-	_, _ = SendOTP(s, t0.Add(time.Minute), "good2", "m")
-	if _, o, _ := VerifyOTP(s, t0.Add(time.Minute+otp.TTL), func(h string) bool { return h == "good2" }); o != otp.Expired {
+	_, _ = SendOTP(s, t0.Add(time.Minute), "good2", "m", 0)
+	if _, o, _ := VerifyOTP(s, t0.Add(time.Minute+otp.TTL), func(h string) bool { return h == "good2" }, 0); o != otp.Expired {
 		t.Fatalf("expired code: %v", o)
 	}
-	_, _ = SendOTP(s, t0.Add(time.Minute+otp.TTL), "good3", "m")
-	if ch, o, _ := VerifyOTP(s, t0.Add(time.Minute+otp.TTL), func(h string) bool { return h == "good3" }); o != otp.Passed || ch.Events[0].Kind != EvOTPVerified {
+	_, _ = SendOTP(s, t0.Add(time.Minute+otp.TTL), "good3", "m", 0)
+	if ch, o, _ := VerifyOTP(s, t0.Add(time.Minute+otp.TTL), func(h string) bool { return h == "good3" }, 0); o != otp.Passed || ch.Events[0].Kind != EvOTPVerified {
 		t.Fatalf("pass: %v", o)
 	}
 	if err := CheckDocument(s, t0); err != nil {

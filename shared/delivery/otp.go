@@ -13,7 +13,7 @@ const OTPChannel = "email"
 // one. The caller generates the code (otp.NewCode), persists this change, and then sends the
 // code. Errors: 410; 400 otp_not_required when the session does not use OTP;
 // 400 otp_already_verified; 400 otp_blocked (blockedUntil); 429 otp_rate_limited with RetryAfter.
-func SendOTP(s *Session, now time.Time, codeHash, maskedDest string) (Change, error) {
+func SendOTP(s *Session, now time.Time, codeHash, maskedDest string, block time.Duration) (Change, error) {
 	var c Change
 	if err := CheckLive(s, now); err != nil {
 		return c, err
@@ -21,7 +21,7 @@ func SendOTP(s *Session, now time.Time, codeHash, maskedDest string) (Change, er
 	if !s.RequireOTP {
 		return c, ErrOTPNotUsed
 	}
-	if err := s.OTP.CheckSend(now, 0, 0); err != nil {
+	if err := s.OTP.CheckSend(now, 0, block); err != nil {
 		return c, err
 	}
 	s.OTP.Record(now, OTPChannel, maskedDest, codeHash)
@@ -41,7 +41,7 @@ func UndoOTPSend(s *Session, now time.Time, code string) Change {
 // constant time. Every outcome is a change to persist (attempts, locks and blocks must
 // survive); the outcome's Err(&s.OTP) is how to answer a failure. Errors (nothing to persist):
 // 410; 400 otp_not_required; 400 otp_already_verified; 400 otp_blocked (blockedUntil).
-func VerifyOTP(s *Session, now time.Time, matches func(storedHash string) bool) (Change, otp.Outcome, error) {
+func VerifyOTP(s *Session, now time.Time, matches func(storedHash string) bool, block time.Duration) (Change, otp.Outcome, error) {
 	var c Change
 	if err := CheckLive(s, now); err != nil {
 		return c, 0, err
@@ -49,7 +49,7 @@ func VerifyOTP(s *Session, now time.Time, matches func(storedHash string) bool) 
 	if !s.RequireOTP {
 		return c, 0, ErrOTPNotUsed
 	}
-	out, err := s.OTP.Verify(now, 0, 0, matches)
+	out, err := s.OTP.Verify(now, 0, block, matches)
 	if err != nil {
 		return c, 0, err
 	}

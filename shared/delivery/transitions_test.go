@@ -100,10 +100,10 @@ var steps = map[string]func(s *Session, now time.Time) (Change, error){
 	"UploadFailed": func(s *Session, now time.Time) (Change, error) {
 		return UploadFailedNow(s, now, "graph_forbidden", "no admin consent", 2), nil
 	},
-	"SendOTP":     func(s *Session, now time.Time) (Change, error) { return SendOTP(s, now, "h2", "m2") },
+	"SendOTP":     func(s *Session, now time.Time) (Change, error) { return SendOTP(s, now, "h2", "m2", 0) },
 	"UndoOTPSend": func(s *Session, now time.Time) (Change, error) { return UndoOTPSend(s, now, "provider_down"), nil },
 	"VerifyOTP": func(s *Session, now time.Time) (Change, error) {
-		ch, out, err := VerifyOTP(s, now, func(h string) bool { return h == "h" })
+		ch, out, err := VerifyOTP(s, now, func(h string) bool { return h == "h" }, 0)
 		if err == nil && out != otp.Passed {
 			err = fmt.Errorf("outcome %v with the right code", out)
 		}
@@ -272,7 +272,7 @@ func TestDeliveryOTPOutcomes(t *testing.T) {
 			t.Parallel()
 			s := fixture(StateOpened, otpWaiting)
 			tc.set(&s.OTP)
-			ch, out, err := VerifyOTP(s, dNow, func(h string) bool { return h == tc.code })
+			ch, out, err := VerifyOTP(s, dNow, func(h string) bool { return h == tc.code }, 0)
 			if err != nil {
 				t.Fatalf("verify: %v", err)
 			}
@@ -303,11 +303,11 @@ func TestDeliveryEdges(t *testing.T) {
 	}
 	s := fixture(StateOpened, otpWaiting)
 	s.OTP.SentAt = dNow.Add(-otp.SendInterval + time.Second)
-	if _, err := SendOTP(s, dNow, "h2", "m2"); code(err) != "otp_rate_limited" || apperr.KindOf(err).Status() != 429 {
+	if _, err := SendOTP(s, dNow, "h2", "m2", 0); code(err) != "otp_rate_limited" || apperr.KindOf(err).Status() != 429 {
 		t.Errorf("send within 60 s: %v", err)
 	}
 	s.OTP.SentAt = dNow.Add(-otp.SendInterval)
-	if _, err := SendOTP(s, dNow, "h2", "m2"); err != nil {
+	if _, err := SendOTP(s, dNow, "h2", "m2", 0); err != nil {
 		t.Errorf("send at 60 s: %v", err)
 	}
 

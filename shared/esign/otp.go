@@ -53,7 +53,7 @@ var ErrOTPRequired = &apperr.Error{Kind: apperr.KindForbidden, Code: otp.CodeReq
 // pick, email or sms; sms needs a phone number), replacing any earlier one. hasPhone says whether
 // the slot has a phone number. The caller generates the code (otp.NewCode), stores only codeHash
 // through this change, and delivers the code after persisting it.
-func SendOTP(s *Session, slots []Slot, i int, now time.Time, pick OTPChannel, hasPhone bool, codeHash, maskedDest string) (Change, error) {
+func SendOTP(s *Session, slots []Slot, i int, now time.Time, pick OTPChannel, hasPhone bool, codeHash, maskedDest string, block time.Duration) (Change, error) {
 	var c Change
 	sl, err := openSlot(s, slots, i, now)
 	if err != nil {
@@ -66,7 +66,7 @@ func SendOTP(s *Session, slots []Slot, i int, now time.Time, pick OTPChannel, ha
 	if sl.State == SlotPending {
 		return c, ErrSlotWrongState
 	}
-	if err := sl.OTP.CheckSend(now, sl.Generation, 0); err != nil {
+	if err := sl.OTP.CheckSend(now, sl.Generation, block); err != nil {
 		return c, err
 	}
 	sl.OTP.Record(now, string(channel), maskedDest, codeHash)
@@ -117,7 +117,7 @@ func UndoOTPSend(s *Session, slots []Slot, i int, now time.Time) Change {
 // the stored one (the caller compares in constant time). Every outcome, pass or failure, is a
 // change to persist (attempt counts, locks and blocks must survive); the outcome's Err says how
 // to answer a failure.
-func VerifyOTP(s *Session, slots []Slot, i int, now time.Time, matches func(storedHash string) bool) (Change, otp.Outcome, error) {
+func VerifyOTP(s *Session, slots []Slot, i int, now time.Time, matches func(storedHash string) bool, block time.Duration) (Change, otp.Outcome, error) {
 	var c Change
 	sl, err := openSlot(s, slots, i, now)
 	if err != nil {
@@ -126,7 +126,7 @@ func VerifyOTP(s *Session, slots []Slot, i int, now time.Time, matches func(stor
 	if sl.EffectiveOTPChannel() == OTPNone {
 		return c, 0, apperr.New(apperr.KindInvalid, otp.CodeNotRequired, "this signer's slot does not use OTP")
 	}
-	out, err := sl.OTP.Verify(now, sl.Generation, 0, matches)
+	out, err := sl.OTP.Verify(now, sl.Generation, block, matches)
 	if err != nil {
 		return c, 0, err
 	}

@@ -27,19 +27,19 @@ func TestOTPSendVerifyAndGates(t *testing.T) {
 	if _, err := MarkViewed(s, slots, 0, t0, nil); !errorsIs(err, ErrOTPRequired) {
 		t.Fatalf("viewed before OTP: %v", err)
 	}
-	c, err := SendOTP(s, slots, 0, t0, "", false, "h1", "s***@e***.test")
+	c, err := SendOTP(s, slots, 0, t0, "", false, "h1", "s***@e***.test", 0)
 	if err != nil || c.Events[0].Kind != EvSlotOTPSent || c.Events[0].Data["destination"] != "s***@e***.test" {
 		t.Fatalf("send: %v %+v", err, c.Events)
 	}
-	if _, err := SendOTP(s, slots, 0, t0.Add(59*time.Second), "", false, "h2", "d"); apperr.KindOf(err) != apperr.KindRateLimited {
+	if _, err := SendOTP(s, slots, 0, t0.Add(59*time.Second), "", false, "h2", "d", 0); apperr.KindOf(err) != apperr.KindRateLimited {
 		t.Fatalf("second send within 60 s: %v", err)
 	} else if e, _ := apperr.As(err); e.RetryAfter != time.Second {
 		t.Fatalf("retry after %v", e.RetryAfter)
 	}
-	if _, out, _ := VerifyOTP(s, slots, 0, t0.Add(time.Second), is("wrong")); out != otp.Wrong {
+	if _, out, _ := VerifyOTP(s, slots, 0, t0.Add(time.Second), is("wrong"), 0); out != otp.Wrong {
 		t.Fatalf("wrong code outcome %v", out)
 	}
-	c, out, err := VerifyOTP(s, slots, 0, t0.Add(2*time.Second), is("h1"))
+	c, out, err := VerifyOTP(s, slots, 0, t0.Add(2*time.Second), is("h1"), 0)
 	if err != nil || out != otp.Passed || slots[0].State != SlotOTPVerified || !slots[0].OTPVerified() || slots[0].OTP.CodeHash != "" {
 		t.Fatalf("verify: %v %v %+v", err, out, slots[0].OTP)
 	}
@@ -52,7 +52,7 @@ func TestOTPSendVerifyAndGates(t *testing.T) {
 	if _, ok := slots[0].Timeline[SlotOTPVerified]; !ok {
 		t.Fatal("timeline lacks otp_verified")
 	}
-	if _, err := SendOTP(s, slots, 0, t0.Add(time.Hour/2), "", false, "h3", "d"); apperr.KindOf(err) != apperr.KindInvalid {
+	if _, err := SendOTP(s, slots, 0, t0.Add(time.Hour/2), "", false, "h3", "d", 0); apperr.KindOf(err) != apperr.KindInvalid {
 		t.Fatalf("send after verified: %v", err)
 	}
 }
@@ -60,11 +60,11 @@ func TestOTPSendVerifyAndGates(t *testing.T) {
 func TestOTPExpiresAfterTenMinutes(t *testing.T) {
 	t.Parallel()
 	s, slots := otpSlot(t, OTPEmail)
-	SendOTP(s, slots, 0, t0, "", false, "h1", "d")
-	if _, out, _ := VerifyOTP(s, slots, 0, t0.Add(otp.TTL), is("h1")); out != otp.Expired {
+	SendOTP(s, slots, 0, t0, "", false, "h1", "d", 0)
+	if _, out, _ := VerifyOTP(s, slots, 0, t0.Add(otp.TTL), is("h1"), 0); out != otp.Expired {
 		t.Fatalf("at expiry: %v", out)
 	}
-	if _, out, _ := VerifyOTP(s, slots, 0, t0.Add(otp.TTL-time.Nanosecond), is("h1")); out != otp.Passed {
+	if _, out, _ := VerifyOTP(s, slots, 0, t0.Add(otp.TTL-time.Nanosecond), is("h1"), 0); out != otp.Passed {
 		t.Fatalf("just before expiry: %v", out)
 	}
 }
@@ -75,11 +75,11 @@ func TestOTPLockAfterFiveAndBlockAfterThreeLocks(t *testing.T) {
 	at := t0
 	for lock := 1; lock <= otp.MaxLocks; lock++ {
 		at = at.Add(otp.SendInterval)
-		if _, err := SendOTP(s, slots, 0, at, "", false, "good", "d"); err != nil {
+		if _, err := SendOTP(s, slots, 0, at, "", false, "good", "d", 0); err != nil {
 			t.Fatalf("send %d: %v", lock, err)
 		}
 		for try := 1; try <= otp.MaxAttempts; try++ {
-			_, out, _ := VerifyOTP(s, slots, 0, at, is("bad"))
+			_, out, _ := VerifyOTP(s, slots, 0, at, is("bad"), 0)
 			want := otp.Wrong
 			if try == otp.MaxAttempts {
 				want = otp.LockedNow
@@ -92,18 +92,18 @@ func TestOTPLockAfterFiveAndBlockAfterThreeLocks(t *testing.T) {
 			}
 		}
 		if lock < otp.MaxLocks {
-			if _, out, _ := VerifyOTP(s, slots, 0, at, is("good")); out != otp.Locked {
+			if _, out, _ := VerifyOTP(s, slots, 0, at, is("good"), 0); out != otp.Locked {
 				t.Fatalf("the locked code still works: %v", out)
 			}
 		}
 	}
-	if _, err := SendOTP(s, slots, 0, at.Add(2*time.Minute), "", false, "x", "d"); !errorsIs(err, &apperr.Error{Code: "otp_blocked"}) {
+	if _, err := SendOTP(s, slots, 0, at.Add(2*time.Minute), "", false, "x", "d", 0); !errorsIs(err, &apperr.Error{Code: "otp_blocked"}) {
 		t.Fatalf("send while blocked: %v", err)
 	}
 	if _, err := Reinvite(s, slots, 0, at); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := SendOTP(s, slots, 0, at.Add(3*time.Minute), "", false, "x", "d"); err != nil {
+	if _, err := SendOTP(s, slots, 0, at.Add(3*time.Minute), "", false, "x", "d", 0); err != nil {
 		t.Fatalf("send after resend-invite: %v", err)
 	}
 }
@@ -111,25 +111,25 @@ func TestOTPLockAfterFiveAndBlockAfterThreeLocks(t *testing.T) {
 func TestOTPChannels(t *testing.T) {
 	t.Parallel()
 	s, slots := otpSlot(t, OTPSignerChoice)
-	if _, err := SendOTP(s, slots, 0, t0, "", true, "h", "d"); apperr.KindOf(err) != apperr.KindInvalid {
+	if _, err := SendOTP(s, slots, 0, t0, "", true, "h", "d", 0); apperr.KindOf(err) != apperr.KindInvalid {
 		t.Fatalf("signer-choice without a pick: %v", err)
 	}
-	if _, err := SendOTP(s, slots, 0, t0, OTPSMS, false, "h", "d"); apperr.KindOf(err) != apperr.KindInvalid {
+	if _, err := SendOTP(s, slots, 0, t0, OTPSMS, false, "h", "d", 0); apperr.KindOf(err) != apperr.KindInvalid {
 		t.Fatalf("sms without phone: %v", err)
 	}
-	if _, err := SendOTP(s, slots, 0, t0, OTPSMS, true, "h", "d"); err != nil || slots[0].OTP.Channel != string(OTPSMS) {
+	if _, err := SendOTP(s, slots, 0, t0, OTPSMS, true, "h", "d", 0); err != nil || slots[0].OTP.Channel != string(OTPSMS) {
 		t.Fatalf("sms pick: %v", err)
 	}
 	s2, slots2 := otpSlot(t, OTPEmail)
-	if _, err := SendOTP(s2, slots2, 0, t0, OTPSMS, true, "h", "d"); apperr.KindOf(err) != apperr.KindInvalid {
+	if _, err := SendOTP(s2, slots2, 0, t0, OTPSMS, true, "h", "d", 0); apperr.KindOf(err) != apperr.KindInvalid {
 		t.Fatalf("sms on an email slot: %v", err)
 	}
 	s3, slots3 := otpSlot(t, OTPNone)
-	if _, err := SendOTP(s3, slots3, 0, t0, "", false, "h", "d"); apperr.KindOf(err) != apperr.KindInvalid {
+	if _, err := SendOTP(s3, slots3, 0, t0, "", false, "h", "d", 0); apperr.KindOf(err) != apperr.KindInvalid {
 		t.Fatalf("OTP on a slot without: %v", err)
 	}
 	slots3[0].Generation = 1 // a device that took over by transfer: e-mail OTP now
-	if _, err := SendOTP(s3, slots3, 0, t0, "", false, "h", "d"); err != nil || slots3[0].OTP.Channel != string(OTPEmail) {
+	if _, err := SendOTP(s3, slots3, 0, t0, "", false, "h", "d", 0); err != nil || slots3[0].OTP.Channel != string(OTPEmail) {
 		t.Fatalf("OTP after transfer: %v", err)
 	}
 }

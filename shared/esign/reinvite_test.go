@@ -48,10 +48,10 @@ func TestReinviteBeginsTheNextDeviceGeneration(t *testing.T) {
 func TestReinviteAsksForOTPAgain(t *testing.T) {
 	t.Parallel()
 	s, slots := otpSlot(t, OTPEmail)
-	if _, err := SendOTP(s, slots, 0, t0, "", false, "h1", "d"); err != nil {
+	if _, err := SendOTP(s, slots, 0, t0, "", false, "h1", "d", 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, out, err := VerifyOTP(s, slots, 0, t0.Add(time.Second), is("h1")); err != nil || out != otp.Passed {
+	if _, out, err := VerifyOTP(s, slots, 0, t0.Add(time.Second), is("h1"), 0); err != nil || out != otp.Passed {
 		t.Fatalf("verify: %v %v", err, out)
 	}
 	if _, err := Reinvite(s, slots, 0, t0.Add(2*time.Second)); err != nil {
@@ -60,10 +60,10 @@ func TestReinviteAsksForOTPAgain(t *testing.T) {
 	if !slots[0].NeedsOTP() {
 		t.Fatal("the new link's device inherits the earlier device's OTP")
 	}
-	if _, err := SendOTP(s, slots, 0, t0.Add(2*time.Minute), "", false, "h2", "d"); err != nil {
+	if _, err := SendOTP(s, slots, 0, t0.Add(2*time.Minute), "", false, "h2", "d", 0); err != nil {
 		t.Fatalf("send on the new device: %v", err)
 	}
-	if _, out, err := VerifyOTP(s, slots, 0, t0.Add(3*time.Minute), is("h2")); err != nil || out != otp.Passed || slots[0].NeedsOTP() {
+	if _, out, err := VerifyOTP(s, slots, 0, t0.Add(3*time.Minute), is("h2"), 0); err != nil || out != otp.Passed || slots[0].NeedsOTP() {
 		t.Fatalf("verify on the new device: %v %v", err, out)
 	}
 }

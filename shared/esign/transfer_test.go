@@ -15,10 +15,10 @@ func TestTransferMovesSlotToNewDevice(t *testing.T) {
 			t.Parallel()
 			s, slots := otpSlot(t, ch)
 			if ch != OTPNone {
-				if _, err := SendOTP(s, slots, 0, t0, "", true, "h1", "d"); err != nil {
+				if _, err := SendOTP(s, slots, 0, t0, "", true, "h1", "d", 0); err != nil {
 					t.Fatal(err)
 				}
-				if _, out, _ := VerifyOTP(s, slots, 0, t0, is("h1")); out != otp.Passed {
+				if _, out, _ := VerifyOTP(s, slots, 0, t0, is("h1"), 0); out != otp.Passed {
 					t.Fatalf("verify %v", out)
 				}
 			}
@@ -46,7 +46,7 @@ func TestTransferMovesSlotToNewDevice(t *testing.T) {
 			if ch == OTPNone && sl.EffectiveOTPChannel() != OTPEmail {
 				t.Fatalf("a slot without OTP gets e-mail on the new device, got %s", sl.EffectiveOTPChannel())
 			}
-			if _, err := SendOTP(s, slots, 0, at.Add(TransferTTL), "", true, "h2", "d"); err != nil {
+			if _, err := SendOTP(s, slots, 0, at.Add(TransferTTL), "", true, "h2", "d", 0); err != nil {
 				t.Fatalf("new device's first send: %v", err)
 			}
 			if _, err := RedeemTransfer(s, slots, tr, at.Add(time.Second), nil); err != ErrTransferInvalid {

@@ -423,7 +423,7 @@ var gridEvents = []gridEvent{
 			return w
 		}},
 	{name: "SendOTP", perOTP: true, call: only(func(s *Session, sl []Slot, now time.Time) (Change, error) {
-		return SendOTP(s, sl, 0, now, "", false, "h2", "m2")
+		return SendOTP(s, sl, 0, now, "", false, "h2", "m2", 0)
 	}),
 		want: func(c cell) want {
 			if g := c.otpGate(); g != "" {
@@ -436,7 +436,7 @@ var gridEvents = []gridEvent{
 				data: map[string]any{"channel": "email", "destination": "m2", "generation": 0}}
 		}},
 	{name: "VerifyOTP", perOTP: true, call: func(s *Session, sl []Slot, now time.Time) (Change, string, error) {
-		c, out, err := VerifyOTP(s, sl, 0, now, matchesH)
+		c, out, err := VerifyOTP(s, sl, 0, now, matchesH, 0)
 		return c, errCode(out.Err(&sl[0].OTP, 0)), err
 	},
 		want: func(c cell) want {
@@ -654,14 +654,14 @@ func declineAt(i int) call {
 
 func verifyWith(code string) call {
 	return func(s *Session, sl []Slot, now time.Time) (Change, string, error) {
-		c, out, err := VerifyOTP(s, sl, 0, now, func(h string) bool { return h == code })
+		c, out, err := VerifyOTP(s, sl, 0, now, func(h string) bool { return h == code }, 0)
 		return c, errCode(out.Err(&sl[0].OTP, 0)), err
 	}
 }
 
 func sendPick(pick OTPChannel, hasPhone bool) call {
 	return only(func(s *Session, sl []Slot, now time.Time) (Change, error) {
-		return SendOTP(s, sl, 0, now, pick, hasPhone, "h2", "m2")
+		return SendOTP(s, sl, 0, now, pick, hasPhone, "h2", "m2", 0)
 	})
 }
 

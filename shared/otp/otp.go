@@ -23,8 +23,8 @@ const (
 	SendInterval = 60 * time.Second
 	MaxAttempts  = 5
 	MaxLocks     = 3
-	// DefaultBlock is how long a block lasts when the caller gives no block time. Every caller
-	// gives none today: DESIGN 14's OTP_BLOCK_MINUTES setting is not read yet (issue 21).
+	// DefaultBlock is how long a block lasts when the caller gives no block time (the
+	// dispatcher's OTP_BLOCK_MINUTES default).
 	DefaultBlock = 60 * time.Minute
 )
 

@@ -53,13 +53,13 @@ func (w *Workflow) otpUsable() error {
 // SendOTP records a new code (its keyed hash) sent to maskedDest. Errors: 400
 // otp_not_required, otp_already_verified, otp_blocked (within the block time); 429 otp_rate_limited within 60 s;
 // ErrInvalidState once the workflow is sealing or ended.
-func (w *Workflow) SendOTP(codeHash, maskedDest string, now time.Time) (kernel.Change, error) {
+func (w *Workflow) SendOTP(codeHash, maskedDest string, now time.Time, block time.Duration) (kernel.Change, error) {
 	return w.commit(func(x *Workflow, c *kernel.Change) error {
 		if err := x.otpUsable(); err != nil {
 			return err
 		}
 		st := x.OTP.State()
-		if err := st.CheckSend(now, 0, 0); err != nil {
+		if err := st.CheckSend(now, 0, block); err != nil {
 			return err
 		}
 		st.Record(now, OTPChannel, maskedDest, codeHash)
@@ -84,14 +84,14 @@ func (w *Workflow) UndoOTPSend(reason string, now time.Time) (kernel.Change, err
 // outcome is a change to store (attempts, locks and blocks survive); outcome.Err answers a
 // failure. Errors (nothing to store): 400 otp_not_required, otp_already_verified, otp_blocked
 // (within the block time); ErrInvalidState.
-func (w *Workflow) VerifyOTP(matches func(string) bool, now time.Time) (kernel.Change, otp.Outcome, error) {
+func (w *Workflow) VerifyOTP(matches func(string) bool, now time.Time, block time.Duration) (kernel.Change, otp.Outcome, error) {
 	var out otp.Outcome
 	ch, err := w.commit(func(x *Workflow, c *kernel.Change) error {
 		if err := x.otpUsable(); err != nil {
 			return err
 		}
 		st := x.OTP.State()
-		o, err := st.Verify(now, 0, 0, matches)
+		o, err := st.Verify(now, 0, block, matches)
 		if err != nil {
 			return err
 		}

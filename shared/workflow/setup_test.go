@@ -71,25 +71,25 @@ func TestParticipantOTP(t *testing.T) {
 	}
 	flow, _, _, _ := schemas(t)
 	w := start{state: StateInProgress}.build(flow)
-	if _, err := w.SendOTP("h", "a***@x.test", t0); codeOf(err) != "otp_not_required" {
+	if _, err := w.SendOTP("h", "a***@x.test", t0, 0); codeOf(err) != "otp_not_required" {
 		t.Fatalf("without requireOtp: %v", err)
 	}
 	w.Setup.RequireOTP = true
 	if err := w.OTPGate(); codeOf(err) != "otp_required" {
 		t.Fatalf("gate before the code: %v", err)
 	}
-	if _, err := w.SendOTP("h", "a***@x.test", t0); err != nil {
+	if _, err := w.SendOTP("h", "a***@x.test", t0, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.SendOTP("h2", "a***@x.test", t0.Add(30*time.Second)); codeOf(err) != "otp_rate_limited" {
+	if _, err := w.SendOTP("h2", "a***@x.test", t0.Add(30*time.Second), 0); codeOf(err) != "otp_rate_limited" {
 		t.Fatalf("second send within 60 s: %v", err)
 	}
 	is := func(want string) func(string) bool { return func(h string) bool { return h == want } }
-	ch, out, err := w.VerifyOTP(is("wrong"), t0.Add(time.Minute))
+	ch, out, err := w.VerifyOTP(is("wrong"), t0.Add(time.Minute), 0)
 	if err != nil || out.String() != "wrong_code" || len(ch.Events) != 1 || w.OTP.Attempts != 1 {
 		t.Fatalf("wrong code: %v %v %+v", err, out, w.OTP)
 	}
-	if _, out, err := w.VerifyOTP(is("h"), t0.Add(time.Minute)); err != nil || out.String() != "passed" {
+	if _, out, err := w.VerifyOTP(is("h"), t0.Add(time.Minute), 0); err != nil || out.String() != "passed" {
 		t.Fatalf("right code: %v %v", err, out)
 	}
 	if err := w.OTPGate(); err != nil {
@@ -109,16 +109,24 @@ func TestParticipantOTPBlock(t *testing.T) {
 		return ""
 	}
 	flow, _, _, _ := schemas(t)
+	// 0 is the default block time; a configured one (OTP_BLOCK_MINUTES) is what holds
+	for _, tc := range []struct{ given, holds time.Duration }{{0, otp.DefaultBlock}, {5 * time.Minute, 5 * time.Minute}} {
+		participantOTPBlock(t, flow, codeOf, tc.given, tc.holds)
+	}
+}
+
+func participantOTPBlock(t *testing.T, flow *Schema, codeOf func(error) string, block, holds time.Duration) {
+	t.Helper()
 	w := start{state: StateInProgress}.build(flow)
 	w.Setup.RequireOTP = true
 	at := t0
 	for lock := 1; lock <= otp.MaxLocks; lock++ {
 		at = at.Add(otp.SendInterval)
-		if _, err := w.SendOTP("h", "a***@x.test", at); err != nil {
+		if _, err := w.SendOTP("h", "a***@x.test", at, block); err != nil {
 			t.Fatalf("send %d: %v", lock, err)
 		}
 		for try := 1; try <= otp.MaxAttempts; try++ {
-			if _, _, err := w.VerifyOTP(func(string) bool { return false }, at); err != nil {
+			if _, _, err := w.VerifyOTP(func(string) bool { return false }, at, block); err != nil {
 				t.Fatalf("lock %d try %d: %v", lock, try, err)
 			}
 		}
@@ -130,17 +138,17 @@ func TestParticipantOTPBlock(t *testing.T) {
 	if _, err := w.ResendInvite(at.Add(otp.SendInterval)); err != nil {
 		t.Fatalf("resend-invite: %v", err)
 	}
-	almost := blockedAt.Add(otp.DefaultBlock - time.Second)
-	if _, err := w.SendOTP("h2", "a***@x.test", almost); codeOf(err) != "otp_blocked" {
+	almost := blockedAt.Add(holds - time.Second)
+	if _, err := w.SendOTP("h2", "a***@x.test", almost, block); codeOf(err) != "otp_blocked" {
 		t.Fatalf("send after the participant's own resend-invite, before the block time: %v", err)
 	}
-	if _, _, err := w.VerifyOTP(func(string) bool { return true }, almost); codeOf(err) != "otp_blocked" {
+	if _, _, err := w.VerifyOTP(func(string) bool { return true }, almost, block); codeOf(err) != "otp_blocked" {
 		t.Fatalf("verify within the block time: %v", err)
 	}
-	if _, err := w.SendOTP("h2", "a***@x.test", blockedAt.Add(otp.DefaultBlock)); err != nil || w.OTP.Blocked {
+	if _, err := w.SendOTP("h2", "a***@x.test", blockedAt.Add(holds), block); err != nil || w.OTP.Blocked {
 		t.Fatalf("send once the block ran its time: %v %+v", err, w.OTP)
 	}
-	if _, out, err := w.VerifyOTP(func(h string) bool { return h == "h2" }, blockedAt.Add(otp.DefaultBlock)); err != nil || out != otp.Passed {
+	if _, out, err := w.VerifyOTP(func(h string) bool { return h == "h2" }, blockedAt.Add(holds), block); err != nil || out != otp.Passed {
 		t.Fatalf("the new code after the block: %v %v", out, err)
 	}
 }

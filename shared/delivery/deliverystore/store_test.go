@@ -63,7 +63,7 @@ func TestCreateLoadUpdateEvents(t *testing.T) {
 		t.Fatalf("loaded %+v", got)
 	}
 	_, _, err = st.Update(ctx, s.DeliveryID, func(s *delivery.Session) (delivery.Change, error) {
-		return delivery.SendOTP(s, now.Add(time.Second), "codehash", "a***@e***")
+		return delivery.SendOTP(s, now.Add(time.Second), "codehash", "a***@e***", 0)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,7 @@ type Flow struct {
 	SendFailed *apperr.Error
 	Field      CodeField     // the verify request's field
 	Timeout    time.Duration // 0: SendTimeout
+	Block      time.Duration // how long three locked codes block the owner (0: otp.DefaultBlock); the same the owner's transitions are given
 }
 
 // CodeField is the request field a submitted code comes in: its JSON path and what the 400 of
@@ -171,5 +172,5 @@ func (f *Flow) Verify(code string, verify func(code Code) (otp.Outcome, *otp.Sta
 	if err != nil {
 		return err
 	}
-	return out.Err(st, 0)
+	return out.Err(st, f.Block)
 }
