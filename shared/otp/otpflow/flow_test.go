@@ -270,3 +270,22 @@ func TestVerifyOutcomes(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyBlockTime: the flow's Block (the app's OTP_BLOCK_MINUTES) is the end the answer to
+// a blocking try names, in blockedUntil and Retry-After; without one it is otp.DefaultBlock.
+func TestVerifyBlockTime(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct{ block, want time.Duration }{{0, otp.DefaultBlock}, {5 * time.Minute, 5 * time.Minute}} {
+		f := newFlow(t, &sender{}, nil)
+		f.Block = c.block
+		err := f.Verify("123456", func(Code) (otp.Outcome, *otp.State, error) {
+			return otp.BlockedNow, &otp.State{Blocked: true, BlockedAt: at}, nil
+		})
+		e, _ := apperr.As(err)
+		if e == nil || e.Code != "otp_blocked" || e.RetryAfter != c.want ||
+			e.Extra["blockedUntil"] != at.Add(c.want).Format(time.RFC3339) {
+			t.Errorf("block %s: %+v, want otp_blocked until %s", c.block, e, at.Add(c.want))
+		}
+	}
+}
