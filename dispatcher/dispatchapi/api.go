@@ -270,11 +270,8 @@ func (a *API) receipt(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// the path stored at intake (receipts/<tenant>/<batchId>.pdf; receipts/<batchId>.pdf before
-	// tenant folders)
+	// tenant folders): every batch has one
 	name := strings.TrimPrefix(b.ReceiptPath, dispatch.ContainerReceipts+"/")
-	if b.ReceiptPath == "" {
-		name = b.BatchID + ".pdf"
-	}
 	pdf, _, err := a.Blobs.ReadAll(r.Context(), dispatch.ContainerReceipts, name, maxReceipt)
 	if err != nil {
 		return err

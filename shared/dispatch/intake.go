@@ -213,12 +213,9 @@ const ReceiptJSONName = "receipt.json"
 
 // receiptJSONName is the JSON receipt's blob name in ContainerDispatch: beside the batch's stored
 // records (dispatch/<tenant>/<batchId>/, or dispatch/<batchId>/ for a batch from before tenant
-// folders).
+// folders; every batch stores its records' path at intake).
 func receiptJSONName(b *Batch) string {
 	dir, _ := path.Split(strings.TrimPrefix(b.RecordsPath, ContainerDispatch+"/"))
-	if dir == "" {
-		dir = b.BatchID + "/"
-	}
 	return dir + ReceiptJSONName
 }
 

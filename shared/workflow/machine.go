@@ -246,10 +246,7 @@ func checkReason(reason string) error {
 	if utf8.RuneCountInString(reason) > MaxReason {
 		return apperr.Invalid(CodeInvalidRequest, apperr.Field("reason", fmt.Sprintf("must be at most %d characters", MaxReason)))
 	}
-	if msg := text.Problem(reason, text.Lines); msg != "" {
-		return apperr.Invalid(CodeInvalidRequest, apperr.Field("reason", msg))
-	}
-	return nil
+	return checkText("reason", reason, text.Lines)
 }
 
 // AllData is the workflow's values of every step, keyed by field: what the validator and the

@@ -33,18 +33,8 @@ type tenantObjects struct {
 func makeTenantObjects(t *testing.T) tenantObjects {
 	t.Helper()
 	var o tenantObjects
-	pdf, err := os.ReadFile(filepath.Join("testdata", "template-3p.pdf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := upload(t, tenantA, pdf, nil)
-	if up.Status != http.StatusCreated {
-		t.Fatalf("A's upload: %d %s", up.Status, up.Raw)
-	}
+	up := uploadOwn(t, tenantA)
 	o.upload, o.uploadHash = up.str("pdfBlobPath"), up.str("pdfHash")
-	if !strings.HasPrefix(o.upload, "documents/"+tenantA+"/") {
-		t.Fatalf("A's upload is stored at %q, outside A's folder", o.upload)
-	}
 
 	files := examplePackage(t)
 	o.template = putTemplateBlob(t, tenantA+"/xt/"+uuid.NewString()+".zip", zipOf(t, files))
@@ -88,6 +78,21 @@ func makeTenantObjects(t *testing.T) tenantObjects {
 
 	o.workflowID = createWorkflow(t, tenantA, wfBody(o.templateDir)).ID
 	return o
+}
+
+// uploadOwn uploads the template fixture through POST /api/documents as tenant and checks it is
+// stored in tenant's own folder.
+func uploadOwn(t *testing.T, tenant string) reply {
+	t.Helper()
+	pdf, err := os.ReadFile(filepath.Join("testdata", "template-3p.pdf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := upload(t, tenant, pdf, nil)
+	if up.Status != http.StatusCreated || !strings.HasPrefix(up.str("pdfBlobPath"), "documents/"+tenant+"/") {
+		t.Fatalf("upload as %s: %d %s, want 201 in its own folder", tenant, up.Status, up.Raw)
+	}
+	return up
 }
 
 // sessionBodyFor is a one-signer create request for the document at path.
@@ -139,14 +144,7 @@ func TestCrossTenantRoutes(t *testing.T) {
 	as := func(method, path string, body any) func() reply {
 		return func() reply { return call(t, method, svc.url(path), body, bob.h("Accept", "application/json")) }
 	}
-	pdfB, err := os.ReadFile(filepath.Join("testdata", "template-3p.pdf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ownUp := upload(t, tenantB, pdfB, nil)
-	if ownUp.Status != http.StatusCreated || !strings.HasPrefix(ownUp.str("pdfBlobPath"), "documents/"+tenantB+"/") {
-		t.Fatalf("B's own upload: %d %s", ownUp.Status, ownUp.Raw)
-	}
+	ownUp := uploadOwn(t, tenantB)
 
 	pathCases := []struct {
 		name, route string
