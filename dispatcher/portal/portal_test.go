@@ -148,7 +148,7 @@ func TestViewedAndConsent(t *testing.T) {
 	f := e.newSession(t, sessionOpts{})
 	tok := e.activate(t, f, 0)
 	body := `{"statements":["document_reviewed","electronic_signature","legally_binding"],"version":"` + esign.ConsentVersion + `"}`
-	e.do(t, http.MethodPost, PathConsent, tok, body).want(t, http.StatusConflict, "slot_wrong_state") // not viewed yet
+	e.do(t, http.MethodPost, PathConsent, tok, body).want(t, http.StatusConflict, "not_viewed") // not viewed yet
 	e.do(t, http.MethodPost, PathViewed, tok, "").want(t, http.StatusOK, "")
 
 	for _, tc := range []struct{ name, body, code string }{

@@ -57,6 +57,43 @@ func TestOTPSendVerifyAndGates(t *testing.T) {
 	}
 }
 
+// With OTP as without it, consent and signing follow the viewing of the document: a signer who
+// passed OTP but never reported viewed is refused (409 not_viewed), and the signed slot's
+// timeline holds viewed (spec 000: pending, activated, viewed, signed, + otp_verified).
+func TestOTPSignerViewsBeforeConsentAndSigning(t *testing.T) {
+	t.Parallel()
+	s, slots := otpSlot(t, OTPEmail)
+	if _, err := SendOTP(s, slots, 0, t0, "", false, "h1", "d", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, out, err := VerifyOTP(s, slots, 0, t0.Add(time.Second), is("h1"), 0); err != nil || out != otp.Passed {
+		t.Fatalf("verify: %v %v", err, out)
+	}
+	all := []string{"document_reviewed", "electronic_signature", "legally_binding"}
+	if c, err := Consent(s, slots, 0, t0.Add(2*time.Second), all); !errorsIs(err, ErrNotViewed) || apperr.KindOf(err) != apperr.KindConflict || len(c.Events) != 0 {
+		t.Fatalf("consent after OTP, before viewed: %v", err)
+	}
+	consented(&slots[0]) // even with the consents in place, no signature before viewed
+	if _, err := Sign(s, slots, 0, t0.Add(2*time.Second), SignInput{SignerName: "n"}); !errorsIs(err, ErrNotViewed) {
+		t.Fatalf("sign after OTP, before viewed: %v", err)
+	}
+	slots[0].Consents = nil
+	if _, err := MarkViewed(s, slots, 0, t0.Add(3*time.Second), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Consent(s, slots, 0, t0.Add(4*time.Second), all); err != nil {
+		t.Fatalf("consent after viewed: %v", err)
+	}
+	if _, err := Sign(s, slots, 0, t0.Add(5*time.Second), SignInput{SignerName: "n"}); err != nil {
+		t.Fatalf("sign after viewed: %v", err)
+	}
+	for _, st := range []SlotState{SlotPending, SlotActivated, SlotOTPVerified, SlotViewed, SlotSigned} {
+		if _, ok := slots[0].Timeline[st]; !ok {
+			t.Errorf("signed timeline lacks %s: %v", st, slots[0].Timeline)
+		}
+	}
+}
+
 func TestOTPExpiresAfterTenMinutes(t *testing.T) {
 	t.Parallel()
 	s, slots := otpSlot(t, OTPEmail)
