@@ -35,4 +35,3 @@ func TestWriteProblemRetryAfter(t *testing.T) {
 		})
 	}
 }
-
