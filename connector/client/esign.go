@@ -159,6 +159,15 @@ func (c *Client) SessionStatus(ctx context.Context, correlationID string) (*Sess
 	return &s, err
 }
 
+// SessionStatusByGroup reads a session by its groupId (the same answer as SessionStatus).
+// Errors: *Error (404 session_not_found, also for another tenant's session; 400 invalid_request
+// for a groupId that is not a UUID).
+func (c *Client) SessionStatusByGroup(ctx context.Context, groupID string) (*SessionStatus, error) {
+	var s SessionStatus
+	_, err := c.do(ctx, call{method: http.MethodGet, path: "/esign/session/by-group/" + esc(groupID) + "/status"}, &s)
+	return &s, err
+}
+
 // ResendInvite sends fresh links to the slots that may have one (slotIndex < 0: every such slot).
 func (c *Client) ResendInvite(ctx context.Context, correlationID string, slotIndex int) (*Resent, error) {
 	var body any

@@ -1,7 +1,7 @@
-// Package esignapi serves the requester-facing signing-session routes: create, status,
-// resend-invite, cancel, revoke and the erasure of a signer's e-mail. Every route authenticates
-// an Entra ID JWT, checks the licence's esign feature and the caller's role, and sees only its
-// own tenant's sessions (another tenant's session is a 404).
+// Package esignapi serves the requester-facing signing-session routes: create, status (by
+// correlationId or by groupId), resend-invite, cancel, revoke and the erasure of a signer's
+// e-mail. Every route authenticates an Entra ID JWT, checks the licence's esign feature and the
+// caller's role, and sees only its own tenant's sessions (another tenant's session is a 404).
 package esignapi
 
 import (
@@ -40,6 +40,7 @@ type API struct {
 func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("POST /api/esign/session", web.Handle(a.create))
 	mux.Handle("GET /api/esign/session/{correlationId}/status", web.Handle(a.status))
+	mux.Handle("GET /api/esign/session/by-group/{groupId}/status", web.Handle(a.statusByGroup))
 	mux.Handle("POST /api/esign/session/{correlationId}/resend-invite", web.Handle(a.resend))
 	mux.Handle("POST /api/esign/session/{groupId}/cancel", web.Handle(a.cancel))
 	mux.Handle("POST /api/esign/session/{groupId}/revoke", web.Handle(a.revoke))
