@@ -22,6 +22,7 @@ type CreateSessionRequest struct {
 	CorrelationID        string   `json:"correlationId"`
 	DocumentID           string   `json:"documentId"`
 	DocType              string   `json:"docType"`
+	DocumentName         string   `json:"documentName,omitempty"` // the certificate's title; else documentId
 	PDFBlobPath          string   `json:"pdfBlobPath"`
 	PDFHash              string   `json:"pdfHash"`
 	SigningMode          string   `json:"signingMode"`

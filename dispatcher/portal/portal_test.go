@@ -523,3 +523,20 @@ func TestResendMakesEarlierTokensViewOnly(t *testing.T) {
 	e.do(t, http.MethodPost, PathViewed, tok, "").want(t, http.StatusOK, "") // no OTP asked of a slot without one
 	e.do(t, http.MethodPost, PathConsent, tok, consent).want(t, http.StatusOK, "")
 }
+
+// TestViewNamesTheDocumentByItsTitle: the signer's page names the document by its title (a
+// render's, or the create request's documentName) when the session has one.
+func TestViewNamesTheDocumentByItsTitle(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	f := e.newSession(t, sessionOpts{})
+	e.update(t, f.s.GroupID, func(s *esign.Session, _ []esign.Slot) esign.Change {
+		s.DocumentTitle = "Lease — Flat 4B"
+		return esign.Change{}
+	})
+	r := e.do(t, http.MethodPost, PathActivate, "", `{"token":"`+f.links[0]+`"}`)
+	r.want(t, http.StatusOK, "")
+	if got := r.json(t)["documentName"]; got != "Lease — Flat 4B" {
+		t.Fatalf("documentName %v, want the session's title", got)
+	}
+}
