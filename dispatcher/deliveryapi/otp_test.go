@@ -21,7 +21,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
-	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/notify/outbox"
 	"github.com/esign-svc/esign/shared/otp"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/tokens"
@@ -38,38 +38,24 @@ func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 
 func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
-// outbox is a notify.Sender that keeps the messages it was given.
-type outbox struct {
-	mu   sync.Mutex
-	sent []notify.Message
-}
-
-func (o *outbox) Send(_ context.Context, m notify.Message) error {
-	if err := m.Validate(); err != nil {
-		return err
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.sent = append(o.sent, m)
-	return nil
-}
-
 var codeInText = regexp.MustCompile(`\bis (\d{6})\.`)
 
-// lastCode is the 6-digit code of the last message sent to to.
-func (o *outbox) lastCode(t *testing.T, to string) string {
+// lastCode is the 6-digit code of the last message the outbox holds for to.
+func (e *recipientEnv) lastCode(t *testing.T, to string) string {
 	t.Helper()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for i := len(o.sent) - 1; i >= 0; i-- {
-		if o.sent[i].To != to {
+	rows, err := e.mail.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(rows) - 1; i >= 0; i-- {
+		if rows[i].Recipient != to {
 			continue
 		}
-		if g := codeInText.FindStringSubmatch(o.sent[i].Text); g != nil {
+		if g := codeInText.FindStringSubmatch(rows[i].Text); g != nil {
 			return g[1]
 		}
 	}
-	t.Fatalf("no code was sent to the recipient (%d messages)", len(o.sent))
+	t.Fatalf("no code was sent to the recipient (%d messages)", len(rows))
 	return ""
 }
 
@@ -87,7 +73,7 @@ type recipientEnv struct {
 	api   *API
 	mux   *http.ServeMux
 	clock *clock
-	mail  *outbox
+	mail  *outbox.Outbox
 }
 
 func newRecipientEnv(t *testing.T, block time.Duration) *recipientEnv {
@@ -119,8 +105,15 @@ func newRecipientEnv(t *testing.T, block time.Duration) *recipientEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mail, err := outbox.New(acct, "dapiout"+suffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mail.Ensure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	c := &clock{t: time.Now().UTC().Truncate(time.Second)}
-	e := &recipientEnv{clock: c, mail: &outbox{}, mux: http.NewServeMux()}
+	e := &recipientEnv{clock: c, mail: mail, mux: http.NewServeMux()}
 	e.api = &API{OTPBlock: block, Store: st, Tokens: tokens.NewCodec(ring, tokens.WithClock(c.Now)), Hasher: hasher, Cipher: cipher,
 		Email: e.mail, PortalURL: "https://portal.example.test", PortalOrigin: "https://portal.example.test", Now: c.Now}
 	e.api.Routes(e.mux)
@@ -198,7 +191,7 @@ func TestRecipientOTPBlockIsA400ThatLifts(t *testing.T) {
 	for lock := 1; lock <= otp.MaxLocks; lock++ {
 		e.clock.set(start.Add(time.Duration(lock-1) * (otp.SendInterval + time.Second)))
 		e.do(t, "POST", id, "/otp/send", tok, "").want(t, fmt.Sprintf("send %d", lock), http.StatusOK, "")
-		code := e.mail.lastCode(t, recipient)
+		code := e.lastCode(t, recipient)
 		wrong := "000000"
 		if code == wrong {
 			wrong = "000001"
@@ -228,7 +221,7 @@ func TestRecipientOTPBlockIsA400ThatLifts(t *testing.T) {
 	e.clock.set(blockedAt.Add(block - time.Second))
 	for _, c := range []struct{ what, path, body string }{
 		{"send while blocked", "/otp/send", ""},
-		{"verify while blocked", "/otp/verify", `{"otp":"` + e.mail.lastCode(t, recipient) + `"}`},
+		{"verify while blocked", "/otp/verify", `{"otp":"` + e.lastCode(t, recipient) + `"}`},
 	} {
 		a := e.do(t, "POST", id, c.path, tok, c.body)
 		a.want(t, c.what, http.StatusBadRequest, "otp_blocked")
@@ -244,7 +237,7 @@ func TestRecipientOTPBlockIsA400ThatLifts(t *testing.T) {
 	// The block has run its time: a new code, the right code, verified.
 	e.clock.set(blockedAt.Add(block))
 	e.do(t, "POST", id, "/otp/send", tok, "").want(t, "send once the block ran its time", http.StatusOK, "")
-	a := e.do(t, "POST", id, "/otp/verify", tok, `{"otp":"`+e.mail.lastCode(t, recipient)+`"}`)
+	a := e.do(t, "POST", id, "/otp/verify", tok, `{"otp":"`+e.lastCode(t, recipient)+`"}`)
 	a.want(t, "verify once the block ran its time", http.StatusOK, "")
 	if a.body["ok"] != true || a.body["verified"] != true {
 		t.Fatalf("verify answer %v", a.body)

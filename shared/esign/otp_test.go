@@ -19,6 +19,19 @@ func otpSlot(t *testing.T, ch OTPChannel) (*Session, []Slot) {
 	return s, slots
 }
 
+// verifiedSlot is otpSlot with e-mail OTP sent at t0 and passed a second later.
+func verifiedSlot(t *testing.T) (*Session, []Slot) {
+	t.Helper()
+	s, slots := otpSlot(t, OTPEmail)
+	if _, err := SendOTP(s, slots, 0, t0, "", false, "h1", "d", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, out, err := VerifyOTP(s, slots, 0, t0.Add(time.Second), is("h1"), 0); err != nil || out != otp.Passed {
+		t.Fatalf("verify: %v %v", err, out)
+	}
+	return s, slots
+}
+
 func is(code string) func(string) bool { return func(h string) bool { return h == code } }
 
 func TestOTPSendVerifyAndGates(t *testing.T) {
@@ -62,13 +75,7 @@ func TestOTPSendVerifyAndGates(t *testing.T) {
 // timeline holds viewed (spec 000: pending, activated, viewed, signed, + otp_verified).
 func TestOTPSignerViewsBeforeConsentAndSigning(t *testing.T) {
 	t.Parallel()
-	s, slots := otpSlot(t, OTPEmail)
-	if _, err := SendOTP(s, slots, 0, t0, "", false, "h1", "d", 0); err != nil {
-		t.Fatal(err)
-	}
-	if _, out, err := VerifyOTP(s, slots, 0, t0.Add(time.Second), is("h1"), 0); err != nil || out != otp.Passed {
-		t.Fatalf("verify: %v %v", err, out)
-	}
+	s, slots := verifiedSlot(t)
 	all := []string{"document_reviewed", "electronic_signature", "legally_binding"}
 	if c, err := Consent(s, slots, 0, t0.Add(2*time.Second), all); !errorsIs(err, ErrNotViewed) || apperr.KindOf(err) != apperr.KindConflict || len(c.Events) != 0 {
 		t.Fatalf("consent after OTP, before viewed: %v", err)
