@@ -63,3 +63,26 @@ func TestCommandLine(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookURLAlone: SERVICE_BATCH_NOTIFY_WEBHOOK_URL without SERVICE_BATCH_NOTIFY_SECRET
+// runs (it used to fail the settings): the worker says once at its start that notices go
+// unsigned; other commands and a signed webhook print no warning.
+func TestWebhookURLAlone(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		settings.KeyBaseURL: "https://esign.example.test/api", settings.KeyCode: "k", settings.KeyTenantID: "t",
+		settings.KeyClientID: "c", settings.KeyClientSecret: "s", settings.KeyScope: "api://x/.default",
+		settings.KeyStorePath: t.TempDir() + "/jobs.db", settings.KeyNotifyWebhookURL: "https://hooks.example.test/done",
+	}
+	code, _, stderr := runCLI(env, "jobs", "work", "--drain")
+	if code != 0 || strings.Count(stderr, "warning:") != 1 || !strings.Contains(stderr, "SERVICE_BATCH_NOTIFY_WEBHOOK_URL is set without SERVICE_BATCH_NOTIFY_SECRET") {
+		t.Fatalf("jobs work with the URL alone: exit %d %q", code, stderr)
+	}
+	if code, _, stderr := runCLI(env, "jobs", "list"); code != 0 || stderr != "" {
+		t.Fatalf("jobs list: exit %d %q", code, stderr)
+	}
+	env[settings.KeyNotifySecret] = strings.Repeat("n", settings.MinNotifySecretLen)
+	if code, _, stderr := runCLI(env, "jobs", "work", "--drain"); code != 0 || stderr != "" {
+		t.Fatalf("signed: exit %d %q", code, stderr)
+	}
+}

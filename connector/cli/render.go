@@ -320,5 +320,8 @@ func (a *app) worker(ctx context.Context) (*worker.Worker, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("%s", settings.KeyNotifySecret), err)
 	}
+	for _, warn := range s.Warnings() {
+		fmt.Fprintln(a.env.Stderr, "svcconnect: warning:", warn)
+	}
 	return &worker.Worker{Store: st, Renderer: cl, Notifier: n}, nil
 }
