@@ -3,9 +3,12 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/esign-svc/esign/connector/jobs"
 	"github.com/esign-svc/esign/connector/settings"
 )
 
@@ -84,5 +87,37 @@ func TestWebhookURLAlone(t *testing.T) {
 	env[settings.KeyNotifySecret] = strings.Repeat("n", settings.MinNotifySecretLen)
 	if code, _, stderr := runCLI(env, "jobs", "work", "--drain"); code != 0 || stderr != "" {
 		t.Fatalf("signed: exit %d %q", code, stderr)
+	}
+}
+
+// TestWorkerPurges: `jobs work` applies SERVICE_LOG_RETENTION_DAYS by itself (it used to take
+// `jobs purge`): an upload-log row older than the retention is gone after a drain, a newer one
+// stays, and the worker says what it removed.
+func TestWorkerPurges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := t.TempDir() + "/jobs.db"
+	st, err := jobs.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, age := range []int{91, 89} {
+		st.Now = func() time.Time { return time.Now().AddDate(0, 0, -age) }
+		if err := st.LogUpload(ctx, jobs.Upload{File: fmt.Sprintf("%d.pdf", age), PDFBlobPath: "documents/uploads/x.pdf"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	env := map[string]string{
+		settings.KeyBaseURL: "https://esign.example.test/api", settings.KeyCode: "k", settings.KeyTenantID: "t",
+		settings.KeyClientID: "c", settings.KeyClientSecret: "s", settings.KeyScope: "api://x/.default", settings.KeyStorePath: path,
+	}
+	code, _, stderr := runCLI(env, "jobs", "work", "--drain")
+	if code != 0 || !strings.Contains(stderr, "retention: removed 0 finished jobs (0 rows) and 1 upload-log rows older than 90 days") {
+		t.Fatalf("jobs work: exit %d %q", code, stderr)
+	}
+	code, out, _ := runCLI(env, "jobs", "uploads")
+	if code != 0 || strings.Contains(out, "91.pdf") || !strings.Contains(out, "89.pdf") {
+		t.Fatalf("upload log after the worker: %s", out)
 	}
 }
