@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -279,6 +280,9 @@ func workflowCreate(ctx context.Context, a *app, args []string) error {
 			again = " (existing: the correlationId was used before)"
 		}
 		fmt.Fprintf(w, "workflowId:    %s%s\ncorrelationId: %s\nstate:         %s\n", wf.WorkflowID, again, wf.CorrelationID, wf.State)
+		if link := a.portalLink("/workflow/"+url.PathEscape(wf.WorkflowID), wf.PortalURL, "pt"); link != "" {
+			fmt.Fprintf(w, "portal:        %s\n", link)
+		}
 	})
 }
 
