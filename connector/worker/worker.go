@@ -78,8 +78,9 @@ func (w *Worker) Once(ctx context.Context, jobID string) (ok bool, err error) {
 	return true, w.SendNotices(ctx)
 }
 
-// Drain does rows of jobID ("" : any job) until none is due (a row leased by another worker is
-// waited for until its lease passes), then sends the notices owed.
+// Drain applies the log retention when it is due (once a day, see purge), then does rows of
+// jobID ("" : any job) until none is due (a row leased by another worker is waited for until its
+// lease passes), then sends the notices owed.
 func (w *Worker) Drain(ctx context.Context, jobID string) error {
 	if err := w.purge(ctx); err != nil {
 		return err
