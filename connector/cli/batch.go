@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -280,7 +279,7 @@ func workflowCreate(ctx context.Context, a *app, args []string) error {
 			again = " (existing: the correlationId was used before)"
 		}
 		fmt.Fprintf(w, "workflowId:    %s%s\ncorrelationId: %s\nstate:         %s\n", wf.WorkflowID, again, wf.CorrelationID, wf.State)
-		if link := a.portalLink("/workflow/"+url.PathEscape(wf.WorkflowID), wf.PortalURL, "pt"); link != "" {
+		if link := a.portalLink(wf.PortalURL, "pt", "workflow", wf.WorkflowID); link != "" {
 			fmt.Fprintf(w, "portal:        %s\n", link)
 		}
 	})

@@ -121,3 +121,25 @@ func TestWorkerPurges(t *testing.T) {
 		t.Fatalf("upload log after the worker: %s", out)
 	}
 }
+
+// TestPortalLink: a link is SERVICE_PORTAL_URL's path and query with the page and the service
+// link's token added (the page's parts escaped); none without the setting or the token.
+func TestPortalLink(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		portal, service, param string
+		elems                  []string
+		want                   string
+	}{
+		{"https://portal.example.test/app/", "http://internal:7080/workflow/w1?pt=a.b-c", "pt", []string{"workflow", "w1"}, "https://portal.example.test/app/workflow/w1?pt=a.b-c"},
+		{"https://portal.example.test", "https://x/deliver/d%2F1?t=tok", "t", []string{"deliver", "d/1"}, "https://portal.example.test/deliver/d%2F1?t=tok"},
+		{"https://portal.example.test/p?tenant=acme", "https://x/sign?token=s", "token", []string{"sign"}, "https://portal.example.test/p/sign?tenant=acme&token=s"},
+		{"https://portal.example.test", "https://x/sign", "token", []string{"sign"}, ""},
+		{"", "https://x/sign?token=s", "token", []string{"sign"}, ""},
+	} {
+		a := &app{set: &settings.Settings{PortalURL: tc.portal}}
+		if got := a.portalLink(tc.service, tc.param, tc.elems...); got != tc.want {
+			t.Errorf("%s + %v: %q, want %q", tc.portal, tc.elems, got, tc.want)
+		}
+	}
+}
