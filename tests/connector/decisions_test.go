@@ -129,6 +129,24 @@ func portalToken(t *testing.T, portalURL string) string {
 	return u.Query().Get("pt")
 }
 
+// startWorkflow stores the sample package with schema and starts a workflow from it with the
+// workflow settings (templateSettings.workflow, JSON); it returns the workflow and the
+// participant's token of its portalUrl.
+func startWorkflow(t *testing.T, cl *client.Client, schema, workflowSettings string) (*client.Workflow, string) {
+	t.Helper()
+	ctx := context.Background()
+	pkg, err := putPackage(ctx, "connector/wf-"+uuid.NewString()+".zip", offerFiles(map[string][]byte{"schema.yaml": []byte(schema)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := cl.CreateWorkflow(ctx, client.CreateWorkflowRequest{TemplatePath: pkg, CorrelationID: "wf-" + uuid.NewString(),
+		TemplateSettings: []byte(`{"workflow":` + workflowSettings + `}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wf, portalToken(t, wf.PortalURL)
+}
+
 // TestReviewerDecisions drives the reviewer's token routes through the client: on a failed
 // error rule GovernanceDecision approve is 409 rules_failed; RequestWorkflowChanges sends the
 // workflow back (changes-requested, the request in the participant's payload, the reviewer's
@@ -140,16 +158,7 @@ func TestReviewerDecisions(t *testing.T) {
 	ctx := context.Background()
 	set := connSettings(t, nil)
 	cl, _ := newClient(t, set)
-	pkg, err := putPackage(ctx, "connector/gov-"+uuid.NewString()+".zip", offerFiles(map[string][]byte{"schema.yaml": []byte(govSchema)}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wf, err := cl.CreateWorkflow(ctx, client.CreateWorkflowRequest{TemplatePath: pkg, CorrelationID: "decisions-" + uuid.NewString(),
-		TemplateSettings: []byte(`{"workflow":{"recipients":[{"email":"p@example.test"}]}}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pt := portalToken(t, wf.PortalURL)
+	wf, pt := startWorkflow(t, cl, govSchema, `{"recipients":[{"email":"p@example.test"}]}`)
 	submit := func(spend int) {
 		t.Helper()
 		s, err := cl.SaveWorkflowStep(ctx, wf.WorkflowID, pt, 0, map[string]any{"companyName": "Acme", "annualSpend": spend})
@@ -165,7 +174,7 @@ func TestReviewerDecisions(t *testing.T) {
 	submit(500)
 
 	finance := reviewerToken(t, wf.WorkflowID)
-	_, err = cl.GovernanceDecision(ctx, wf.WorkflowID, finance, "approve", "")
+	_, err := cl.GovernanceDecision(ctx, wf.WorkflowID, finance, "approve", "")
 	wantProblem(t, "approve on a failed rule", err, 409, "rules_failed")
 	d, err := cl.RequestWorkflowChanges(ctx, wf.WorkflowID, finance, []client.ChangeRequest{{Message: "Spend looks high", FieldKey: "annualSpend", Severity: "warning"}})
 	if err != nil || d.State != "changes-requested" || d.WorkflowID != wf.WorkflowID {
@@ -199,16 +208,8 @@ func TestReviewerDecisions(t *testing.T) {
 	}
 
 	// RejectWorkflow: the stage's named approver (JWT Workflow.Approver); not its creator.
-	plain, err := putPackage(ctx, "connector/wf-"+uuid.NewString()+".zip", offerFiles(map[string][]byte{"schema.yaml": []byte(wfSchema)}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := cl.CreateWorkflow(ctx, client.CreateWorkflowRequest{TemplatePath: plain, CorrelationID: "decisions-" + uuid.NewString(),
-		TemplateSettings: []byte(`{"workflow":{"recipients":[{"email":"p@example.test"}]}}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := cl.SaveWorkflowStep(ctx, other.WorkflowID, portalToken(t, other.PortalURL), 0, map[string]any{"companyName": "Acme"})
+	other, opt := startWorkflow(t, cl, wfSchema, `{"recipients":[{"email":"p@example.test"}]}`)
+	s, err := cl.SaveWorkflowStep(ctx, other.WorkflowID, opt, 0, map[string]any{"companyName": "Acme"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,17 +237,8 @@ func TestOTPVerify(t *testing.T) {
 	cl, _ := newClient(t, set)
 
 	addr := "wf-otp-" + uuid.NewString()[:8] + "@example.test"
-	pkg, err := putPackage(ctx, "connector/wf-"+uuid.NewString()+".zip", offerFiles(map[string][]byte{"schema.yaml": []byte(wfSchema)}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wf, err := cl.CreateWorkflow(ctx, client.CreateWorkflowRequest{TemplatePath: pkg, CorrelationID: "otp-" + uuid.NewString(),
-		TemplateSettings: []byte(`{"workflow":{"requireOtp":true,"recipients":[{"email":"` + addr + `"}]}}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pt := portalToken(t, wf.PortalURL)
-	_, err = cl.WorkflowPayloadWithToken(ctx, wf.WorkflowID, pt)
+	wf, pt := startWorkflow(t, cl, wfSchema, `{"requireOtp":true,"recipients":[{"email":"`+addr+`"}]}`)
+	_, err := cl.WorkflowPayloadWithToken(ctx, wf.WorkflowID, pt)
 	wantProblem(t, "the payload before the code", err, 403, "otp_required")
 	if o, err := cl.WorkflowOTPSend(ctx, wf.WorkflowID, pt); err != nil || !o.OK {
 		t.Fatalf("workflow OTP send: %+v %v", o, err)
