@@ -279,6 +279,9 @@ func workflowCreate(ctx context.Context, a *app, args []string) error {
 			again = " (existing: the correlationId was used before)"
 		}
 		fmt.Fprintf(w, "workflowId:    %s%s\ncorrelationId: %s\nstate:         %s\n", wf.WorkflowID, again, wf.CorrelationID, wf.State)
+		if link := a.portalLink(wf.PortalURL, "pt", "workflow", wf.WorkflowID); link != "" {
+			fmt.Fprintf(w, "portal:        %s\n", link)
+		}
 	})
 }
 
