@@ -508,7 +508,9 @@ func TestWorkflowCreate(t *testing.T) {
 		field string
 	}{
 		{"no template", func(b map[string]any) { delete(b, "templatePath") }, "invalid_request", "templatePath"},
-		{"no correlationId", func(b map[string]any) { delete(b, "correlationId") }, "invalid_request", "correlationId"},
+		// a correlationId is optional (TestWorkflowCreateBody); one given is at most 200
+		// characters without surrounding spaces
+		{"padded correlationId", func(b map[string]any) { b["correlationId"] = " wf-1 " }, "invalid_request", "correlationId"},
 		{"http callback", func(b map[string]any) { b["callbackUrl"] = "http://example.com/cb" }, "invalid_request", "callbackUrl"},
 		{"private callback", func(b map[string]any) { b["callbackUrl"] = "https://10.0.0.1/cb" }, "invalid_request", "callbackUrl"},
 		{"bad recipient", func(b map[string]any) {
