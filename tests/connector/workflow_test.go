@@ -105,6 +105,41 @@ func TestWorkflowCommands(t *testing.T) {
 	}
 }
 
+// TestWorkflowCreateWithoutCorrelationID: `workflow create` without --correlation-id makes a
+// workflow under the UUID the service generates (each run a new one), and --document-id and
+// --doc-type go as the body's options (an option the service refuses is its 400, named).
+func TestWorkflowCreateWithoutCorrelationID(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	set := connSettings(t, nil)
+	pkg, err := putPackage(ctx, "connector/wf-"+uuid.NewString()+".zip", offerFiles(map[string][]byte{"schema.yaml": []byte(wfSchema)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"workflow", "create", "--template", pkg, "--document-id", "PO-77", "--doc-type", "purchase-order", "--output", "json"}
+	var first, second client.Workflow
+	if err := json.Unmarshal([]byte(ok(t, set, args...)), &first); err != nil || first.State != "in-progress" {
+		t.Fatalf("create: %+v %v", first, err)
+	}
+	if _, err := uuid.Parse(first.CorrelationID); err != nil {
+		t.Fatalf("generated correlationId %q", first.CorrelationID)
+	}
+	if err := json.Unmarshal([]byte(ok(t, set, args...)), &second); err != nil || second.Idempotent ||
+		second.WorkflowID == first.WorkflowID || second.CorrelationID == first.CorrelationID {
+		t.Fatalf("second create: %+v %v", second, err)
+	}
+	r := svcconnect(t, set, "", false, "workflow", "create", "--template", pkg, "--doc-type", "two\nlines")
+	if r.code == 0 {
+		t.Fatalf("a docType the service refuses: exit 0\n%s", r.stdout)
+	}
+	cl, _ := newClient(t, set)
+	_, err = cl.CreateWorkflow(ctx, client.CreateWorkflowRequest{TemplatePath: pkg, Options: &client.WorkflowOptions{DocType: "two\nlines"}})
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Status != 400 || ce.Code() != "invalid_request" {
+		t.Fatalf("a docType the service refuses: %v", err)
+	}
+}
+
 // TestDeliverCommand: `svcconnect deliver` uploads a local PDF and delivers it; the delivery is
 // listed by its correlationId, its recipient's page reads it with the link's token, and it is
 // revoked.
