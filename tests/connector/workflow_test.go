@@ -27,6 +27,16 @@ approval:
     - { name: Finance, approvers: [finance@example.test] }
 `
 
+// putWorkflowPackage stores the offer package with wfSchema as a ZIP and returns its path.
+func putWorkflowPackage(t *testing.T) string {
+	t.Helper()
+	pkg, err := putPackage(context.Background(), "connector/wf-"+uuid.NewString()+".zip", offerFiles(map[string][]byte{"schema.yaml": []byte(wfSchema)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkg
+}
+
 // TestWorkflowCommands: `workflow create` invites the participant (the same correlationId
 // again answers the existing workflow); the participant's token routes of the client fill and
 // advance it; `workflow status` and `workflow export` (json, csv) read it; the client approves it
@@ -35,10 +45,7 @@ func TestWorkflowCommands(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	set := connSettings(t, nil)
-	pkg, err := putPackage(ctx, "connector/wf-"+uuid.NewString()+".zip", offerFiles(map[string][]byte{"schema.yaml": []byte(wfSchema)}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pkg := putWorkflowPackage(t)
 	corr := "svcconnect-wf-" + uuid.NewString()
 	args := []string{"workflow", "create", "--template", pkg, "--correlation-id", corr, "--recipient", "pat-" + uuid.NewString()[:8] + "@example.test:Pat", "--output", "json"}
 	var wf client.Workflow
@@ -112,10 +119,7 @@ func TestWorkflowCreateWithoutCorrelationID(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	set := connSettings(t, nil)
-	pkg, err := putPackage(ctx, "connector/wf-"+uuid.NewString()+".zip", offerFiles(map[string][]byte{"schema.yaml": []byte(wfSchema)}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pkg := putWorkflowPackage(t)
 	args := []string{"workflow", "create", "--template", pkg, "--document-id", "PO-77", "--doc-type", "purchase-order", "--output", "json"}
 	var first, second client.Workflow
 	if err := json.Unmarshal([]byte(ok(t, set, args...)), &first); err != nil || first.State != "in-progress" {
@@ -133,7 +137,7 @@ func TestWorkflowCreateWithoutCorrelationID(t *testing.T) {
 		t.Fatalf("a docType the service refuses: exit 0\n%s", r.stdout)
 	}
 	cl, _ := newClient(t, set)
-	_, err = cl.CreateWorkflow(ctx, client.CreateWorkflowRequest{TemplatePath: pkg, Options: &client.WorkflowOptions{DocType: "two\nlines"}})
+	_, err := cl.CreateWorkflow(ctx, client.CreateWorkflowRequest{TemplatePath: pkg, Options: &client.WorkflowOptions{DocType: "two\nlines"}})
 	var ce *client.Error
 	if !errors.As(err, &ce) || ce.Status != 400 || ce.Code() != "invalid_request" {
 		t.Fatalf("a docType the service refuses: %v", err)
