@@ -63,9 +63,10 @@ type createView struct {
 // defaults, initialData checked (and, with autoValidateOnCreate, validated at once), the
 // correlationId (a generated UUID when absent) claimed for the tenant and the invitation
 // queued. 201 with the participant's portalUrl; a correlationId the tenant used before answers
-// 200 idempotent: true with the existing workflow (and a fresh link), nothing queued. Errors: 401; 403 role, the licence's
-// (licence_feature_missing naming esign or delivery when templateSettings would auto-trigger a
-// signing session or deliveries after the seal that the licence lacks); 400 naming the field.
+// 200 idempotent: true with the existing workflow (and a fresh link), nothing queued. Errors:
+// 401; 403 role, the licence's (licence_feature_missing naming esign or delivery when
+// templateSettings would auto-trigger a signing session or deliveries after the seal that the
+// licence lacks); 400 naming the field.
 func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	p, err := a.gate(r, auth.RoleInitiator)
 	if err != nil {
