@@ -107,6 +107,7 @@ func wantRefused(t *testing.T, err error, code, field string) {
 // "Workflow instance": caller-supplied or auto-generated; it used to be 400 "is required"); a
 // given one is kept; a blank or padded one is refused.
 func TestCreateCorrelationIDOptional(t *testing.T) {
+	t.Parallel()
 	a, p := createFixture(t)
 	x, err := prepareBody(t, a, p, `{"templatePath":"templates/shared/flow/"}`)
 	if err != nil {
@@ -132,6 +133,7 @@ func TestCreateCorrelationIDOptional(t *testing.T) {
 // workflow's: its Document, and the auto-triggered signing session's documentId and docType;
 // checked as the e-sign create checks its own, named under options.
 func TestCreateOptions(t *testing.T) {
+	t.Parallel()
 	a, p := createFixture(t)
 	esign := `"templateSettings":{"esign":{"enabled":true,"signers":[{"slotIndex":0,"role":"buyer","email":"b@example.com"}]}}`
 	x, err := prepareBody(t, a, p, `{"templatePath":"templates/shared/flow/","options":{"documentId":"PO-1001","docType":"purchase-order"},`+esign+`}`)
@@ -170,6 +172,7 @@ func TestCreateOptions(t *testing.T) {
 // alike; a bare name is still the caller's folder templates/<tenant>/<name>/; both given must
 // name one package.
 func TestCreateTemplateIDAlias(t *testing.T) {
+	t.Parallel()
 	a, p := createFixture(t)
 	for body, want := range map[string]string{
 		`{"templateId":"templates/shared/flow/"}`:                                        "templates/shared/flow/",
@@ -203,6 +206,7 @@ func TestCreateTemplateIDAlias(t *testing.T) {
 // still a blob path, confined; one leaving the package is refused naming the package's field;
 // a request's schemaPath stays a blob path.
 func TestCreatePackageSchemaPath(t *testing.T) {
+	t.Parallel()
 	a, p := createFixture(t)
 	for pkg, want := range map[string]struct{ path, title string }{
 		"templates/shared/rel/":       {"templates/shared/rel/forms/alt.yaml", "Alt"},

@@ -205,6 +205,7 @@ func TestExampleOfferSchema(t *testing.T) {
 // a ZIP's own schema.yaml; a templates/ value stays a blob path; one leaving the package is a
 // 400 template_invalid naming the package's field.
 func TestPackageSchemaPath(t *testing.T) {
+	t.Parallel()
 	folder := &template.Package{Path: "templates/t1/offer/"}
 	zipped := &template.Package{Path: "templates/t1/offer.zip"}
 	for _, c := range []struct {
