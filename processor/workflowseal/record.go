@@ -18,11 +18,14 @@ import (
 // seal's time.
 func Record(w *workflow.Workflow, s *workflow.Schema, head string, sealedAt time.Time) certificate.Record {
 	ft := certificate.FormatTime
+	docID, docType := w.Document()
 	r := certificate.Record{Title: "Workflow record", Footer: "Workflow record, correlation ID " + w.CorrelationID, EvidenceHeadHash: head}
 	r.Sections = append(r.Sections, certificate.Section{Heading: "Workflow", Items: []certificate.Item{
 		{Label: "Title", Value: s.Title},
 		{Label: "Workflow ID", Value: w.ID},
 		{Label: "Correlation ID", Value: w.CorrelationID},
+		{Label: "Document ID", Value: docID},
+		{Label: "Document type", Value: docType},
 		{Label: "Tenant ID", Value: w.Tenant},
 		{Label: "Template", Value: w.TemplatePath},
 		{Label: "Created", Value: ft(w.CreatedAt)},

@@ -200,3 +200,42 @@ func TestExampleOfferSchema(t *testing.T) {
 		t.Fatalf("a salary above the band: %v", e)
 	}
 }
+
+// A package's own workflow.schemaPath is relative to the package (DESIGN 6a): a folder's blob,
+// a ZIP's own schema.yaml; a templates/ value stays a blob path; one leaving the package is a
+// 400 template_invalid naming the package's field.
+func TestPackageSchemaPath(t *testing.T) {
+	t.Parallel()
+	folder := &template.Package{Path: "templates/t1/offer/"}
+	zipped := &template.Package{Path: "templates/t1/offer.zip"}
+	for _, c := range []struct {
+		pkg      *template.Package
+		in, want string
+	}{
+		{folder, "", ""},
+		{folder, "schema.yaml", "templates/t1/offer/schema.yaml"},
+		{folder, "./forms/../forms/s.yaml", "templates/t1/offer/forms/s.yaml"},
+		{folder, "templates/shared/s.yaml", "templates/shared/s.yaml"},
+		{zipped, "schema.yaml", ""},
+		{zipped, "./schema.yaml", ""},
+		{zipped, "templates/t1/s.yaml", "templates/t1/s.yaml"},
+	} {
+		got, err := PackageSchemaPath("templatePath", c.pkg, c.in)
+		if err != nil || got != c.want {
+			t.Fatalf("%s %q: %q, %v; want %q", c.pkg.Path, c.in, got, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		pkg *template.Package
+		in  string
+	}{
+		{folder, "../other/schema.yaml"}, {folder, "forms/../../x.yaml"}, {folder, ".."}, {folder, "."},
+		{folder, "/templates/t1/s.yaml"}, {folder, `forms\s.yaml`}, {zipped, "forms/s.yaml"}, {zipped, "../schema.yaml"},
+	} {
+		_, err := PackageSchemaPath("templateId", c.pkg, c.in)
+		e, ok := apperr.As(err)
+		if !ok || e.Code != template.CodeInvalid || len(e.Fields) != 1 || e.Fields[0].Field != "templateId" {
+			t.Fatalf("%s %q: err = %v, want 400 template_invalid at templateId", c.pkg.Path, c.in, err)
+		}
+	}
+}
