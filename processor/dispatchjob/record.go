@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"github.com/esign-svc/esign/shared/blobpath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -29,8 +28,6 @@ const (
 	reasonLicence          = "licence_refused: "  // + the licence's code (licence_feature_missing, licence_expired)
 	recordDir              = "dispatch/"          // documents/<tid>/dispatch/<batchId>/
 	maxFileName            = 120                  // characters of a file name, ".pdf" included
-	fieldRecipients        = "recipientEmail"     // per-record special fields (spec)
-	fieldRecipientNames    = "recipientName"      //
 	tokenIndex0            = "{BATCHID}"          // fileNameTemplate: the 0-based index
 	tokenIndex1            = "{BATCHID_1}"        // the 1-based index
 	deliveryKeyPrefix      = "dispatch:"          // delivery idempotency key: dispatch:<batchId>:<index>
@@ -153,7 +150,7 @@ func (j *Job) process(ctx context.Context, b *dispatch.Batch, r *dispatch.Record
 	if err != nil {
 		return o, nil, err
 	}
-	own := takeOwnKeys(pkg, record)
+	own := dispatch.OwnKeys(pkg, record)
 	now := j.Now().UTC()
 	if err := template.Errors("record", pkg.Validate(record, now)); err != nil {
 		o.Err = reasonRender + codeOf(err)
@@ -281,34 +278,16 @@ func safeSegment(s string) string {
 	return strings.Trim(sb.String(), "-_.")
 }
 
-// takeOwnKeys takes dispatch's own keys (recipientEmail, recipientName) out of the record the
-// template sees, unless the template declares them as fields, as the intake validated it; it
-// returns their values.
-func takeOwnKeys(pkg *template.Package, record map[string]any) map[string]any {
-	own := map[string]any{}
-	for _, k := range []string{fieldRecipients, fieldRecipientNames} {
-		v, ok := record[k]
-		if !ok {
-			continue
-		}
-		own[k] = v
-		if !slices.ContainsFunc(pkg.Fields, func(f template.Field) bool { return f.Key == k }) {
-			delete(record, k)
-		}
-	}
-	return own
-}
-
 // deliveryRequest is the record's secure-email delivery: one recipient per recipientEmail
 // entry (';'-separated), named by the recipientName entry of the same position.
 func deliveryRequest(b *dispatch.Batch, d *document.Document, record map[string]any) delivery.CreateRequest {
 	var emails []string
-	for _, e := range splitList(record[fieldRecipients]) {
+	for _, e := range splitList(record[dispatch.KeyRecipientEmail]) {
 		if e != "" {
 			emails = append(emails, e)
 		}
 	}
-	names := splitList(record[fieldRecipientNames])
+	names := splitList(record[dispatch.KeyRecipientName])
 	req := delivery.CreateRequest{CorrelationID: d.CorrelationID, DocumentID: d.DocumentID,
 		DocumentName: d.PDFBlobPath[strings.LastIndexByte(d.PDFBlobPath, '/')+1:], PDFBlobPath: d.PDFBlobPath,
 		Mode: delivery.ModeSecureEmail}
