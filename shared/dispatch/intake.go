@@ -171,10 +171,17 @@ func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) 
 	}
 	records := make([]Record, len(raws))
 	results := make([]ValidationResult, len(raws))
+	names := newFileNames()
 	var jsonl bytes.Buffer
 	for i, raw := range raws {
 		records[i], results[i] = checkRecord(pkg, recs[i], bs, now)
 		records[i].BatchID, records[i].Index, results[i].Index = b.BatchID, i, i
+		if records[i].Status == RecordReady { // equal names in the batch's folder and ZIP: " (2)" for the second
+			text := func(key string) string { return pkg.Text(recs[i], key) }
+			records[i].NameSeq = names.claim(func(seq int) string {
+				return FileName(bs.FileNameTemplate, i, b.RecordCorrelationID(i), text, seq)
+			})
+		}
 		if records[i].DataEnc, err = in.Cipher.Encrypt(raw, RecordAAD(b.BatchID, i)); err != nil {
 			return Submitted{}, err
 		}

@@ -399,6 +399,31 @@ func TestIntakeRecipientsDeclaredByTheTemplate(t *testing.T) {
 	}
 }
 
+// TestIntakeNamesEqualFileNames: the intake gives each ready record its place among equal
+// file names (regardless of case) in index order, so that the processor names the second
+// " (2)" and so on; an invalid record takes no name, and no record takes the combined PDF's.
+func TestIntakeNamesEqualFileNames(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	named := func(name string) map[string]any { r := offer(0); r["employeeName"] = name; return r }
+	bad := named("Müller")
+	bad["salary"] = "x"
+	recs := []map[string]any{named("Müller"), bad, named("müller"), named("Schmidt"), named("MÜLLER"), named("combined")}
+	req := request(f.pkg, recs, `{"distribution":{"mode":"combined","fileNameTemplate":"{{employeeName}}"}}`)
+	sub, err := f.in.Submit(ctx, alice, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int{0, 0, 2, 0, 3, 2}
+	for i, w := range want {
+		r, err := f.store.Record(ctx, sub.Batch.BatchID, i)
+		if err != nil || r.NameSeq != w {
+			t.Errorf("record %d: seq %d (%v), want %d", i, r.NameSeq, err, w)
+		}
+	}
+}
+
 // TestIntakeSupersedes: a resubmission names an invalid or changes-requested batch of the
 // tenant; anything else is refused naming options.supersedes.
 func TestIntakeSupersedes(t *testing.T) {
