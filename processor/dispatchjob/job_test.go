@@ -8,18 +8,23 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 
 	"github.com/esign-svc/esign/shared/dispatch"
+	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/licence/licencetest"
 	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/template"
 )
 
 // records is every record of the batch in index order.
@@ -379,5 +384,59 @@ func TestRecordsTheLicenceNoLongerAllows(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// seenRecords is a Producer that keeps a copy of every record it is given.
+type seenRecords struct {
+	Producer
+	mu   sync.Mutex
+	seen []map[string]any
+}
+
+func (s *seenRecords) Produce(ctx context.Context, pkg *template.Package, record map[string]any, d *document.Document) (*document.Document, bool, error) {
+	s.mu.Lock()
+	s.seen = append(s.seen, maps.Clone(record))
+	s.mu.Unlock()
+	return s.Producer.Produce(ctx, pkg, record, d)
+}
+
+// TestDeclaredRecipientsArePrintedAndDelivered: a template that declares recipientName as a
+// field gets it in the record it renders (printed), and the record's recipientEmail and
+// recipientName are still its delivery's recipient; the undeclared recipientEmail stays out of
+// the rendered record.
+func TestDeclaredRecipientsArePrintedAndDelivered(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, name := range []string{"template.yaml", "template.pdf"} {
+		b := must(os.ReadFile(filepath.Join("..", "..", "examples", "offer", name)))
+		if name == "template.yaml" {
+			b = bytes.Replace(b, []byte("fields:\n"), []byte("fields:\n  - key: recipientName\n    type: string\n    label: Recipient\n"), 1)
+		}
+		must(must(zw.Create(name)).Write(b))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.pkg = "templates/dispatchjob/" + uuid.NewString() + ".zip"
+	must(e.blobs.Put(ctx, "templates", e.pkg[len("templates/"):], bytes.NewReader(buf.Bytes()), "application/zip", nil))
+	seen := &seenRecords{Producer: e.job.Producer}
+	e.job.Producer = seen
+	rec := e.offer(0)
+	rec["recipientEmail"], rec["recipientName"] = "ann@x.test", "Ann Example"
+	b := e.batch(t, []map[string]any{rec}, dispatch.Settings{Mode: dispatch.ModeIndividual, DeliveryMode: dispatch.DeliverySecureEmail, ExpiresInHours: 24}, false, nil)
+	if _, invites := e.run(t, b); invites != 1 {
+		t.Fatalf("%d invitations", invites)
+	}
+	if len(seen.seen) != 1 || seen.seen[0]["recipientName"] != "Ann Example" || seen.seen[0]["recipientEmail"] != nil {
+		t.Fatalf("rendered records %v", seen.seen)
+	}
+	r := e.records(t, b.BatchID)[0]
+	sessions := must(e.deliveries.ListByCorrelation(ctx, tenant, r.CorrelationID))
+	if r.State != dispatch.RecordDone || len(sessions) != 1 || sessions[0].RecipientName != "Ann Example" {
+		t.Fatalf("record %s %q, sessions %+v", r.State, r.Error, sessions)
 	}
 }
