@@ -34,9 +34,16 @@ func (b *Batch) RecordCorrelationID(index int) string {
 // place among equal names of its batch (NameSeq): " (seq)" goes before ".pdf". The name is at
 // most MaxFileName characters (the expansion is cut, never the suffix) and ends in ".pdf".
 func FileName(tmpl string, index int, correlationID string, text func(string) string, seq int) string {
+	return withSeq(baseName(tmpl, index, correlationID, text), seq)
+}
+
+// baseName is FileName's name before its suffix and length limit.
+func baseName(tmpl string, index int, correlationID string, text func(string) string) string {
 	name := strings.TrimSpace(tmpl)
 	if name != "" {
-		name = strings.NewReplacer(TokenIndex1, strconv.Itoa(index+1), TokenIndex0, strconv.Itoa(index)).Replace(name)
+		if strings.Contains(name, "{BATCHID") { // neither token is a part of the other
+			name = strings.ReplaceAll(strings.ReplaceAll(name, TokenIndex1, strconv.Itoa(index+1)), TokenIndex0, strconv.Itoa(index))
+		}
 		name = SafeFileName(template.Expand(name, text))
 		if strings.HasSuffix(strings.ToLower(name), extPDF) {
 			name = SafeFileName(name[:len(name)-len(extPDF)])
@@ -45,14 +52,19 @@ func FileName(tmpl string, index int, correlationID string, text func(string) st
 	if name == "" {
 		name = SafeFileName(correlationID)
 	}
+	return name
+}
+
+// withSeq is base with " (seq)" for seq > 1, cut to MaxFileName characters with ".pdf".
+func withSeq(base string, seq int) string {
 	suffix := ""
 	if seq > 1 {
 		suffix = " (" + strconv.Itoa(seq) + ")"
 	}
-	if max := MaxFileName - len(extPDF) - len(suffix); utf8.RuneCountInString(name) > max {
-		name = strings.TrimRight(string([]rune(name)[:max]), " .")
+	if max := MaxFileName - len(extPDF) - len(suffix); utf8.RuneCountInString(base) > max {
+		base = strings.TrimRight(string([]rune(base)[:max]), " .")
 	}
-	return name + suffix + extPDF
+	return base + suffix + extPDF
 }
 
 // SafeFileName keeps s as written (letters and digits of every script, marks, spaces,
@@ -99,16 +111,17 @@ func newFileNames() *fileNames {
 	return f
 }
 
-// claim returns the seq (0: none) that makes name(seq) a name not taken, and takes it.
-func (f *fileNames) claim(name func(seq int) string) int {
-	base := strings.ToLower(name(0))
-	if !f.taken[base] {
-		f.taken[base] = true
+// claim returns the seq (0: none) that makes withSeq(base, seq) a name not taken (baseName's
+// result), and takes it.
+func (f *fileNames) claim(base string) int {
+	first := strings.ToLower(withSeq(base, 0))
+	if !f.taken[first] {
+		f.taken[first] = true
 		return 0
 	}
-	for seq := max(f.next[base], 1) + 1; ; seq++ {
-		if k := strings.ToLower(name(seq)); !f.taken[k] {
-			f.taken[k], f.next[base] = true, seq
+	for seq := max(f.next[first], 1) + 1; ; seq++ {
+		if k := strings.ToLower(withSeq(base, seq)); !f.taken[k] {
+			f.taken[k], f.next[first] = true, seq
 			return seq
 		}
 	}

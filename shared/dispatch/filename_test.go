@@ -58,11 +58,25 @@ func TestFileNamesClaim(t *testing.T) {
 	f := newFileNames()
 	var got []string
 	for _, tmpl := range []string{"Offer", "offer", "Offer (3)", "OFFER", "combined", "Combined", "Other"} {
-		seq := f.claim(func(seq int) string { return FileName(tmpl, 0, "c", nil, seq) })
+		seq := f.claim(baseName(tmpl, 0, "c", nil))
 		got = append(got, FileName(tmpl, 0, "c", nil, seq))
 	}
 	want := []string{"Offer.pdf", "offer (2).pdf", "Offer (3).pdf", "OFFER (4).pdf", "combined (2).pdf", "Combined (3).pdf", "Other.pdf"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("names %q, want %q", got, want)
+	}
+}
+
+// BenchmarkFileNamesClaim10000Equal names a batch of 10,000 records whose names are all equal
+// (the worst case: each claim resumes after the base name's last suffix, not from " (2)").
+func BenchmarkFileNamesClaim10000Equal(b *testing.B) {
+	values := map[string]string{"n": "Jürgen Groß"}
+	text := func(k string) string { return values[k] }
+	b.ReportAllocs()
+	for range b.N {
+		f := newFileNames()
+		for i := range 10000 {
+			f.claim(baseName("Angebot {{n}}", i, "c", text))
+		}
 	}
 }

@@ -178,9 +178,7 @@ func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) 
 		records[i].BatchID, records[i].Index, results[i].Index = b.BatchID, i, i
 		if records[i].Status == RecordReady { // equal names in the batch's folder and ZIP: " (2)" for the second
 			text := func(key string) string { return pkg.Text(recs[i], key) }
-			records[i].NameSeq = names.claim(func(seq int) string {
-				return FileName(bs.FileNameTemplate, i, b.RecordCorrelationID(i), text, seq)
-			})
+			records[i].NameSeq = names.claim(baseName(bs.FileNameTemplate, i, b.RecordCorrelationID(i), text))
 		}
 		if records[i].DataEnc, err = in.Cipher.Encrypt(raw, RecordAAD(b.BatchID, i)); err != nil {
 			return Submitted{}, err
