@@ -1,9 +1,10 @@
 // Package renderapi serves POST /api/render (DESIGN 9): one record rendered from a template
 // package, with the auto-trigger of templateSettings, or, for an array of records, a batch
 // submitted to dispatch (the intake receipt in answer). It authenticates an Entra ID JWT with the
-// initiator role (for a batch the initiator or the dispatch approver role) and a current licence; the features the request needs are the domain's to ask
-// for (DESIGN 14: esign for an auto-triggered signing session, delivery for auto-triggered or
-// secure-email deliveries, dispatch for a batch; a render that only renders needs none). The
+// initiator role (for a batch the initiator or the dispatch approver role) and a current
+// licence; the features the request needs are the domain's to ask for (DESIGN 14: esign for
+// an auto-triggered signing session, delivery for auto-triggered or secure-email deliveries,
+// dispatch for a batch; a render that only renders needs none). The
 // render and its auto-trigger are the domain's (shared/render), the batch intake too
 // (shared/dispatch); this package decodes, authorises, calls them, queues what they ask for
 // (signer invitations, delivery invitations and uploads; the approvers' notice, the batch's
@@ -84,8 +85,8 @@ var batchRoles = []string{auth.RoleInitiator, auth.RoleDispatchApprover}
 
 // render is POST /api/render with one record: 201 with the document (and what auto-trigger
 // started), or 200 with the same answer for an idempotent retry. Errors: 401; 403 role
-// (Esign.Initiator; Dispatch.Approver suffices only for a batch), the
-// licence's (licence_feature_missing naming esign or delivery when templateSettings would
+// (Esign.Initiator; Dispatch.Approver suffices only for a batch), the licence's
+// (licence_feature_missing naming esign or delivery when templateSettings would
 // auto-trigger a signing session or deliveries the licence lacks); 400 naming the field at
 // fault (record_invalid with ruleId per failed rule, template_invalid, template_not_found,
 // invalid_blob_path); 409 document_exists; 413 body. An array of records is a batch (see
