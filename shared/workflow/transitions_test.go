@@ -128,7 +128,9 @@ func TestTransitions(t *testing.T) {
 	changesBy := func(a Approver, items []ChangeRequest) func(*Workflow, *Schema) (kernel.Change, error) {
 		return func(w *Workflow, s *Schema) (kernel.Change, error) { return w.RequestChanges(s, a, items, now) }
 	}
-	changes := func(items []ChangeRequest) func(*Workflow, *Schema) (kernel.Change, error) { return changesBy(first, items) }
+	changes := func(items []ChangeRequest) func(*Workflow, *Schema) (kernel.Change, error) {
+		return changesBy(first, items)
+	}
 	governance := func(d, j string) func(*Workflow, *Schema) (kernel.Change, error) {
 		return func(w *Workflow, _ *Schema) (kernel.Change, error) { return w.GovernanceDecision(first, d, j, now) }
 	}
