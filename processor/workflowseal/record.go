@@ -12,7 +12,8 @@ import (
 )
 
 // Record is the workflow record page of w: the workflow's ids and times, every step's values
-// (a text field's value verbatim), the validation results, and every decision with its stage,
+// (a text field's value verbatim), the validation results (each rule passed or failed: a manual
+// seal of failing data prints the failed ones), the manual seal's reason, and every decision with its stage,
 // round, approver (name when known, and the keyed hash of the e-mail: the audit trail's), time, comment and an
 // exception's justification verbatim. head is the evidence bundle's head hash; sealedAt the
 // seal's time.
@@ -45,7 +46,10 @@ func Record(w *workflow.Workflow, s *workflow.Schema, head string, sealedAt time
 	}
 	val := certificate.Section{Heading: "Validation results"}
 	for _, res := range w.Results {
-		label := string(res.Severity) + " " + firstOf(res.RuleID, "-")
+		label := "failed " + string(res.Severity) + " " + firstOf(res.RuleID, "-")
+		if res.Passed {
+			label = "passed " + string(res.Severity) + " " + firstOf(res.RuleID, "-")
+		}
 		if res.FieldKey != "" {
 			label += " (" + res.FieldKey + ")"
 		}

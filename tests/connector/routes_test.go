@@ -100,11 +100,17 @@ func TestClientRoutes(t *testing.T) {
 	wantProblem(t, "an OTP for a workflow without one", err, http.StatusBadRequest, "otp_not_required")
 	_, err = cl.ApproveWorkflow(ctx, wf.WorkflowID, "")
 	wantProblem(t, "approve without Workflow.Approver in progress", err, http.StatusConflict, "invalid_state")
-	_, err = cl.SealWorkflow(ctx, wf.WorkflowID)
-	wantProblem(t, "seal with a required field empty", err, http.StatusConflict, "rules_failed")
 	_, err = cl.EscalateWorkflow(ctx, wf.WorkflowID)
 	wantProblem(t, "escalate in progress", err, http.StatusConflict, "invalid_state")
 	if d, err := cl.CancelWorkflow(ctx, wf.WorkflowID); err != nil || d.State != "cancelled" {
 		t.Fatalf("cancel %+v %v", d, err)
+	}
+	_, err = cl.SealWorkflow(ctx, wf.WorkflowID)
+	wantProblem(t, "seal of a cancelled workflow", err, http.StatusConflict, "invalid_state")
+	// spec "any -> sealing": a manual seal of data that fail the rules (a required field empty)
+	// seals them; it used to answer 409 rules_failed.
+	wf, _ = startWorkflow(t, cl, wfSchema, `{"recipients":[{"email":"p@example.test"}]}`)
+	if d, err := cl.SealWorkflow(ctx, wf.WorkflowID); err != nil || d.State != "sealing" || d.WorkflowID != wf.WorkflowID {
+		t.Fatalf("seal with a required field empty %+v %v", d, err)
 	}
 }
