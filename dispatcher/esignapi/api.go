@@ -9,7 +9,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/esign-svc/esign/dispatcher/guard"
+	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
@@ -66,6 +69,16 @@ func (a *API) loadOwn(ctx context.Context, tenant, groupID string) (*esign.Sessi
 		return nil, nil, sessionstore.ErrNotFound
 	}
 	return s, slots, nil
+}
+
+// groupIDParam is the {groupId} of the path: a session's groupId is a UUID, so anything else is
+// 400 naming groupId before any storage read (not a table-key error naming PartitionKey).
+func groupIDParam(r *http.Request) (string, error) {
+	groupID := r.PathValue("groupId")
+	if _, err := uuid.Parse(groupID); err != nil || len(groupID) != 36 {
+		return "", apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("groupId", "must be the session's groupId (a UUID)"))
+	}
+	return groupID, nil
 }
 
 // apply runs a transition on one of the tenant's sessions (another tenant's is not found).

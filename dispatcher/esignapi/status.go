@@ -5,9 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/google/uuid"
-
-	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/pii"
@@ -86,9 +83,9 @@ func (a *API) statusByGroup(w http.ResponseWriter, r *http.Request) error {
 	if err := web.NoBody(r); err != nil {
 		return err
 	}
-	groupID := r.PathValue("groupId")
-	if _, err := uuid.Parse(groupID); err != nil || len(groupID) != 36 {
-		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("groupId", "must be the session's groupId (a UUID)"))
+	groupID, err := groupIDParam(r)
+	if err != nil {
+		return err
 	}
 	return a.writeStatus(w, r, p.TenantID, groupID)
 }
