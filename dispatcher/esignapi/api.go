@@ -55,6 +55,23 @@ func (a *API) caller(r *http.Request, roles ...string) (auth.Principal, error) {
 	return guard.Gate{Verifier: a.Verifier, Licence: a.Licence, Feature: licence.FeatureEsign}.Caller(r, roles...)
 }
 
+// sessionCaller is the caller of a route on one session, /{groupId}/…, that takes no body: the
+// JWT with one of roles and the esign licence, no body, and the path's groupId.
+func (a *API) sessionCaller(r *http.Request, roles ...string) (auth.Principal, string, error) {
+	p, err := a.caller(r, roles...)
+	if err != nil {
+		return auth.Principal{}, "", err
+	}
+	if err := web.NoBody(r); err != nil {
+		return auth.Principal{}, "", err
+	}
+	groupID, err := groupIDParam(r)
+	if err != nil {
+		return auth.Principal{}, "", err
+	}
+	return p, groupID, nil
+}
+
 func actor(r *http.Request, p auth.Principal) esign.Actor {
 	return esign.Actor{Kind: "initiator", ID: p.CallerID(), IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
 }

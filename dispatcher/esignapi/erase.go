@@ -23,14 +23,7 @@ type eraseResponse struct {
 // records pii.erased. The sealed PDF and evidence
 // bundle are signed legal records and are not rewritten (see the README).
 func (a *API) eraseEmail(w http.ResponseWriter, r *http.Request) error {
-	p, err := a.caller(r, auth.RoleAdmin)
-	if err != nil {
-		return err
-	}
-	if err := web.NoBody(r); err != nil {
-		return err
-	}
-	groupID, err := groupIDParam(r)
+	p, groupID, err := a.sessionCaller(r, auth.RoleAdmin)
 	if err != nil {
 		return err
 	}

@@ -31,14 +31,7 @@ func (a *API) revoke(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) end(w http.ResponseWriter, r *http.Request, reason esign.CancelReason) error {
-	p, err := a.caller(r, auth.RoleInitiator)
-	if err != nil {
-		return err
-	}
-	if err := web.NoBody(r); err != nil {
-		return err
-	}
-	groupID, err := groupIDParam(r)
+	p, groupID, err := a.sessionCaller(r, auth.RoleInitiator)
 	if err != nil {
 		return err
 	}

@@ -36,14 +36,7 @@ type sealRetryResponse struct {
 // esign licence; 404 unknown session or another tenant's; 409 session_already_complete,
 // session_not_sealing, seal_not_stuck.
 func (a *API) retrySeal(w http.ResponseWriter, r *http.Request) error {
-	p, err := a.caller(r, auth.RoleAdmin)
-	if err != nil {
-		return err
-	}
-	if err := web.NoBody(r); err != nil {
-		return err
-	}
-	groupID, err := groupIDParam(r)
+	p, groupID, err := a.sessionCaller(r, auth.RoleAdmin)
 	if err != nil {
 		return err
 	}

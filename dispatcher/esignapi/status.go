@@ -76,14 +76,7 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) error {
 // another tenant's session is 404 session_not_found, as an unknown one. Errors: 400
 // invalid_request (field groupId) for a groupId that is not a UUID; 401; 403; 404.
 func (a *API) statusByGroup(w http.ResponseWriter, r *http.Request) error {
-	p, err := a.caller(r, auth.RoleInitiator, auth.RoleAdmin)
-	if err != nil {
-		return err
-	}
-	if err := web.NoBody(r); err != nil {
-		return err
-	}
-	groupID, err := groupIDParam(r)
+	p, groupID, err := a.sessionCaller(r, auth.RoleInitiator, auth.RoleAdmin)
 	if err != nil {
 		return err
 	}
