@@ -15,6 +15,8 @@ import (
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
@@ -139,6 +141,9 @@ func (a *API) prepare(ctx context.Context, req CreateRequest, p auth.Principal, 
 		return nil, kernel.Change{}, err
 	}
 	if err := a.Licence.Allow(plan); err != nil {
+		return nil, kernel.Change{}, err
+	}
+	if err := licensing.Check(ctx, a.Licensing, p.TenantID, licence.FeatureWorkflow, req.CorrelationID); err != nil {
 		return nil, kernel.Change{}, err
 	}
 	ch, err := workflow.Create(x, schema, req.InitialData, now)

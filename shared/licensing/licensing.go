@@ -68,6 +68,23 @@ type Validator interface {
 	Validate(ctx context.Context, tenantID string, feature licence.Feature, correlationID string) error
 }
 
+// Check asks v when there is one: nil for a nil v (the offline licence alone), else v.Validate.
+func Check(ctx context.Context, v Validator, tenantID string, feature licence.Feature, correlationID string) error {
+	if v == nil {
+		return nil
+	}
+	return v.Validate(ctx, tenantID, feature, correlationID)
+}
+
+// Open is the client the licence settings name (LICENSING_URL), sending l's JWS: nil, the
+// offline licence alone, when the setting is unset. Errors: New's.
+func Open(s licence.Settings, l *licence.Licence, opts ...Option) (*Client, error) {
+	if s.ServiceURL == "" {
+		return nil, nil
+	}
+	return New(s.ServiceURL, l.Token(), opts...)
+}
+
 // Client calls the licensing service. Safe for concurrent use.
 type Client struct {
 	base    string // no trailing slash
