@@ -58,6 +58,7 @@ func routes(mux *http.ServeMux, d *Deps) {
 	if d.Licensing != nil {
 		hh.Licensing, remote = d.Licensing, d.Licensing
 	}
+	meter := licensing.Meter{On: d.Licensing != nil, Now: time.Now}
 	mux.Handle("GET /api/health", hh)
 
 	sessions := &esign.Creator{Store: d.Sessions, Docs: d.Blobs, Templates: d.Templates, Tokens: d.Tokens,
@@ -87,7 +88,7 @@ func routes(mux *http.ServeMux, d *Deps) {
 	(&deliveryapi.API{
 		Creator: deliveries, OTPBlock: d.Config.OTPBlock,
 		Store: d.Deliveries, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: deliveryapi.LapsedCodec(d.Config.Tokens),
-		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, Verifier: d.Verifier, Licence: d.Licence,
+		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, Verifier: d.Verifier, Licence: d.Licence, Meter: meter,
 		Email: d.Senders.Email, PortalURL: d.Config.PortalURL, PortalOrigin: d.Config.PortalOrigin, Now: time.Now,
 	}).Routes(mux)
 
@@ -95,7 +96,7 @@ func routes(mux *http.ServeMux, d *Deps) {
 		Sessions: d.Sessions, ESign: sessions, Delivery: deliveries, Now: time.Now},
 		Intake: &dispatch.Intake{Templates: d.Templates, Blobs: d.Blobs, Store: d.Batches, Cipher: d.Config.PIICipher,
 			Now: time.Now, NewID: uuid.NewString, Licensing: remote},
-		Verifier: d.Verifier, Licence: d.Licence}).Routes(mux)
+		Verifier: d.Verifier, Licence: d.Licence, Meter: meter}).Routes(mux)
 	(&documentsapi.API{
 		Uploader: &documents.Uploader{Blobs: d.Blobs, Now: time.Now, NewID: documents.NewID},
 		Verifier: d.Verifier, Licence: d.Licence,

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"github.com/esign-svc/esign/shared/blobpath"
+	"github.com/esign-svc/esign/shared/licensing"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,7 +63,10 @@ func (j *Job) HandleRecord(ctx context.Context, qm funcproto.QueueMessage) error
 			return err
 		}
 	}
-	return nil
+	if o.Err != "" { // a failed record made nothing to meter
+		return nil
+	}
+	return j.Meter.Add(ctx, licensing.KindBatchRecord, b.TenantID, b.BatchID, strconv.Itoa(r.Index))
 }
 
 // HandleRecordPoison is the DispatchRecordPoison function: the host gave up on a record; it is
