@@ -93,7 +93,7 @@ func routes(mux *http.ServeMux, d *Deps) {
 	}).Routes(mux)
 
 	(&renderapi.API{Renderer: &render.Renderer{Templates: d.Templates, Blobs: d.Blobs, Store: d.Documents,
-		Sessions: d.Sessions, ESign: sessions, Delivery: deliveries, Now: time.Now},
+		Sessions: d.Sessions, ESign: sessions, Delivery: deliveries, Now: time.Now, Licensing: remote},
 		Intake: &dispatch.Intake{Templates: d.Templates, Blobs: d.Blobs, Store: d.Batches, Cipher: d.Config.PIICipher,
 			Now: time.Now, NewID: uuid.NewString, Licensing: remote},
 		Verifier: d.Verifier, Licence: d.Licence, Meter: meter}).Routes(mux)

@@ -12,7 +12,8 @@
 //     idempotent by id: a second post of an id is answered 200 and not kept twice;
 //   - GET /v1/health answers 200 {status: "ok"};
 //   - GET /_stub/received answers what was kept: {validate: [...], usage: [...],
-//     usagePosts: n} (no bearer needed: it is the test's and the developer's view).
+//     usagePosts: n, postsById: {id: n}} (no bearer needed: it is the test's and the
+//     developer's view).
 //
 // Answers to bad requests are application/problem+json.
 package licensingstub
@@ -44,6 +45,7 @@ type Received struct {
 	Validate   []licensing.ValidateRequest `json:"validate"`
 	Usage      []licensing.Usage           `json:"usage"` // one per id, in the order first posted
 	UsagePosts int                         `json:"usagePosts"`
+	PostsByID  map[string]int              `json:"postsById"` // how often each id was posted
 }
 
 // Stub is the licensing stand-in. Safe for concurrent use.
@@ -82,7 +84,11 @@ func (s *Stub) Refuse(rule, reason string) {
 func (s *Stub) Received() Received {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Received{Validate: slices.Clone(s.got.Validate), Usage: slices.Clone(s.got.Usage), UsagePosts: s.got.UsagePosts}
+	posts := make(map[string]int, len(s.got.PostsByID))
+	for k, v := range s.got.PostsByID {
+		posts[k] = v
+	}
+	return Received{Validate: slices.Clone(s.got.Validate), Usage: slices.Clone(s.got.Usage), UsagePosts: s.got.UsagePosts, PostsByID: posts}
 }
 
 // ServeHTTP serves the endpoints.
@@ -173,6 +179,10 @@ func (s *Stub) usage(w http.ResponseWriter, r *http.Request) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.got.UsagePosts++
+	if s.got.PostsByID == nil {
+		s.got.PostsByID = map[string]int{}
+	}
+	s.got.PostsByID[u.ID]++
 	if slices.ContainsFunc(s.got.Usage, func(k licensing.Usage) bool { return k.ID == u.ID }) {
 		w.WriteHeader(http.StatusOK) // idempotent: already recorded
 		return nil

@@ -100,7 +100,7 @@ func TestStubChecksAndKeeps(t *testing.T) {
 	}
 	got := s.Received()
 	if len(got.Validate) != 3 || got.Validate[0] != (licensing.ValidateRequest{TenantID: "t1", Feature: "esign", CorrelationID: "c1"}) ||
-		len(got.Usage) != 1 || got.Usage[0].ID != "batch.record:b1:0" || got.UsagePosts != 2 {
+		len(got.Usage) != 1 || got.Usage[0].ID != "batch.record:b1:0" || got.UsagePosts != 2 || got.PostsByID["batch.record:b1:0"] != 2 {
 		t.Fatalf("received %+v", got)
 	}
 }

@@ -1,0 +1,114 @@
+package e2e
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licensing"
+	"github.com/esign-svc/esign/tests/licensingstub"
+)
+
+// refusedTenant is a tenant the suite's licensing service refuses (DESIGN 19).
+const (
+	refusedTenant = "55555555-5555-4555-8555-555555555555"
+	refusedReason = "tenant suspended by the operator"
+)
+
+// licensingService is the suite's licensing service (the stand-in make run starts too): both
+// apps run with LICENSING_URL naming it, so every create asks it and every metered event is
+// posted to it. It verifies the bearer with the dev operator key once the service made it.
+var licensingService = licensingstub.New(nil, map[string]string{refusedTenant: refusedReason})
+
+func init() {
+	srv := httptest.NewServer(licensingService) // lives as long as the test binary
+	extraSettings[licence.SettingServiceURL] = srv.URL
+	started = append(started, func(e *env) error {
+		key, err := licence.ParsePublicKey(e.settings[licence.SettingPublicKey])
+		if err != nil {
+			return err
+		}
+		licensingService.SetKey(key)
+		return nil
+	})
+}
+
+// TestLicensingServiceAtCreateAndMetering: a session create asks POST /v1/validate with the
+// tenant, the feature and the correlationId; its seal is metered as session.sealed exactly once
+// (posted by the processor's LicenceUsage job from the licence-usage queue); /api/health reports
+// the service.
+func TestLicensingServiceAtCreateAndMetering(t *testing.T) {
+	t.Parallel()
+	body := createBody(t, "single", 1)
+	corr := body["correlationId"].(string)
+	created := slotsOf(t, createSession(t, tenantA, body), "slots")
+	asked := false
+	for _, v := range licensingService.Received().Validate {
+		asked = asked || v == (licensing.ValidateRequest{TenantID: tenantA, Feature: "esign", CorrelationID: corr})
+	}
+	if !asked {
+		t.Fatalf("the create did not ask the licensing service: %+v", licensingService.Received().Validate)
+	}
+
+	sign(t, created[0].Link)
+	st := waitState(t, tenantA, corr, "complete")
+	id := "session.sealed:" + st.str("groupId")
+	var got licensingstub.Received
+	eventually(t, "the usage record "+id, func() bool {
+		got = licensingService.Received()
+		return got.PostsByID[id] > 0
+	})
+	n := 0
+	for _, u := range got.Usage {
+		if u.ID == id {
+			n++
+			if u.TenantID != tenantA || u.Kind != licensing.KindSessionSealed || u.At.IsZero() {
+				t.Errorf("usage record %+v", u)
+			}
+		}
+	}
+	if n != 1 || got.PostsByID[id] != 1 {
+		t.Fatalf("session.sealed kept %d times, posted %d times; want once", n, got.PostsByID[id])
+	}
+
+	h := call(t, "GET", svc.host.URL()+"/api/health", nil, nil)
+	if h.Status != http.StatusOK || !strings.Contains(string(h.Raw), `"licensing":{"reachable":true}`) {
+		t.Fatalf("health %d %s", h.Status, h.Raw)
+	}
+}
+
+// TestLicensingServiceRefusal: a tenant the service refuses gets 403 licence_refused with the
+// service's reason at session, delivery, batch and workflow create and at a render that would
+// start a signing session, and nothing is made.
+func TestLicensingServiceRefusal(t *testing.T) {
+	t.Parallel()
+	tok := bearer(svc.jwt(t, refusedTenant, "Esign.Initiator"))
+	path, hash := uploadFixtureAs(t, refusedTenant, "template-3p.pdf")
+	session := sessionBodyFor(path, hash)
+	pkg := uploadPackage(t, examplePackage(t))
+	signed := renderBody(pkg, offerRecord())
+	signed["templateSettings"] = map[string]any{"esign": map[string]any{"enabled": true, "signers": offerSigners()}}
+	for _, c := range []struct {
+		name, route, feature string
+		body                 map[string]any
+		headers              map[string]string
+	}{
+		{"session", "esign/session", "esign", session, tok},
+		{"delivery", "delivery", "delivery", deliveryBodyFor(path), tok},
+		{"batch", "render", "dispatch", batchBody(pkg, offers(2), false), map[string]string{"Authorization": tok["Authorization"], "Accept": "application/json"}},
+		{"workflow", "workflow", "workflow", wfBody(wfPackage(t, false)), tok},
+		{"render with esign", "render", "esign", signed, tok},
+	} {
+		r := call(t, "POST", svc.url(c.route), c.body, c.headers)
+		if r.Status != http.StatusForbidden || r.code() != licensing.CodeRefused || r.str("reason") != refusedReason ||
+			r.str("feature") != c.feature || !strings.Contains(r.str("detail"), refusedReason) ||
+			!strings.HasPrefix(r.Header.Get("Content-Type"), "application/problem+json") {
+			t.Errorf("%s: %d %s", c.name, r.Status, r.Raw)
+		}
+	}
+	if r := status(t, refusedTenant, session["correlationId"].(string)); r.Status != http.StatusNotFound {
+		t.Errorf("the refused session exists: %d %s", r.Status, r.Raw)
+	}
+}
