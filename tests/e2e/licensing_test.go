@@ -3,8 +3,10 @@ package e2e
 import (
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/licensing"
@@ -37,8 +39,9 @@ func init() {
 
 // TestLicensingServiceAtCreateAndMetering: a session create asks POST /v1/validate with the
 // tenant, the feature and the correlationId; its seal is metered as session.sealed exactly once
-// (posted by the processor's LicenceUsage job from the licence-usage queue); /api/health reports
-// the service.
+// (posted by the processor's LicenceUsage job from the licence-usage queue), a delivery create
+// as delivery.created per session, a batch as batch.record per record; /api/health reports the
+// service. (workflow.sealed: TestWorkflowHappyPath.)
 func TestLicensingServiceAtCreateAndMetering(t *testing.T) {
 	t.Parallel()
 	body := createBody(t, "single", 1)
@@ -54,7 +57,33 @@ func TestLicensingServiceAtCreateAndMetering(t *testing.T) {
 
 	sign(t, created[0].Link)
 	st := waitState(t, tenantA, corr, "complete")
-	id := "session.sealed:" + st.str("groupId")
+	wantMetered(t, licensing.KindSessionSealed, tenantA, st.str("groupId"))
+
+	// a delivery create is metered per delivery session, a batch per record made
+	for _, d := range createDelivery(t, tenantA, deliveryBody(t, "secure-email", 2)) {
+		wantMetered(t, licensing.KindDeliveryCreated, tenantA, d.ID)
+	}
+	submitter := newPerson(t, tenantA, "metered", "Esign.Initiator")
+	b := submitBatch(t, submitter, batchBody(uploadPackage(t, examplePackage(t)), offers(2), false), http.StatusAccepted)
+	batchID := b.Header.Get("X-Service-BatchId")
+	if done := waitBatch(t, submitter, batchID); done.str("state") != "completed" {
+		t.Fatalf("batch %s", done.Raw)
+	}
+	for i := range 2 {
+		wantMetered(t, licensing.KindBatchRecord, tenantA, batchID, strconv.Itoa(i))
+	}
+
+	h := call(t, "GET", svc.host.URL()+"/api/health", nil, nil)
+	if h.Status != http.StatusOK || !strings.Contains(string(h.Raw), `"licensing":{"reachable":true}`) {
+		t.Fatalf("health %d %s", h.Status, h.Raw)
+	}
+}
+
+// wantMetered waits until the licensing service holds the usage record of kind for tenant's
+// object (its id "<kind>:<parts>") and checks it was posted exactly once.
+func wantMetered(t testing.TB, kind licensing.Kind, tenant string, parts ...string) {
+	t.Helper()
+	id := licensing.NewUsage(kind, tenant, time.Now(), parts...).ID
 	var got licensingstub.Received
 	eventually(t, "the usage record "+id, func() bool {
 		got = licensingService.Received()
@@ -64,18 +93,13 @@ func TestLicensingServiceAtCreateAndMetering(t *testing.T) {
 	for _, u := range got.Usage {
 		if u.ID == id {
 			n++
-			if u.TenantID != tenantA || u.Kind != licensing.KindSessionSealed || u.At.IsZero() {
+			if u.TenantID != tenant || u.Kind != kind || u.At.IsZero() {
 				t.Errorf("usage record %+v", u)
 			}
 		}
 	}
 	if n != 1 || got.PostsByID[id] != 1 {
-		t.Fatalf("session.sealed kept %d times, posted %d times; want once", n, got.PostsByID[id])
-	}
-
-	h := call(t, "GET", svc.host.URL()+"/api/health", nil, nil)
-	if h.Status != http.StatusOK || !strings.Contains(string(h.Raw), `"licensing":{"reachable":true}`) {
-		t.Fatalf("health %d %s", h.Status, h.Raw)
+		t.Fatalf("%s kept %d times, posted %d times; want once", id, n, got.PostsByID[id])
 	}
 }
 
