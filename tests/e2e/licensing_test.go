@@ -13,10 +13,12 @@ import (
 	"github.com/esign-svc/esign/tests/licensingstub"
 )
 
-// refusedTenant is a tenant the suite's licensing service refuses (DESIGN 19).
+// refusedTenant is a tenant the suite's licensing service refuses (DESIGN 19); flakyTenant one
+// whose first usage post it fails.
 const (
 	refusedTenant = "55555555-5555-4555-8555-555555555555"
 	refusedReason = "tenant suspended by the operator"
+	flakyTenant   = "66666666-6666-4666-8666-666666666666"
 )
 
 // licensingService is the suite's licensing service (the stand-in make run starts too): both
@@ -79,16 +81,38 @@ func TestLicensingServiceAtCreateAndMetering(t *testing.T) {
 	}
 }
 
+// TestLicensingUsageRetried: the licensing service fails the first usage post of a tenant's seal;
+// the processor's LicenceUsage job fails the invocation, the queue delivers the message again
+// and the record is then kept exactly once: nothing is lost.
+func TestLicensingUsageRetried(t *testing.T) {
+	t.Parallel()
+	licensingService.FailUsage(flakyTenant, 1)
+	path, hash := uploadFixtureAs(t, flakyTenant, "template-3p.pdf")
+	body := sessionBodyFor(path, hash)
+	created := slotsOf(t, createSession(t, flakyTenant, body), "slots")
+	sign(t, created[0].Link)
+	st := waitState(t, flakyTenant, body["correlationId"].(string), "complete")
+	wantMetered(t, licensing.KindSessionSealed, flakyTenant, st.str("groupId"))
+	if !strings.Contains(svc.logs.String(), "licence-usage: session.sealed session.sealed:"+st.str("groupId")+" not recorded (attempt 1); will retry") {
+		t.Fatal("the first post was not refused and retried")
+	}
+}
+
 // wantMetered waits until the licensing service holds the usage record of kind for tenant's
 // object (its id "<kind>:<parts>") and checks it was posted exactly once.
 func wantMetered(t testing.TB, kind licensing.Kind, tenant string, parts ...string) {
 	t.Helper()
 	id := licensing.NewUsage(kind, tenant, time.Now(), parts...).ID
 	var got licensingstub.Received
-	eventually(t, "the usage record "+id, func() bool {
-		got = licensingService.Received()
-		return got.PostsByID[id] > 0
-	})
+	// a retried post comes back after the processor's visibility time-out (30 s)
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if got = licensingService.Received(); got.PostsByID[id] > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no usage record %s after 90 s", id)
+		}
+	}
 	n := 0
 	for _, u := range got.Usage {
 		if u.ID == id {

@@ -11,6 +11,7 @@
 //   - POST /v1/usage takes exactly {id, tenantId, kind, at} (licensing.Usage.Validate) and is
 //     idempotent by id: a second post of an id is answered 200 and not kept twice;
 //   - GET /v1/health answers 200 {status: "ok"};
+//   - FailUsage makes a tenant's next usage posts answer 503 (a test of the retries);
 //   - GET /_stub/received answers what was kept: {validate: [...], usage: [...],
 //     usagePosts: n, postsById: {id: n}} (no bearer needed: it is the test's and the
 //     developer's view).
@@ -53,13 +54,14 @@ type Stub struct {
 	mu      sync.Mutex
 	key     ed25519.PublicKey
 	refused map[string]string // "tenant" or "tenant/feature" -> reason
+	failing map[string]int    // tenant -> how many more usage posts answer 503
 	got     Received
 }
 
 // New makes a stub that verifies bearers with key (nil: every call is 401 until SetKey) and
 // refuses what rules name: "<tenantId>" or "<tenantId>/<feature>" mapped to the reason.
 func New(key ed25519.PublicKey, rules map[string]string) *Stub {
-	s := &Stub{key: key, refused: map[string]string{}}
+	s := &Stub{key: key, refused: map[string]string{}, failing: map[string]int{}}
 	for k, v := range rules {
 		s.refused[k] = v
 	}
@@ -78,6 +80,14 @@ func (s *Stub) Refuse(rule, reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refused[rule] = reason
+}
+
+// FailUsage makes the next n usage posts of tenant answer 503 (the service down for it), so a
+// test sees the queue retry them.
+func (s *Stub) FailUsage(tenant string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failing[tenant] = n
 }
 
 // Received is a copy of what the stub kept.
@@ -178,6 +188,10 @@ func (s *Stub) usage(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.failing[u.TenantID] > 0 {
+		s.failing[u.TenantID]--
+		return apperr.New(apperr.KindUnavailable, "unavailable", "the licensing service is down for this tenant (FailUsage)")
+	}
 	s.got.UsagePosts++
 	if s.got.PostsByID == nil {
 		s.got.PostsByID = map[string]int{}

@@ -90,6 +90,10 @@ func TestStubChecksAndKeeps(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := licensing.NewUsage(licensing.KindBatchRecord, "t1", time.Now(), "b1", "0")
+	s.FailUsage("t1", 1)
+	if err := c.Record(ctx, u); err == nil {
+		t.Fatal("FailUsage: the post was taken")
+	}
 	for range 2 {
 		if err := c.Record(ctx, u); err != nil {
 			t.Fatal(err)
