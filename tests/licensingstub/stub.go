@@ -98,7 +98,8 @@ func (s *Stub) Received() Received {
 	for k, v := range s.got.PostsByID {
 		posts[k] = v
 	}
-	return Received{Validate: slices.Clone(s.got.Validate), Usage: slices.Clone(s.got.Usage), UsagePosts: s.got.UsagePosts, PostsByID: posts}
+	return Received{Validate: append([]licensing.ValidateRequest{}, s.got.Validate...), Usage: append([]licensing.Usage{}, s.got.Usage...),
+		UsagePosts: s.got.UsagePosts, PostsByID: posts}
 }
 
 // ServeHTTP serves the endpoints.

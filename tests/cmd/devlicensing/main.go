@@ -10,19 +10,15 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/tests/devkeys"
 	"github.com/esign-svc/esign/tests/licensingstub"
 )
 
@@ -66,18 +62,6 @@ func run(args []string) error {
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
-	hs := &http.Server{Handler: licensingstub.New(key, refuse), ReadHeaderTimeout: 10 * time.Second}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-	}()
 	fmt.Printf("local licensing service: http://%s (what it was sent: GET http://%s%s)\n", ln.Addr(), ln.Addr(), licensingstub.ReceivedPath)
-	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return devkeys.Serve(ln, licensingstub.New(key, refuse))
 }
