@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"github.com/esign-svc/esign/shared/blobpath"
-	"github.com/esign-svc/esign/shared/licensing"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/template"
 )
