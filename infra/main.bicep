@@ -42,7 +42,7 @@ param licensingUrl string = ''
 
 @description('E-mail provider: operator, customer-acs or smtp (the outbox is for local development only).')
 @allowed(['operator', 'customer-acs', 'smtp'])
-param emailProvider string = 'operator'
+param emailProvider string = 'customer-acs'
 
 @description('SMS provider for OTP codes.')
 @allowed(['customer-acs'])

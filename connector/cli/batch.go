@@ -213,7 +213,9 @@ func cmdWorkflow(ctx context.Context, a *app, args []string) error {
 func workflowCreate(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("workflow create")
 	template := fs.String("template", "", "the package with its schema.yaml (required)")
-	corr := fs.String("correlation-id", "", "the workflow's correlationId (required; the same one again answers the existing workflow)")
+	corr := fs.String("correlation-id", "", "the workflow's correlationId (the same one again answers the existing workflow; without it the service generates one and the create is sent once, never retried)")
+	docID := fs.String("document-id", "", "options.documentId: the sealed record's document id (default the workflow id)")
+	docType := fs.String("doc-type", "", "options.docType: the sealed record's document type (default workflow)")
 	data := fs.String("data", "", "initialData as a JSON object file")
 	settingsFile := fs.String("settings", "", "templateSettings as a JSON file (workflow block: recipients, requireOtp, ...)")
 	var recipients listFlag
@@ -222,10 +224,13 @@ func workflowCreate(ctx context.Context, a *app, args []string) error {
 	if _, err := a.parse(fs, args, 0, "flags only"); err != nil {
 		return err
 	}
-	if *template == "" || *corr == "" {
-		return usagef("workflow create: --template and --correlation-id are required")
+	if *template == "" {
+		return usagef("workflow create: --template is required")
 	}
 	req := client.CreateWorkflowRequest{TemplatePath: *template, CorrelationID: *corr, CallbackURL: *callback}
+	if *docID != "" || *docType != "" {
+		req.Options = &client.WorkflowOptions{DocumentID: *docID, DocType: *docType}
+	}
 	if *data != "" {
 		b, err := readFile("--data", *data)
 		if err != nil {
@@ -279,6 +284,9 @@ func workflowCreate(ctx context.Context, a *app, args []string) error {
 			again = " (existing: the correlationId was used before)"
 		}
 		fmt.Fprintf(w, "workflowId:    %s%s\ncorrelationId: %s\nstate:         %s\n", wf.WorkflowID, again, wf.CorrelationID, wf.State)
+		if link := a.portalLink(wf.PortalURL, "pt", "workflow", wf.WorkflowID); link != "" {
+			fmt.Fprintf(w, "portal:        %s\n", link)
+		}
 	})
 }
 

@@ -320,5 +320,14 @@ func (a *app) worker(ctx context.Context) (*worker.Worker, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("%s", settings.KeyNotifySecret), err)
 	}
-	return &worker.Worker{Store: st, Renderer: cl, Notifier: n}, nil
+	for _, warn := range s.Warnings() {
+		fmt.Fprintln(a.env.Stderr, "svcconnect: warning:", warn)
+	}
+	w := &worker.Worker{Store: st, Renderer: cl, Notifier: n, RetentionDays: s.RetentionDays}
+	w.OnPurge = func(p jobs.Purged) {
+		if p != (jobs.Purged{}) {
+			fmt.Fprintf(a.env.Stderr, "svcconnect: retention: removed %d finished jobs (%d rows) and %d upload-log rows older than %d days\n", p.Jobs, p.Rows, p.Uploads, s.RetentionDays)
+		}
+	}
+	return w, nil
 }

@@ -133,6 +133,9 @@ func cmdSign(ctx context.Context, a *app, args []string) error {
 			u.PDFBlobPath, u.Pages, s.CorrelationID, s.GroupID, s.State, s.ExpiresAt)
 		for _, sl := range s.Slots {
 			fmt.Fprintf(w, "slot %d: invitation queued (session %s)\n", sl.SlotIndex, sl.SessionID)
+			if link := a.portalLink(sl.PortalURL, "token", "sign"); link != "" {
+				fmt.Fprintf(w, "  portal: %s\n", link)
+			}
 		}
 		fmt.Fprintf(w, "follow it with: svcconnect status %s\n", s.CorrelationID)
 	})
@@ -248,6 +251,9 @@ func cmdDeliver(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(w, "correlationId: %s\nexpiresAt:     %s\n", d.CorrelationID, d.ExpiresAt)
 		for _, s := range d.Sessions {
 			fmt.Fprintf(w, "delivery %s: link sent\n", s.DeliveryID)
+			if link := a.portalLink(s.PortalURL, "t", "deliver", s.DeliveryID); link != "" {
+				fmt.Fprintf(w, "  portal: %s\n", link)
+			}
 		}
 	})
 }

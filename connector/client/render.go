@@ -34,9 +34,11 @@ type RenderRequest struct {
 	Features         map[string]bool `json:"features,omitempty"`
 }
 
-// ValidationResult is a rule's result on a record or a workflow.
+// ValidationResult is a rule's result on a record or a workflow: Passed is true for a rule
+// that held (a workflow's validationResults list those too).
 type ValidationResult struct {
 	RuleID   string `json:"ruleId,omitempty"`
+	Passed   bool   `json:"passed"`
 	FieldKey string `json:"fieldKey,omitempty"`
 	Severity string `json:"severity"`
 	Message  string `json:"message"`

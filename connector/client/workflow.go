@@ -10,12 +10,20 @@ import (
 
 // CreateWorkflowRequest is POST /workflow's body.
 type CreateWorkflowRequest struct {
-	TemplatePath     string          `json:"templatePath,omitempty"`
-	TemplateID       string          `json:"templateId,omitempty"`
-	CorrelationID    string          `json:"correlationId"`
-	InitialData      map[string]any  `json:"initialData,omitempty"`
-	TemplateSettings json.RawMessage `json:"templateSettings,omitempty"`
-	CallbackURL      string          `json:"callbackUrl,omitempty"`
+	TemplatePath     string           `json:"templatePath,omitempty"`
+	TemplateID       string           `json:"templateId,omitempty"`    // alias of TemplatePath
+	CorrelationID    string           `json:"correlationId,omitempty"` // "": the service generates a UUID
+	InitialData      map[string]any   `json:"initialData,omitempty"`
+	TemplateSettings json.RawMessage  `json:"templateSettings,omitempty"`
+	CallbackURL      string           `json:"callbackUrl,omitempty"`
+	Options          *WorkflowOptions `json:"options,omitempty"`
+}
+
+// WorkflowOptions names the sealed record's document and that of the signing session or
+// deliveries its seal auto-triggers (default: the workflow id and docType "workflow").
+type WorkflowOptions struct {
+	DocumentID string `json:"documentId,omitempty"`
+	DocType    string `json:"docType,omitempty"`
 }
 
 // Workflow is the create answer; Idempotent when the correlationId was used before.
@@ -127,10 +135,12 @@ type WorkflowAdvance struct {
 func wfPath(id, suffix string) string { return "/workflow/" + esc(id) + suffix }
 
 // CreateWorkflow starts a workflow and invites its participant (201; 200 with Idempotent for a
-// correlationId used before, so a lost answer is safely sent again).
+// correlationId used before, so a lost answer is safely sent again). Without a CorrelationID the
+// service generates one (in the answer) and each create is a new workflow, so such a create is
+// sent once, never retried.
 func (c *Client) CreateWorkflow(ctx context.Context, req CreateWorkflowRequest) (*Workflow, error) {
 	var w Workflow
-	_, err := c.do(ctx, call{method: http.MethodPost, path: "/workflow", json: req, idempotent: true,
+	_, err := c.do(ctx, call{method: http.MethodPost, path: "/workflow", json: req, idempotent: req.CorrelationID != "",
 		ok: []int{http.StatusCreated, http.StatusOK}}, &w)
 	return &w, err
 }

@@ -91,6 +91,10 @@ CREATE TABLE IF NOT EXISTS uploads (
   size INTEGER NOT NULL,
   pages INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS meta (
+  key TEXT PRIMARY KEY,
+  at INTEGER NOT NULL
+);
 `
 
 // Open opens (and creates) the store at path. The store holds records (names, e-mail
@@ -238,12 +242,52 @@ func (s *Store) Purge(ctx context.Context, days int) (Purged, error) {
 	if days <= 0 {
 		return p, nil
 	}
-	cut := unix(s.now().Add(-time.Duration(days) * 24 * time.Hour))
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return p, err
 	}
 	defer tx.Rollback()
+	if p, err = purge(ctx, tx, s.now(), days); err != nil {
+		return p, err
+	}
+	return p, tx.Commit()
+}
+
+// PurgeInterval is how often the worker applies the retention purge by itself (PurgeDue).
+const PurgeInterval = 24 * time.Hour
+
+// PurgeDue is the worker's automatic purge: Purge(days) when this store's last automatic purge
+// is PurgeInterval or more ago (or there was none), recording when in the same transaction, so
+// the workers of one store (processes too) purge once per interval between them. ran is false
+// when the purge was not due or days is 0 (disabled).
+func (s *Store) PurgeDue(ctx context.Context, days int) (p Purged, ran bool, err error) {
+	if days <= 0 {
+		return p, false, nil
+	}
+	now := s.now()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return p, false, err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `INSERT INTO meta (key, at) VALUES ('purged_at', ?)
+		ON CONFLICT (key) DO UPDATE SET at = excluded.at WHERE meta.at <= ?`, unix(now), unix(now.Add(-PurgeInterval)))
+	if err != nil {
+		return p, false, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return p, false, nil
+	}
+	if p, err = purge(ctx, tx, now, days); err != nil {
+		return p, false, err
+	}
+	return p, true, tx.Commit()
+}
+
+// purge removes, in tx, what Purge removes at now.
+func purge(ctx context.Context, tx *sql.Tx, now time.Time, days int) (Purged, error) {
+	var p Purged
+	cut := unix(now.Add(-time.Duration(days) * 24 * time.Hour))
 	res, err := tx.ExecContext(ctx, `DELETE FROM queue WHERE job_id IN (SELECT id FROM jobs WHERE finished_at IS NOT NULL AND finished_at < ?)`, cut)
 	if err != nil {
 		return p, err
@@ -257,5 +301,5 @@ func (s *Store) Purge(ctx context.Context, days int) (Purged, error) {
 		return p, err
 	}
 	p.Uploads, _ = res.RowsAffected()
-	return p, tx.Commit()
+	return p, nil
 }

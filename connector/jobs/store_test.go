@@ -148,3 +148,40 @@ func TestScheduled(t *testing.T) {
 		t.Fatalf("state %s", j.State)
 	}
 }
+
+// TestPurgeDueOncePerInterval: two handles of one store file (two worker processes) purge once
+// per PurgeInterval between them; days 0 never purges nor takes the day's turn.
+func TestPurgeDueOncePerInterval(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s", "jobs.db")
+	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	var handles []*Store
+	for range 2 {
+		st, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		st.Now = func() time.Time { return now }
+		handles = append(handles, st)
+	}
+	a, b := handles[0], handles[1]
+	if _, ran, err := a.PurgeDue(ctx, 0); err != nil || ran {
+		t.Fatalf("0 days: ran %v %v", ran, err)
+	}
+	if _, ran, err := b.PurgeDue(ctx, 90); err != nil || !ran {
+		t.Fatalf("first: ran %v %v", ran, err)
+	}
+	now = now.Add(PurgeInterval - time.Second)
+	if _, ran, err := a.PurgeDue(ctx, 90); err != nil || ran {
+		t.Fatalf("within the interval, the other handle: ran %v %v", ran, err)
+	}
+	now = now.Add(time.Second)
+	if _, ran, err := a.PurgeDue(ctx, 90); err != nil || !ran {
+		t.Fatalf("after the interval: ran %v %v", ran, err)
+	}
+	if _, ran, err := b.PurgeDue(ctx, 90); err != nil || ran {
+		t.Fatalf("again at once: ran %v %v", ran, err)
+	}
+}

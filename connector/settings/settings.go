@@ -40,7 +40,7 @@ const (
 	// <authority>/<tenant>/oauth2/v2.0/token (Entra ID's shape).
 	KeyAuthorityURL = "SERVICE_DISPATCHER_AUTHORITY_URL"
 	// KeyNotifySecret signs the completion webhook (X-Esign-Signature, as the service signs
-	// its callbacks); required when KeyNotifyWebhookURL is set.
+	// its callbacks) when set; without it the webhook is posted unsigned (Warnings says so).
 	KeyNotifySecret = "SERVICE_BATCH_NOTIFY_SECRET"
 	// KeyStorePath is the SQLite file of the background jobs and the upload log.
 	KeyStorePath = "SERVICE_STORE_PATH"
@@ -189,8 +189,8 @@ func Load(get Lookup) (Settings, error) {
 	default:
 		errs = append(errs, fmt.Errorf("%s must be %s or %s, not %q", KeyNotifyOn, NotifyAlways, NotifyFailureOnly, s.NotifyOn))
 	}
-	if s.NotifyWebhookURL != "" && len(s.NotifySecret) < MinNotifySecretLen {
-		errs = append(errs, fmt.Errorf("%s must be at least %d characters when %s is set", KeyNotifySecret, MinNotifySecretLen, KeyNotifyWebhookURL))
+	if s.NotifySecret != "" && len(s.NotifySecret) < MinNotifySecretLen {
+		errs = append(errs, fmt.Errorf("%s must be at least %d characters when set", KeyNotifySecret, MinNotifySecretLen))
 	}
 	if s.WarnThreshold > s.MaxThreshold {
 		errs = append(errs, fmt.Errorf("%s (%d) must not be above %s (%d)", KeyWarnThreshold, s.WarnThreshold, KeyMaxThreshold, s.MaxThreshold))
@@ -199,6 +199,16 @@ func Load(get Lookup) (Settings, error) {
 		s.StorePath = defaultStorePath()
 	}
 	return s, errors.Join(errs...)
+}
+
+// Warnings are what the settings allow but an operator should know: the completion webhook set
+// without a signing secret (its notices are posted unsigned).
+func (s Settings) Warnings() []string {
+	var w []string
+	if s.NotifyWebhookURL != "" && s.NotifySecret == "" {
+		w = append(w, fmt.Sprintf("%s is set without %s: completion notices are posted unsigned (no X-Esign-Signature)", KeyNotifyWebhookURL, KeyNotifySecret))
+	}
+	return w
 }
 
 func httpURL(v string) bool {

@@ -47,7 +47,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{KeyNotifyOn, "Sometimes", `SERVICE_BATCH_NOTIFY_ON must be Always or FailureOnly, not "Sometimes"`},
 		{KeyMaxRetries, "0", "SERVICE_GEN_QUEUE_MAX_RETRIES must be a whole number of at least 1"},
 		{KeyWarnThreshold, "150", "service_batchwarningthreshold (150) must not be above service_batchmaxthreshold (100)"},
-		{KeyNotifyWebhookURL, "https://hooks.example.test/x", "SERVICE_BATCH_NOTIFY_SECRET must be at least 32 characters"},
+		{KeyNotifySecret, "too-short", "SERVICE_BATCH_NOTIFY_SECRET must be at least 32 characters when set"},
 	} {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
 			m := required()
@@ -156,5 +156,29 @@ func TestSecretsOnlyOverHTTPS(t *testing.T) {
 				t.Fatalf("the error shows the secret or the URL: %v", err)
 			}
 		})
+	}
+}
+
+// TestWebhookWithoutSecret: SERVICE_BATCH_NOTIFY_WEBHOOK_URL alone loads (spec 001: the URL is
+// the whole setting; blank disables), with one warning that its notices go unsigned; with a
+// secret, or with no URL, there is no warning. It used to be refused without the secret.
+func TestWebhookWithoutSecret(t *testing.T) {
+	t.Parallel()
+	m := required()
+	m[KeyNotifyWebhookURL] = "https://hooks.example.test/done"
+	s, err := Load(Map(m))
+	if err != nil {
+		t.Fatalf("the webhook URL alone is refused: %v", err)
+	}
+	if w := s.Warnings(); len(w) != 1 || !strings.Contains(w[0], KeyNotifyWebhookURL+" is set without "+KeyNotifySecret) || !strings.Contains(w[0], "unsigned") {
+		t.Fatalf("warnings %q, want one naming the unsigned webhook", w)
+	}
+	m[KeyNotifySecret] = strings.Repeat("n", MinNotifySecretLen)
+	if s, err := Load(Map(m)); err != nil || len(s.Warnings()) != 0 {
+		t.Fatalf("signed webhook: %v %q", err, s.Warnings())
+	}
+	m[KeyNotifyWebhookURL], m[KeyNotifySecret] = " ", ""
+	if s, err := Load(Map(m)); err != nil || s.NotifyWebhookURL != "" || len(s.Warnings()) != 0 {
+		t.Fatalf("blank URL: %v %q %q", err, s.NotifyWebhookURL, s.Warnings())
 	}
 }

@@ -56,18 +56,23 @@ func Wants(notifyOn string) func(state string) bool {
 }
 
 // Notifier posts notices, signed like the service's callbacks (X-Esign-Signature with the
-// secret; shared/webhook), with an Idempotency-Key per job so a receiver can drop a repeat.
+// secret; shared/webhook) when there is a secret, unsigned when there is none, with an
+// Idempotency-Key per job so a receiver can drop a repeat.
 type Notifier struct {
 	URL    string
 	Client *webhook.Client
 }
 
-// NewNotifier is nil when url is blank (notices disabled). Errors: a secret too short.
+// NewNotifier is nil when url is blank (notices disabled); a blank secret posts unsigned.
+// Errors: a secret too short.
 func NewNotifier(url, secret string) (*Notifier, error) {
 	if url == "" {
 		return nil, nil
 	}
-	c, err := webhook.New(secret)
+	c, err := webhook.NewUnsigned()
+	if secret != "" {
+		c, err = webhook.New(secret)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,8 @@
 // from the store, renders each record through the dispatcher (one render per row, under a
 // correlationId of the row's own, so a row done again after a worker died renders nothing twice),
 // records the outcome (done, or failed and retried later, or dead after its last attempt), and
-// posts each finished job's completion notice to the webhook.
+// posts each finished job's completion notice to the webhook. Once a day it applies the log
+// retention (SERVICE_LOG_RETENTION_DAYS) to the store.
 package worker
 
 import (
@@ -52,6 +53,13 @@ type Worker struct {
 	Poll time.Duration
 	// OnRow is told of each row's outcome (progress bars).
 	OnRow func(jobID string, index int, state string)
+	// RetentionDays is SERVICE_LOG_RETENTION_DAYS: Drain and Serve purge finished jobs and
+	// upload-log rows older than this once per jobs.PurgeInterval (0 disables).
+	RetentionDays int
+	// OnPurge is told of each automatic purge.
+	OnPurge func(jobs.Purged)
+
+	purgeCheckedAt time.Time // the store's clock at the last PurgeDue, to ask at most once a minute
 }
 
 func (w *Worker) lease() time.Duration { return cmp.Or(w.Lease, 2*time.Minute) }
@@ -70,9 +78,13 @@ func (w *Worker) Once(ctx context.Context, jobID string) (ok bool, err error) {
 	return true, w.SendNotices(ctx)
 }
 
-// Drain does rows of jobID ("" : any job) until none is due (a row leased by another worker is
-// waited for until its lease passes), then sends the notices owed.
+// Drain applies the log retention when it is due (once a day, see purge), then does rows of
+// jobID ("" : any job) until none is due (a row leased by another worker is waited for until its
+// lease passes), then sends the notices owed.
 func (w *Worker) Drain(ctx context.Context, jobID string) error {
+	if err := w.purge(ctx); err != nil {
+		return err
+	}
 	for {
 		ok, err := w.Once(ctx, jobID)
 		if err != nil {
@@ -105,6 +117,24 @@ func (w *Worker) Serve(ctx context.Context) error {
 		case <-time.After(w.poll()):
 		}
 	}
+}
+
+// purge applies the retention when it is due (jobs.Store.PurgeDue), asking the store at most
+// once a minute of its clock.
+func (w *Worker) purge(ctx context.Context) error {
+	if w.RetentionDays <= 0 {
+		return nil
+	}
+	now := w.Store.Now()
+	if !w.purgeCheckedAt.IsZero() && now.Sub(w.purgeCheckedAt) < time.Minute && now.After(w.purgeCheckedAt) {
+		return nil
+	}
+	w.purgeCheckedAt = now
+	p, ran, err := w.Store.PurgeDue(ctx, w.RetentionDays)
+	if err == nil && ran && w.OnPurge != nil {
+		w.OnPurge(p)
+	}
+	return err
 }
 
 func (w *Worker) do(ctx context.Context, row jobs.Row) error {

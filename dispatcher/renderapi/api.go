@@ -1,9 +1,10 @@
 // Package renderapi serves POST /api/render (DESIGN 9): one record rendered from a template
 // package, with the auto-trigger of templateSettings, or, for an array of records, a batch
 // submitted to dispatch (the intake receipt in answer). It authenticates an Entra ID JWT with the
-// initiator role and a current licence; the features the request needs are the domain's to ask
-// for (DESIGN 14: esign for an auto-triggered signing session, delivery for auto-triggered or
-// secure-email deliveries, dispatch for a batch; a render that only renders needs none). The
+// initiator role (for a batch the initiator or the dispatch approver role) and a current
+// licence; the features the request needs are the domain's to ask for (DESIGN 14: esign for
+// an auto-triggered signing session, delivery for auto-triggered or secure-email deliveries,
+// dispatch for a batch; a render that only renders needs none). The
 // render and its auto-trigger are the domain's (shared/render), the batch intake too
 // (shared/dispatch); this package decodes, authorises, calls them, queues what they ask for
 // (signer invitations, delivery invitations and uploads; the approvers' notice, the batch's
@@ -79,15 +80,21 @@ type TemplateRef struct {
 	Version int    `json:"version"`
 }
 
+// batchRoles may submit a batch: the roles of the batch routes (dispatchapi), so that a
+// dispatch user needs no signing role (DESIGN 9, spec "Every dispatch route requires a JWT and
+// the dispatch feature"). A single render takes Esign.Initiator.
+var batchRoles = []string{auth.RoleInitiator, auth.RoleDispatchApprover}
+
 // render is POST /api/render with one record: 201 with the document (and what auto-trigger
-// started), or 200 with the same answer for an idempotent retry. Errors: 401; 403 role, the
-// licence's (licence_feature_missing naming esign or delivery when templateSettings would
+// started), or 200 with the same answer for an idempotent retry. Errors: 401; 403 role
+// (Esign.Initiator; Dispatch.Approver suffices only for a batch), the licence's
+// (licence_feature_missing naming esign or delivery when templateSettings would
 // auto-trigger a signing session or deliveries the licence lacks); 400 naming the field at
 // fault (record_invalid with ruleId per failed rule, template_invalid, template_not_found,
 // invalid_blob_path); 409 document_exists; 413 body. An array of records is a batch (see
 // batch).
 func (a *API) render(w http.ResponseWriter, r *http.Request) error {
-	p, err := guard.Gate{Verifier: a.Verifier, Licence: a.Licence}.Caller(r, auth.RoleInitiator)
+	p, err := guard.Gate{Verifier: a.Verifier, Licence: a.Licence}.Caller(r, batchRoles...)
 	if err != nil {
 		return err
 	}
@@ -98,6 +105,9 @@ func (a *API) render(w http.ResponseWriter, r *http.Request) error {
 	who := kernel.Actor{Kind: "initiator", ID: p.CallerID(), IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
 	if req.Batch() {
 		return a.batch(w, r, p, who, req)
+	}
+	if err := auth.Require(p, auth.RoleInitiator); err != nil { // a single render keeps its gate
+		return err
 	}
 	res, err := a.Renderer.Render(r.Context(), render.Caller{TenantID: p.TenantID, CallerID: who.ID, Actor: who, Licence: a.Licence}, req)
 	if err != nil {
@@ -137,9 +147,10 @@ func (a *API) render(w http.ResponseWriter, r *http.Request) error {
 // the intake receipt answers, 202 (422 when the batch is invalid), as a PDF or, for Accept:
 // application/json, as JSON, with the batch's ids and readiness in the X-Service-* headers. The
 // approvers' notice (pending-approval) or the dispatch message (queued) go out as queue outputs.
-// Errors: 403 licence_feature_missing without the dispatch feature, or without delivery for a
-// batch delivered by secure e-mail (never esign); the intake's 400s (dispatch_required, the
-// field at fault).
+// The caller holds Esign.Initiator or Dispatch.Approver (batchRoles). Errors: 403
+// licence_feature_missing without the dispatch feature, or without delivery for a batch
+// delivered by secure e-mail (never esign); the intake's 400s (dispatch_required, the field at
+// fault).
 func (a *API) batch(w http.ResponseWriter, r *http.Request, p auth.Principal, who kernel.Actor, req render.Request) error {
 	sub, err := a.Intake.Submit(r.Context(), dispatch.Submitter{TenantID: p.TenantID, CallerID: who.ID, Email: p.Email, Actor: who,
 		Licence: a.Licence}, req)

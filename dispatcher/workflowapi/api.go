@@ -4,7 +4,8 @@
 //     creator's tenant only (another tenant's workflow is 404): POST /api/workflow (create),
 //     POST .../escalate, POST .../cancel, POST .../seal (also Service.Admin), GET .../status
 //     (also the portal token), GET .../export (any of the workflow roles);
-//   - approver routes, JWT role Workflow.Approver: POST .../approve, POST .../reject;
+//   - approver routes, JWT role Workflow.Approver: POST .../approve, POST .../reject,
+//     POST .../request-changes (without a `token`);
 //   - participant routes, the participant's portal token (`token`, the portalUrl's `pt`):
 //     GET /api/workflow/{id}, PATCH .../step/{stepIndex}, POST .../advance,
 //     POST .../fix-validation, POST .../resend-invite;

@@ -100,7 +100,7 @@ func (a *API) approve(w http.ResponseWriter, r *http.Request) error {
 	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
 		return err
 	}
-	return a.jwtDecision(w, r, p, req.Reason, func(x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
+	return a.jwtDecision(w, r, p, req.Reason, func(_ *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
 		return x.Approve(by, req.Comment, a.now())
 	})
 }
@@ -122,7 +122,9 @@ func (a *API) reject(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		return a.jwtDecision(w, r, p, req.Reason, rej)
+		return a.jwtDecision(w, r, p, req.Reason, func(_ *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
+			return rej(x, by)
+		})
 	}
 	id, err := a.reviewer(w, r)
 	if err != nil {
@@ -133,7 +135,7 @@ func (a *API) reject(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-func (a *API) jwtDecision(w http.ResponseWriter, r *http.Request, p auth.Principal, reason string, decide func(*workflow.Workflow, workflow.Approver) (kernel.Change, error)) error {
+func (a *API) jwtDecision(w http.ResponseWriter, r *http.Request, p auth.Principal, reason string, decide func(*workflow.Schema, *workflow.Workflow, workflow.Approver) (kernel.Change, error)) error {
 	if _, err := a.loadOwn(r.Context(), p.TenantID, r.PathValue("workflowId")); err != nil {
 		return err
 	}
@@ -142,7 +144,7 @@ func (a *API) jwtDecision(w http.ResponseWriter, r *http.Request, p auth.Princip
 		return err
 	}
 	x, err := a.update(w, r, actor(r, "approver", p.CallerID()), func(x *workflow.Workflow) (kernel.Change, error) {
-		return decide(x, a.jwtApprover(p, s, x, reason))
+		return decide(s, x, a.jwtApprover(p, s, x, reason))
 	})
 	if err != nil {
 		return err
@@ -174,14 +176,32 @@ func (a *API) reviewerDecision(w http.ResponseWriter, r *http.Request, id string
 
 type changesRequest struct {
 	Changes []workflow.ChangeRequest `json:"changes"`
+	Reason  string                   `json:"reason"` // a Service.Admin's stand-in reason, JWT callers only
 }
 
-// requestChanges is POST /api/workflow/{workflowId}/request-changes?token= {changes[]} (the
-// current reviewer): changes-requested, the participant notified. Errors: 400 at
-// changes[i].<key>; 401; 403 reviewer_token_required, reviewer_token_spent; 404; 409.
+// requestChanges is POST /api/workflow/{workflowId}/request-changes {changes[], reason}: with a
+// `token`, the current reviewer's; else, as for reject, the JWT of a Workflow.Approver (or a
+// Service.Admin standing in with a reason), the only way to ask for changes on a workflow
+// without approval stages (no reviewer link is sent there). changes-requested, the participant
+// notified. Errors: 400 at changes[i].<key>; 401; 403 role, reviewer_token_required,
+// reviewer_token_spent and the duties codes of approve; 404; 409.
 func (a *API) requestChanges(w http.ResponseWriter, r *http.Request) error {
-	return reviewerJSON(a, w, r, func(req changesRequest, s *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
+	move := func(req changesRequest, s *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
 		return x.RequestChanges(s, by, req.Changes, a.now())
+	}
+	if r.URL.Query().Has("token") {
+		return reviewerJSON(a, w, r, move)
+	}
+	var req changesRequest
+	if err := web.DecodeJSON(r, web.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	p, err := a.gate(r, auth.RoleWorkflowApprover, auth.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	return a.jwtDecision(w, r, p, req.Reason, func(s *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
+		return move(req, s, x, by)
 	})
 }
 
@@ -238,10 +258,11 @@ type sealRequest struct {
 }
 
 // seal is POST /api/workflow/{workflowId}/seal {reason} (JWT Esign.Initiator or Service.Admin;
-// the body is optional): a retry in sealing, or sealing without the approval gate (the data must
-// pass validation); around approval stages still pending of a template that locks
+// the body is optional): a retry in sealing, or sealing without the approval gate from any state
+// that has not ended, data that fail the rules included (the failed rules are printed on the
+// sealed record); around approval stages still pending of a template that locks
 // workflow.schemaPath, Service.Admin only. The workflow-seal message is queued. Errors: 400
-// reason; 401; 403 role, seal_admin_only; 404; 409 invalid_state, rules_failed.
+// reason; 401; 403 role, seal_admin_only; 404; 409 invalid_state.
 func (a *API) seal(w http.ResponseWriter, r *http.Request) error {
 	var req sealRequest
 	decode := func(r *http.Request) error { return web.DecodeOptionalJSON(r, web.MaxJSONBody, &req) }

@@ -14,6 +14,7 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/blobpath"
+	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/licensing"
@@ -34,11 +35,20 @@ const (
 // CreateRequest is the create-workflow body (spec "Create-workflow request body").
 type CreateRequest struct {
 	TemplatePath     string          `json:"templatePath"`
-	TemplateID       string          `json:"templateId"` // legacy: the package folder templates/<templateId>/
-	CorrelationID    string          `json:"correlationId"`
+	TemplateID       string          `json:"templateId"`    // alias of templatePath; a bare name is the legacy folder templates/<tenant>/<templateId>/
+	CorrelationID    string          `json:"correlationId"` // optional: a generated UUID when absent
 	InitialData      map[string]any  `json:"initialData"`
 	TemplateSettings json.RawMessage `json:"templateSettings"`
 	CallbackURL      string          `json:"callbackUrl"`
+	Options          *CreateOptions  `json:"options"`
+}
+
+// CreateOptions is the create body's options: the documentId and docType of the sealed record
+// and of the signing session or deliveries the seal auto-triggers (default: the workflow id and
+// docType "workflow").
+type CreateOptions struct {
+	DocumentID string `json:"documentId"`
+	DocType    string `json:"docType"`
 }
 
 type createView struct {
@@ -49,15 +59,16 @@ type createView struct {
 	Idempotent    bool   `json:"idempotent,omitempty"`
 }
 
-// create is POST /api/workflow (role Esign.Initiator): the package (templatePath, or the legacy
-// templateId as the folder templates/<templateId>/) and its schema (templateSettings.workflow.
-// schemaPath, else the package's schema.yaml) are read, the settings merged over the package's
+// create is POST /api/workflow (role Esign.Initiator): the package (templatePath, or its alias
+// templateId) and its schema (templateSettings.workflow.schemaPath, else the package's own
+// workflow.schemaPath, else its schema.yaml) are read, the settings merged over the package's
 // defaults, initialData checked (and, with autoValidateOnCreate, validated at once), the
-// correlationId claimed for the tenant and the invitation queued. 201 with the participant's
-// portalUrl; a correlationId the tenant used before answers 200 idempotent: true with the
-// existing workflow (and a fresh link), nothing queued. Errors: 401; 403 role, the licence's
-// (licence_feature_missing naming esign or delivery when templateSettings would auto-trigger a
-// signing session or deliveries after the seal that the licence lacks); 400 naming the field.
+// correlationId (a generated UUID when absent) claimed for the tenant and the invitation
+// queued. 201 with the participant's portalUrl; a correlationId the tenant used before answers
+// 200 idempotent: true with the existing workflow (and a fresh link), nothing queued. Errors:
+// 401; 403 role, the licence's (licence_feature_missing naming esign or delivery when
+// templateSettings would auto-trigger a signing session or deliveries after the seal that the
+// licence lacks); 400 naming the field.
 func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	p, err := a.gate(r, auth.RoleInitiator)
 	if err != nil {
@@ -117,6 +128,9 @@ func (a *API) prepare(ctx context.Context, req CreateRequest, p auth.Principal, 
 	if err != nil {
 		return nil, kernel.Change{}, err
 	}
+	if setup.SchemaPath, err = req.schemaPath(field, pkg, setup.SchemaPath); err != nil {
+		return nil, kernel.Change{}, err
+	}
 	if setup.SchemaPath != "" {
 		if err := template.Confine("templateSettings.workflow.schemaPath", setup.SchemaPath, p.TenantID); err != nil {
 			return nil, kernel.Change{}, err
@@ -126,8 +140,8 @@ func (a *API) prepare(ctx context.Context, req CreateRequest, p auth.Principal, 
 	if err != nil {
 		return nil, kernel.Change{}, err
 	}
-	x := &workflow.Workflow{ID: a.NewID(), Tenant: p.TenantID, CorrelationID: req.CorrelationID, TemplatePath: pkg.Path,
-		CreatedBy: p.CallerID()}
+	x := &workflow.Workflow{ID: a.NewID(), Tenant: p.TenantID, CorrelationID: cmp.Or(req.CorrelationID, a.NewID()),
+		TemplatePath: pkg.Path, CreatedBy: p.CallerID()}
 	if p.Email != "" {
 		x.CreatorHash = a.Hasher.Email(p.Email) // DESIGN 14: the creator may not decide it
 	}
@@ -162,21 +176,50 @@ func (a *API) portalURL(id string) (string, error) {
 	return strings.TrimSuffix(a.PortalURL, "/") + "/workflow/" + url.PathEscape(id) + "?pt=" + url.QueryEscape(tok), nil
 }
 
-// template is the request's package path: templatePath, or the legacy templateId as the folder
-// templates/<tenant>/<templateId>/ of the caller's own packages.
+// template is the request's package path and the field that named it: templatePath, or its
+// alias templateId, which takes any templatePath value (a folder or a ZIP package under
+// templates/<tenant>/ or templates/shared/, confined by the caller as templatePath is); a bare
+// templateId, without a /, is the legacy folder templates/<tenant>/<templateId>/ of the caller's
+// own packages. Both given must name one package. Errors: 400 invalid_request naming templateId
+// (a bare name starting with . or holding a \, or another package than templatePath's) or
+// templatePath (neither given).
 func (req *CreateRequest) template(tenant string) (field, path string, err error) {
+	id := req.TemplateID
+	if id != "" && !strings.Contains(id, "/") {
+		if strings.Contains(id, "\\") || strings.HasPrefix(id, ".") {
+			return "", "", apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("templateId", "must be a package folder name or a template path"))
+		}
+		id = template.Container + "/" + blobpath.TenantName(tenant, id, "/")
+	}
 	switch {
-	case req.TemplatePath != "" && req.TemplateID != "":
-		return "", "", apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("templateId", "give templatePath or templateId, not both"))
+	case req.TemplatePath != "" && id != "":
+		if strings.TrimSuffix(id, "/") != strings.TrimSuffix(req.TemplatePath, "/") {
+			return "", "", apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("templateId", "names another package than templatePath: give one of them"))
+		}
+		return "templatePath", req.TemplatePath, nil
 	case req.TemplatePath != "":
 		return "templatePath", req.TemplatePath, nil
-	case req.TemplateID != "":
-		if strings.ContainsAny(req.TemplateID, "/\\") || strings.HasPrefix(req.TemplateID, ".") {
-			return "", "", apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("templateId", "must be a package folder name"))
-		}
-		return "templateId", template.Container + "/" + blobpath.TenantName(tenant, req.TemplateID, "/"), nil
+	case id != "":
+		return "templateId", id, nil
 	}
-	return "", "", apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("templatePath", "is required (or the legacy templateId)"))
+	return "", "", apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("templatePath", "is required (or its alias templateId)"))
+}
+
+// schemaPath is the workflow's schemaPath: the request's templateSettings.workflow.schemaPath
+// as it is (a blob path), or the package's own workflow.schemaPath relative to the package
+// (workflow.PackageSchemaPath). merged is the merged settings' value; field names the package.
+func (req *CreateRequest) schemaPath(field string, pkg *template.Package, merged string) (string, error) {
+	var own struct {
+		Workflow *struct {
+			SchemaPath *string `json:"schemaPath"`
+		} `json:"workflow"`
+	}
+	// the settings were read by Merge already: a body it took decodes here
+	if len(req.TemplateSettings) > 0 && json.Unmarshal(req.TemplateSettings, &own) == nil &&
+		own.Workflow != nil && own.Workflow.SchemaPath != nil {
+		return merged, nil
+	}
+	return workflow.PackageSchemaPath(field, pkg, merged)
 }
 
 // setup checks the request's own fields and the merged templateSettings.workflow, and keeps
@@ -184,10 +227,14 @@ func (req *CreateRequest) template(tenant string) (field, path string, err error
 func (a *API) setup(req CreateRequest, s template.Settings) (workflow.Setup, error) {
 	var errs []apperr.FieldError
 	bad := func(f, msg string) { errs = append(errs, apperr.Field(f, msg)) }
-	if id := strings.TrimSpace(req.CorrelationID); id == "" || id != req.CorrelationID || utf8.RuneCountInString(id) > MaxCorrelationID {
-		bad("correlationId", "is required: at most 200 characters without surrounding spaces")
+	if id := strings.TrimSpace(req.CorrelationID); req.CorrelationID != "" && (id == "" || id != req.CorrelationID || utf8.RuneCountInString(id) > MaxCorrelationID) {
+		bad("correlationId", "must be at most 200 characters without surrounding spaces (or left out for a generated one)")
 	}
 	var out workflow.Setup
+	if o := req.Options; o != nil {
+		errs = append(errs, esign.CheckDocument("options.", o.DocumentID, o.DocType, false)...)
+		out.DocumentID, out.DocType = o.DocumentID, o.DocType
+	}
 	if req.CallbackURL != "" {
 		if _, err := a.Callbacks.CheckURL(req.CallbackURL); err != nil {
 			bad("callbackUrl", "must be an https URL of a public host")

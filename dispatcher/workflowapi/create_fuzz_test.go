@@ -1,6 +1,7 @@
 package workflowapi
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"strings"
@@ -51,7 +52,7 @@ func (m memBlobs) ETags(_ context.Context, container, prefix string) (map[string
 // FuzzCreate: any body of POST /api/workflow, decoded as the route decodes it and checked as it
 // checks it before storing, is a workflow or a 400 naming the fields at fault, never a 5xx or
 // a panic; a workflow taken is in progress (or, validated at once, past it) for the caller's tenant under the correlationId sent
-// (trimmed, at most 200 characters), its callbackUrl passes the policy, its recipients are at
+// (trimmed, at most 200 characters; the generated NewID when none), its callbackUrl passes the policy, its recipients are at
 // most 10 addresses, and each initialData value sits in its own field's step.
 func FuzzCreate(f *testing.F) {
 	schema, err := os.ReadFile("../../shared/workflow/testdata/flow.yaml")
@@ -84,6 +85,8 @@ func FuzzCreate(f *testing.F) {
 		`{"templatePath":"templates/shared/bare/","correlationId":"c","templateSettings":{"workflow":{"schemaPath":"templates/shared/schemas/bad.yaml"}}}`,
 		`{"templatePath":"templates/shared/bare/","correlationId":"c","templateSettings":{"workflow":{"schemaPath":"../x"}}}`,
 		`{"templatePath":"templates/shared/bare/","correlationId":"c"}`,
+		`{"templatePath":"templates/shared/flow/","options":{"documentId":"PO-1","docType":"po"}}`,
+		`{"templateId":"templates/shared/flow/"}`,
 		`{"templatePath":"templates/shared/flow/","templateId":"flow","correlationId":"c"}`,
 		`{"templateId":"../flow","correlationId":"c"}`,
 		`{"templatePath":"templates/shared/none.zip","correlationId":"c"}`,
@@ -126,7 +129,7 @@ func FuzzCreate(f *testing.F) {
 		switch {
 		case x.Tenant != p.TenantID || x.CreatedBy != p.CallerID():
 			t.Fatalf("workflow of %q by %q", x.Tenant, x.CreatedBy)
-		case x.CorrelationID != req.CorrelationID || strings.TrimSpace(x.CorrelationID) != x.CorrelationID ||
+		case x.CorrelationID != cmp.Or(req.CorrelationID, "wf-1") || strings.TrimSpace(x.CorrelationID) != x.CorrelationID ||
 			x.CorrelationID == "" || utf8.RuneCountInString(x.CorrelationID) > MaxCorrelationID:
 			t.Fatalf("took correlationId %q", x.CorrelationID)
 		case x.State != workflow.StateInProgress && (req.InitialData == nil || x.State != workflow.StateValidationFailed &&

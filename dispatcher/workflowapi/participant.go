@@ -61,8 +61,8 @@ type statusView struct {
 }
 
 func statusOf(x *workflow.Workflow) statusView {
-	stage := 0
-	if x.State == workflow.StatePendingApproval {
+	stage := 0 // a workflow without approval stages waits in pending-approval for no named stage
+	if x.State == workflow.StatePendingApproval && x.TotalStages > 0 {
 		stage = x.Stage + 1
 	}
 	return statusView{WorkflowID: x.ID, CorrelationID: x.CorrelationID, State: string(x.State), CurrentStepIndex: x.Step,

@@ -51,14 +51,14 @@ const (
 
 // Output bindings of the functions.
 const (
-	BindingRecord   = "record"   // Dispatch: queue dispatch-record
-	BindingNext     = "next"     // Dispatch: queue dispatch (the next fan-out page)
-	BindingFinish   = "finish"   // Dispatch, DispatchRecord, DispatchRecordPoison: queue dispatch-finish
-	BindingInvite   = "invite"   // DispatchRecord: queue deliveryinvite
-	BindingNotify   = "notify"   // DispatchFinish: queue dispatch-notify
-	ContainerBundle = "bundles"  // the ZIP bundles (bundles/<batchId>.zip)
-	PageSize        = 500        // records fanned out by one Dispatch invocation
-	combinedName    = "combined" // documents/<tid>/dispatch/<batchId>/combined.pdf
+	BindingRecord   = "record"              // Dispatch: queue dispatch-record
+	BindingNext     = "next"                // Dispatch: queue dispatch (the next fan-out page)
+	BindingFinish   = "finish"              // Dispatch, DispatchRecord, DispatchRecordPoison: queue dispatch-finish
+	BindingInvite   = "invite"              // DispatchRecord: queue deliveryinvite
+	BindingNotify   = "notify"              // DispatchFinish: queue dispatch-notify
+	ContainerBundle = "bundles"             // the ZIP bundles (bundles/<batchId>.zip)
+	PageSize        = 500                   // records fanned out by one Dispatch invocation
+	combinedName    = dispatch.CombinedName // documents/<tid>/dispatch/<batchId>/combined.pdf
 )
 
 // Blobs reads the record PDFs and writes the combined PDF and the bundle (blobstore.Store).

@@ -8,18 +8,23 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 
 	"github.com/esign-svc/esign/shared/dispatch"
+	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/licence/licencetest"
 	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/template"
 )
 
 // records is every record of the batch in index order.
@@ -83,13 +88,13 @@ func TestBatchCompletes(t *testing.T) {
 	if got.State != dispatch.StateCompleted || got.ProcessedCount != 3 || got.ErrorCount != 0 {
 		t.Fatalf("batch %s processed %d errors %d", got.State, got.ProcessedCount, got.ErrorCount)
 	}
-	names := []string{"offer-person-0-0-1.pdf", "offer-person-1-1-2.pdf", "offer-person-2-2-3.pdf"}
+	names := []string{"Offer Person 0 0-1.pdf", "Offer Person 1 1-2.pdf", "Offer Person 2 2-3.pdf"}
 	wantNames := [][]string{{"Ann", "Bob"}, {""}, {"", "Eve"}}
 	for i, r := range e.records(t, b.BatchID) {
 		if r.State != dispatch.RecordDone || r.CorrelationID != b.CorrelationID+"-"+string(rune('1'+i)) {
 			t.Fatalf("record %d: %s %q %s", i, r.State, r.CorrelationID, r.Error)
 		}
-		if want := "documents/" + b.TenantID + "/dispatch/" + b.BatchID + "/" + strings.ReplaceAll(names[i], "offer-person", "Offer-Person"); r.PDFBlobPath != want {
+		if want := "documents/" + b.TenantID + "/dispatch/" + b.BatchID + "/" + names[i]; r.PDFBlobPath != want {
 			t.Fatalf("record %d path %s, want %s", i, r.PDFBlobPath, want)
 		}
 		sum := sha256.Sum256(e.read(t, r.PDFBlobPath))
@@ -239,17 +244,21 @@ func pdfText(t *testing.T, pdf []byte) string {
 }
 
 // TestZipBundle bundles the records' PDFs into bundles/<batchId>.zip, in index order, each entry
-// equal to its PDF; the records are fanned out and listed in pages of two.
+// equal to its PDF and named by the fileNameTemplate as written (no "_<n>" appended, the
+// letters kept); the record the intake found second of an equal name is "<name> (2).pdf"; the
+// records are fanned out and listed in pages of two.
 func TestZipBundle(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.job.Page = 2 // two fan-out pages, two listing pages
-	b := e.batch(t, []map[string]any{e.offer(0), e.offer(1), e.offer(2)},
-		dispatch.Settings{Mode: dispatch.ModeIndividual, ZipBundle: true, FileNameTemplate: "{{employeeName}}"}, false, nil)
+	recs := []map[string]any{e.offer(0), e.offer(1), e.offer(2)}
+	recs[0]["employeeName"], recs[1]["employeeName"], recs[2]["employeeName"] = "Zoë Ærø", "Jürgen Groß", "Zoë Ærø"
+	b := e.batch(t, recs, dispatch.Settings{Mode: dispatch.ModeIndividual, ZipBundle: true, FileNameTemplate: "Angebot {{employeeName}}"}, false,
+		func(_ *dispatch.Batch, rs []dispatch.Record) { rs[2].NameSeq = 2 })
 	e.run(t, b)
 	got := must(e.batches.Load(context.Background(), b.BatchID))
 	if got.State != dispatch.StateCompleted || got.BundlePath != "bundles/"+b.TenantID+"/"+b.BatchID+".zip" {
-		t.Fatalf("%s %q", got.State, got.BundlePath)
+		t.Fatalf("%s %q %+v", got.State, got.BundlePath, e.records(t, b.BatchID))
 	}
 	raw := e.read(t, got.BundlePath)
 	zr, err := zip.NewReader(bytes.NewReader(raw), int64(len(raw)))
@@ -261,7 +270,7 @@ func TestZipBundle(t *testing.T) {
 		t.Fatalf("%d entries", len(zr.File))
 	}
 	for i, f := range zr.File {
-		if want := "Person-" + string(rune('0'+i)) + "_" + string(rune('1'+i)) + ".pdf"; f.Name != want || !strings.HasSuffix(rs[i].PDFBlobPath, "/"+want) {
+		if want := []string{"Angebot Zoë Ærø.pdf", "Angebot Jürgen Groß.pdf", "Angebot Zoë Ærø (2).pdf"}[i]; f.Name != want || !strings.HasSuffix(rs[i].PDFBlobPath, "/"+want) {
 			t.Fatalf("entry %d %s, record %s", i, f.Name, rs[i].PDFBlobPath)
 		}
 		rc, _ := f.Open()
@@ -307,25 +316,6 @@ func TestApproversNotice(t *testing.T) {
 	}
 	if got := must(e.batches.Load(ctx, named.BatchID)); got.State != dispatch.StatePendingApproval {
 		t.Fatalf("state %s", got.State)
-	}
-}
-
-// TestFileName covers the name rules: tokens, the unsafe characters, the index appended when
-// the template has no index token, the default.
-func TestFileName(t *testing.T) {
-	t.Parallel()
-	text := func(k string) string { return map[string]string{"n": "Zoë O'Neil / HR", "id": "A7"}[k] }
-	for _, c := range []struct{ tmpl, want string }{
-		{"{{n}}-{BATCHID_1}", "Zo-O-Neil-HR-5.pdf"},
-		{"doc {BATCHID}.pdf", "doc-4.pdf"},
-		{"{{id}}", "A7_5.pdf"},
-		{"", "batch-1-5.pdf"},
-		{"{{missing}}", "batch-1-5.pdf"},
-		{"../{{id}}", "A7_5.pdf"},
-	} {
-		if got := FileName(c.tmpl, 4, "batch-1-5", text); got != c.want {
-			t.Errorf("%q: %q, want %q", c.tmpl, got, c.want)
-		}
 	}
 }
 
@@ -394,5 +384,59 @@ func TestRecordsTheLicenceNoLongerAllows(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// seenRecords is a Producer that keeps a copy of every record it is given.
+type seenRecords struct {
+	Producer
+	mu   sync.Mutex
+	seen []map[string]any
+}
+
+func (s *seenRecords) Produce(ctx context.Context, pkg *template.Package, record map[string]any, d *document.Document) (*document.Document, bool, error) {
+	s.mu.Lock()
+	s.seen = append(s.seen, maps.Clone(record))
+	s.mu.Unlock()
+	return s.Producer.Produce(ctx, pkg, record, d)
+}
+
+// TestDeclaredRecipientsArePrintedAndDelivered: a template that declares recipientName as a
+// field gets it in the record it renders (printed), and the record's recipientEmail and
+// recipientName are still its delivery's recipient; the undeclared recipientEmail stays out of
+// the rendered record.
+func TestDeclaredRecipientsArePrintedAndDelivered(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, name := range []string{"template.yaml", "template.pdf"} {
+		b := must(os.ReadFile(filepath.Join("..", "..", "examples", "offer", name)))
+		if name == "template.yaml" {
+			b = bytes.Replace(b, []byte("fields:\n"), []byte("fields:\n  - key: recipientName\n    type: string\n    label: Recipient\n"), 1)
+		}
+		must(must(zw.Create(name)).Write(b))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.pkg = "templates/dispatchjob/" + uuid.NewString() + ".zip"
+	must(e.blobs.Put(ctx, "templates", e.pkg[len("templates/"):], bytes.NewReader(buf.Bytes()), "application/zip", nil))
+	seen := &seenRecords{Producer: e.job.Producer}
+	e.job.Producer = seen
+	rec := e.offer(0)
+	rec["recipientEmail"], rec["recipientName"] = "ann@x.test", "Ann Example"
+	b := e.batch(t, []map[string]any{rec}, dispatch.Settings{Mode: dispatch.ModeIndividual, DeliveryMode: dispatch.DeliverySecureEmail, ExpiresInHours: 24}, false, nil)
+	if _, invites := e.run(t, b); invites != 1 {
+		t.Fatalf("%d invitations", invites)
+	}
+	if len(seen.seen) != 1 || seen.seen[0]["recipientName"] != "Ann Example" || seen.seen[0]["recipientEmail"] != nil {
+		t.Fatalf("rendered records %v", seen.seen)
+	}
+	r := e.records(t, b.BatchID)[0]
+	sessions := must(e.deliveries.ListByCorrelation(ctx, tenant, r.CorrelationID))
+	if r.State != dispatch.RecordDone || len(sessions) != 1 || sessions[0].RecipientName != "Ann Example" {
+		t.Fatalf("record %s %q, sessions %+v", r.State, r.Error, sessions)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"github.com/esign-svc/esign/shared/blobpath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -29,11 +28,6 @@ const (
 	reasonRender           = "render_failed: "    // + the template's or the renderer's code
 	reasonLicence          = "licence_refused: "  // + the licence's code (licence_feature_missing, licence_expired)
 	recordDir              = "dispatch/"          // documents/<tid>/dispatch/<batchId>/
-	maxFileName            = 120                  // characters of a file name, ".pdf" included
-	fieldRecipients        = "recipientEmail"     // per-record special fields (spec)
-	fieldRecipientNames    = "recipientName"      //
-	tokenIndex0            = "{BATCHID}"          // fileNameTemplate: the 0-based index
-	tokenIndex1            = "{BATCHID_1}"        // the 1-based index
 	deliveryKeyPrefix      = "dispatch:"          // delivery idempotency key: dispatch:<batchId>:<index>
 	defaultRecordSeparator = ";"                  // recipientEmail and recipientName lists
 )
@@ -134,7 +128,7 @@ func (j *Job) processed(ctx context.Context, b *dispatch.Batch, r *dispatch.Reco
 // process renders, stores and delivers one record. A permanent failure comes back as the
 // outcome's Err (with what was decided so far); err is for a failure worth retrying.
 func (j *Job) process(ctx context.Context, b *dispatch.Batch, r *dispatch.Record) (dispatch.Outcome, []delivery.InviteMessage, error) {
-	o := dispatch.Outcome{CorrelationID: b.CorrelationID + "-" + strconv.Itoa(r.Index+1)}
+	o := dispatch.Outcome{CorrelationID: b.RecordCorrelationID(r.Index)}
 	if err := j.Licence.Allow(b.Settings.Plan()); err != nil { // it may have lost a feature since the intake
 		o.Err = reasonLicence + codeOf(err)
 		return o, nil, nil
@@ -157,7 +151,7 @@ func (j *Job) process(ctx context.Context, b *dispatch.Batch, r *dispatch.Record
 	if err != nil {
 		return o, nil, err
 	}
-	own := takeOwnKeys(pkg, record)
+	own := dispatch.OwnKeys(pkg, record)
 	now := j.Now().UTC()
 	if err := template.Errors("record", pkg.Validate(record, now)); err != nil {
 		o.Err = reasonRender + codeOf(err)
@@ -213,12 +207,13 @@ func codeOf(err error) string {
 // (unique: a document id made by documentIdTemplate repeats across batches, a customer's
 // statement every month, and would collide with an earlier batch's document); its documentId
 // the expansion of Settings.DocumentIDTemplate (or the package's), else the correlationId; its
-// path documents/<tid>/dispatch/<batchId>/<fileName>; its referenceId the batch. The request hash
+// path documents/<tid>/dispatch/<batchId>/<fileName> (dispatch.FileName, with the record's
+// NameSeq the intake gave it); its referenceId the batch. The request hash
 // covers the batch, the index and the record, so a redelivered record adopts its own PDF.
 func newDocument(b *dispatch.Batch, r *dispatch.Record, pkg *template.Package, record map[string]any, raw []byte) *document.Document {
 	text := func(k string) string { return pkg.Text(record, k) }
 	s := b.Settings
-	cid := b.CorrelationID + "-" + strconv.Itoa(r.Index+1)
+	cid := b.RecordCorrelationID(r.Index)
 	docID := ""
 	if s.DocumentIDTemplate != "" {
 		docID = strings.TrimSpace(template.Expand(s.DocumentIDTemplate, text))
@@ -232,7 +227,7 @@ func newDocument(b *dispatch.Batch, r *dispatch.Record, pkg *template.Package, r
 		CorrelationID: cid, TenantID: b.TenantID, CreatedBy: b.SubmittedBy, DocumentID: docID,
 		DocType: cmp.Or(s.DocType, pkg.Name), Title: cmp.Or(strings.TrimSpace(template.Expand(pkg.Title, text)), pkg.Name),
 		TemplatePath: b.TemplatePath, TemplateName: pkg.Name, TemplateVersion: pkg.Version,
-		PDFBlobPath: render.ContainerDocuments + "/" + blobpath.TenantName(b.TenantID, recordDir, b.BatchID, "/", FileName(s.FileNameTemplate, r.Index, cid, text)),
+		PDFBlobPath: render.ContainerDocuments + "/" + blobpath.TenantName(b.TenantID, recordDir, b.BatchID, "/", dispatch.FileName(s.FileNameTemplate, r.Index, cid, text, r.NameSeq)),
 		GeneratedBy: s.GeneratedBy, SourceSystem: s.SourceSystem, ReferenceID: b.BatchID,
 	}
 	d.ManifestPath = d.PDFBlobPath + ".manifest.json"
@@ -241,78 +236,16 @@ func newDocument(b *dispatch.Batch, r *dispatch.Record, pkg *template.Package, r
 	return d
 }
 
-// FileName is a record's PDF file name: tmpl with {BATCHID} (the 0-based index), {BATCHID_1}
-// (1-based) and {{field}} expanded, reduced to a safe blob name segment (letters, digits, '.',
-// '_', '-'; anything else becomes '-'), at most 120 characters, ending in ".pdf". A template
-// without an index token gets "_<index+1>" appended, so two records never share a name; an
-// empty template (or expansion) gives "<correlationId>.pdf".
-func FileName(tmpl string, index int, correlationID string, text func(string) string) string {
-	name := strings.TrimSpace(tmpl)
-	if name != "" {
-		indexed := strings.Contains(name, tokenIndex0) || strings.Contains(name, tokenIndex1)
-		name = strings.NewReplacer(tokenIndex1, strconv.Itoa(index+1), tokenIndex0, strconv.Itoa(index)).Replace(name)
-		name = strings.TrimSuffix(safeSegment(template.Expand(name, text)), ".pdf")
-		if name != "" && !indexed {
-			name += "_" + strconv.Itoa(index+1)
-		}
-	}
-	if name == "" {
-		name = safeSegment(correlationID)
-	}
-	if len(name) > maxFileName-4 {
-		name = name[:maxFileName-4]
-	}
-	return name + ".pdf"
-}
-
-// safeSegment keeps ASCII letters, digits, '.', '_' and '-', turns every run of anything else
-// into one '-', and trims separators and dots from both ends.
-func safeSegment(s string) string {
-	var sb strings.Builder
-	dash := false
-	for _, c := range s {
-		ok := c < 0x80 && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-')
-		if !ok {
-			if !dash {
-				sb.WriteByte('-')
-			}
-			dash = true
-			continue
-		}
-		sb.WriteRune(c)
-		dash = false
-	}
-	return strings.Trim(sb.String(), "-_.")
-}
-
-// takeOwnKeys takes dispatch's own keys (recipientEmail, recipientName) out of the record the
-// template sees, unless the template declares them as fields, as the intake validated it; it
-// returns their values.
-func takeOwnKeys(pkg *template.Package, record map[string]any) map[string]any {
-	own := map[string]any{}
-	for _, k := range []string{fieldRecipients, fieldRecipientNames} {
-		v, ok := record[k]
-		if !ok {
-			continue
-		}
-		own[k] = v
-		if !slices.ContainsFunc(pkg.Fields, func(f template.Field) bool { return f.Key == k }) {
-			delete(record, k)
-		}
-	}
-	return own
-}
-
 // deliveryRequest is the record's secure-email delivery: one recipient per recipientEmail
 // entry (';'-separated), named by the recipientName entry of the same position.
 func deliveryRequest(b *dispatch.Batch, d *document.Document, record map[string]any) delivery.CreateRequest {
 	var emails []string
-	for _, e := range splitList(record[fieldRecipients]) {
+	for _, e := range splitList(record[dispatch.KeyRecipientEmail]) {
 		if e != "" {
 			emails = append(emails, e)
 		}
 	}
-	names := splitList(record[fieldRecipientNames])
+	names := splitList(record[dispatch.KeyRecipientName])
 	req := delivery.CreateRequest{CorrelationID: d.CorrelationID, DocumentID: d.DocumentID,
 		DocumentName: d.PDFBlobPath[strings.LastIndexByte(d.PDFBlobPath, '/')+1:], PDFBlobPath: d.PDFBlobPath,
 		Mode: delivery.ModeSecureEmail}

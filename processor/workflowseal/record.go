@@ -12,17 +12,21 @@ import (
 )
 
 // Record is the workflow record page of w: the workflow's ids and times, every step's values
-// (a text field's value verbatim), the validation results, and every decision with its stage,
+// (a text field's value verbatim), the validation results (each rule passed or failed: a manual
+// seal of failing data prints the failed ones), the manual seal's reason, and every decision with its stage,
 // round, approver (name when known, and the keyed hash of the e-mail: the audit trail's), time, comment and an
 // exception's justification verbatim. head is the evidence bundle's head hash; sealedAt the
 // seal's time.
 func Record(w *workflow.Workflow, s *workflow.Schema, head string, sealedAt time.Time) certificate.Record {
 	ft := certificate.FormatTime
+	docID, docType := w.Document()
 	r := certificate.Record{Title: "Workflow record", Footer: "Workflow record, correlation ID " + w.CorrelationID, EvidenceHeadHash: head}
 	r.Sections = append(r.Sections, certificate.Section{Heading: "Workflow", Items: []certificate.Item{
 		{Label: "Title", Value: s.Title},
 		{Label: "Workflow ID", Value: w.ID},
 		{Label: "Correlation ID", Value: w.CorrelationID},
+		{Label: "Document ID", Value: docID},
+		{Label: "Document type", Value: docType},
 		{Label: "Tenant ID", Value: w.Tenant},
 		{Label: "Template", Value: w.TemplatePath},
 		{Label: "Created", Value: ft(w.CreatedAt)},
@@ -42,7 +46,10 @@ func Record(w *workflow.Workflow, s *workflow.Schema, head string, sealedAt time
 	}
 	val := certificate.Section{Heading: "Validation results"}
 	for _, res := range w.Results {
-		label := string(res.Severity) + " " + firstOf(res.RuleID, "-")
+		label := "failed " + string(res.Severity) + " " + firstOf(res.RuleID, "-")
+		if res.Passed {
+			label = "passed " + string(res.Severity) + " " + firstOf(res.RuleID, "-")
+		}
 		if res.FieldKey != "" {
 			label += " (" + res.FieldKey + ")"
 		}

@@ -42,6 +42,15 @@ type CreateRequest struct {
 	SharePointTarget *Target     `json:"sharePointTarget,omitempty"`
 }
 
+// ExpiryProblem is "" when hours is a delivery's expiry (1 to MaxExpiresInHours), else why not:
+// the one rule for every request that makes deliveries (a batch's deliveryConfig too).
+func ExpiryProblem(hours int) string {
+	if hours < 1 || hours > MaxExpiresInHours {
+		return fmt.Sprintf("a whole number of hours from 1 to %d", MaxExpiresInHours)
+	}
+	return ""
+}
+
 // Recipient is one entry of CreateRequest.Recipients.
 type Recipient struct {
 	Email string `json:"email"`
@@ -114,8 +123,10 @@ func (r *CreateRequest) Validate() error {
 	}
 	check("requesterOrg", r.RequesterOrg, MaxName, text.Line)
 	check("message", r.Message, MaxMessage, text.Lines)
-	if r.ExpiresInHours != nil && (*r.ExpiresInHours < 1 || *r.ExpiresInHours > MaxExpiresInHours) {
-		add("expiresInHours", fmt.Sprintf("a whole number of hours from 1 to %d", MaxExpiresInHours))
+	if r.ExpiresInHours != nil {
+		if msg := ExpiryProblem(*r.ExpiresInHours); msg != "" {
+			add("expiresInHours", msg)
+		}
 	}
 	t := r.SharePointTarget
 	switch {

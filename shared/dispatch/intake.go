@@ -8,11 +8,13 @@ import (
 	"io"
 	"net/mail"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/blobpath"
+	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
@@ -176,10 +178,15 @@ func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) 
 	}
 	records := make([]Record, len(raws))
 	results := make([]ValidationResult, len(raws))
+	names := newFileNames()
 	var jsonl bytes.Buffer
 	for i, raw := range raws {
 		records[i], results[i] = checkRecord(pkg, recs[i], bs, now)
 		records[i].BatchID, records[i].Index, results[i].Index = b.BatchID, i, i
+		if records[i].Status == RecordReady { // equal names in the batch's folder and ZIP: " (2)" for the second
+			text := func(key string) string { return pkg.Text(recs[i], key) }
+			records[i].NameSeq = names.claim(baseName(bs.FileNameTemplate, i, b.RecordCorrelationID(i), text))
+		}
 		if records[i].DataEnc, err = in.Cipher.Encrypt(raw, RecordAAD(b.BatchID, i)); err != nil {
 			return Submitted{}, err
 		}
@@ -330,10 +337,11 @@ func batchSettings(d *template.Distribution, o render.Options, pkg *template.Pac
 			errs = append(errs, apperr.Field(at+"deliveryConfig.mode", "must be secure-email or none"))
 		}
 		if c.ExpiresInHours != nil {
-			if h := *c.ExpiresInHours; h < 1 || h > 8760 {
-				errs = append(errs, apperr.Field(at+"deliveryConfig.expiresInHours", "must be 1 to 8760"))
+			// each record's delivery is made with this expiry: the delivery's own limit
+			if msg := delivery.ExpiryProblem(*c.ExpiresInHours); msg != "" {
+				errs = append(errs, apperr.Field(at+"deliveryConfig.expiresInHours", msg))
 			} else {
-				s.ExpiresInHours = h
+				s.ExpiresInHours = *c.ExpiresInHours
 			}
 		}
 	}
@@ -384,17 +392,9 @@ func (in *Intake) encryptContacts(b *Batch, submitter string, approvers []string
 }
 
 // checkRecord validates one record: dispatch's own keys (recipientEmail, recipientName) here,
-// the rest with the template's validator. The two keys are taken out of the record the
-// template sees unless the template declares them as fields, so its unknown-key check does not
-// refuse them; the processor reads them from the stored record.
+// the rest with the template's validator (OwnKeys).
 func checkRecord(pkg *template.Package, rec map[string]any, s Settings, now time.Time) (Record, ValidationResult) {
-	own := map[string]any{}
-	for _, k := range []string{KeyRecipientEmail, KeyRecipientName} {
-		if v, ok := rec[k]; ok && !declares(pkg, k) {
-			own[k] = v
-			delete(rec, k)
-		}
-	}
+	own := OwnKeys(pkg, rec)
 	results := append(recipientResults(own, s.DeliveryMode == DeliverySecureEmail), pkg.Validate(rec, now)...)
 	r := Record{Status: RecordReady, State: RecordPending}
 	v := ValidationResult{Status: ResultValid}
@@ -421,13 +421,24 @@ func checkRecord(pkg *template.Package, rec map[string]any, s Settings, now time
 	return r, v
 }
 
-func declares(pkg *template.Package, key string) bool {
-	for _, f := range pkg.Fields {
-		if f.Key == key {
-			return true
+// OwnKeys returns the values of dispatch's own keys (recipientEmail, recipientName) in rec: the
+// record's recipients whether or not the template declares the keys as fields. A key the
+// template does not declare is taken out of rec, so that the template's unknown-key check does
+// not refuse it; one it declares stays in rec, validated and printed like any field. The
+// intake and the processor take the keys with this one rule.
+func OwnKeys(pkg *template.Package, rec map[string]any) map[string]any {
+	own := map[string]any{}
+	for _, k := range []string{KeyRecipientEmail, KeyRecipientName} {
+		v, ok := rec[k]
+		if !ok {
+			continue
+		}
+		own[k] = v
+		if !slices.ContainsFunc(pkg.Fields, func(f template.Field) bool { return f.Key == k }) {
+			delete(rec, k)
 		}
 	}
-	return false
+	return own
 }
 
 // message is a result as the receipt lists it: "<severity> <field>: <message> (<rule>)". It

@@ -81,6 +81,27 @@ func newFixture(t *testing.T) *fixture {
 	return &fixture{in: in, store: st, blobs: blobs, cipher: c, pkg: "templates/" + dir}
 }
 
+// packageWith stores a copy of the sample package whose template.yaml declares extra fields
+// (YAML list entries, inserted first under fields:) and returns its templatePath.
+func (f *fixture) packageWith(t *testing.T, fields string) string {
+	t.Helper()
+	ctx := context.Background()
+	dir := "shared/intake-" + uuid.NewString() + "/"
+	for _, name := range []string{"template.yaml", "template.pdf"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "offer", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "template.yaml" {
+			b = bytes.Replace(b, []byte("fields:\n"), []byte("fields:\n"+fields), 1)
+		}
+		if _, err := f.blobs.Put(ctx, template.Container, dir+name, bytes.NewReader(b), "application/octet-stream", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return "templates/" + dir
+}
+
 func offer(i int) map[string]any {
 	return map[string]any{"employeeName": fmt.Sprintf("Person %d", i), "employeeEmail": fmt.Sprintf("p%d@example.com", i),
 		"position": "Engineer", "salary": 50000 + i, "currency": "EUR", "startDate": "2027-01-04"}
@@ -264,7 +285,10 @@ func TestIntakeRefusals(t *testing.T) {
 		"mode":      {`{"distribution":{"mode":"zip"}}`, "templateSettings.distribution.mode"},
 		"zip combo": {`{"distribution":{"mode":"combined","zipBundle":true}}`, "templateSettings.distribution.zipBundle"},
 		"expiry":    {`{"distribution":{"deliveryConfig":{"mode":"secure-email","expiresInHours":0}}}`, "templateSettings.distribution.deliveryConfig.expiresInHours"},
-		"approver":  {`{"distribution":{"approversEmail":"not an address"}}`, "templateSettings.distribution.approversEmail[0]"},
+		// beyond the delivery's own limit (720): once accepted, and every record then failed
+		"expiry 721":  {`{"distribution":{"deliveryConfig":{"mode":"secure-email","expiresInHours":721}}}`, "templateSettings.distribution.deliveryConfig.expiresInHours"},
+		"expiry 1000": {`{"distribution":{"deliveryConfig":{"expiresInHours":1000}}}`, "templateSettings.distribution.deliveryConfig.expiresInHours"},
+		"approver":    {`{"distribution":{"approversEmail":"not an address"}}`, "templateSettings.distribution.approversEmail[0]"},
 	} {
 		if got := fieldsOf(t, ddo(f, request(f.pkg, []map[string]any{offer(0)}, c.settings)), apperr.CodeInvalidRequest); len(got) != 1 || got[0] != c.field {
 			t.Errorf("%s: %v", name, got)
@@ -319,6 +343,84 @@ func TestIntakeRecipients(t *testing.T) {
 	sub, err = f.in.Submit(context.Background(), alice, request(f.pkg, []map[string]any{with(nil, nil), with("a@example.com", "Ann")}, ""))
 	if err != nil || sub.Batch.Readiness != dispatch.ReadyAll {
 		t.Fatalf("no delivery: %v %+v", err, sub.Receipt.ValidationResults)
+	}
+}
+
+// TestIntakeRecipientsDeclaredByTheTemplate: a template that declares recipientEmail and
+// recipientName as fields (to print them) does not make the keys unknown to secure-email
+// delivery: the record's own values are its recipients either way, checked by the same rules,
+// and they stay in the record the template renders (once "is required" although every record
+// had them, and every such batch INVALID).
+func TestIntakeRecipientsDeclaredByTheTemplate(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	pkg := f.packageWith(t, `  - key: recipientEmail
+    type: string
+    maxLength: 600
+    label: Recipient e-mail
+  - key: recipientName
+    type: string
+    maxLength: 200
+    label: Recipient
+`)
+	good, list, bad := offer(0), offer(1), offer(2)
+	good["recipientEmail"], good["recipientName"] = "ann@example.com", "Ann Example"
+	list["recipientEmail"], list["recipientName"] = "a@example.com; b@example.org", "Ann;Bob"
+	bad["recipientEmail"] = "nobody"
+	sub, err := f.in.Submit(context.Background(), alice, request(pkg, []map[string]any{good, list, bad},
+		`{"distribution":{"deliveryConfig":{"mode":"secure-email"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{dispatch.ResultValid, dispatch.ResultValid, dispatch.ResultInvalid} {
+		if v := sub.Receipt.ValidationResults[i]; v.Status != want {
+			t.Errorf("record %d: %+v, want %s", i, v, want)
+		}
+	}
+	if m := strings.Join(sub.Receipt.ValidationResults[2].Messages, "|"); !strings.Contains(m, "dispatch.recipientEmail") {
+		t.Errorf("record 2 messages %q: the delivery's address rule should refuse it", m)
+	}
+	// The declared keys stay in the record the template sees (printed); undeclared ones do not.
+	p, err := (&template.Loader{Blobs: f.blobs}).Load(context.Background(), "templatePath", pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := map[string]any{"recipientEmail": "ann@example.com", "recipientName": "Ann"}
+	if own := dispatch.OwnKeys(p, rec); own["recipientEmail"] != "ann@example.com" || own["recipientName"] != "Ann" || rec["recipientName"] != "Ann" {
+		t.Errorf("declared: own %v, record %v", own, rec)
+	}
+	plain, err := (&template.Loader{Blobs: f.blobs}).Load(context.Background(), "templatePath", f.pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec = map[string]any{"recipientEmail": "ann@example.com", "employeeName": "Ann"}
+	if own := dispatch.OwnKeys(plain, rec); own["recipientEmail"] != "ann@example.com" || len(rec) != 1 {
+		t.Errorf("not declared: own %v, record %v", own, rec)
+	}
+}
+
+// TestIntakeNamesEqualFileNames: the intake gives each ready record its place among equal
+// file names (regardless of case) in index order, so that the processor names the second
+// " (2)" and so on; an invalid record takes no name, and no record takes the combined PDF's.
+func TestIntakeNamesEqualFileNames(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	named := func(name string) map[string]any { r := offer(0); r["employeeName"] = name; return r }
+	bad := named("Müller")
+	bad["salary"] = "x"
+	recs := []map[string]any{named("Müller"), bad, named("müller"), named("Schmidt"), named("MÜLLER"), named("combined")}
+	req := request(f.pkg, recs, `{"distribution":{"mode":"combined","fileNameTemplate":"{{employeeName}}"}}`)
+	sub, err := f.in.Submit(ctx, alice, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int{0, 0, 2, 0, 3, 2}
+	for i, w := range want {
+		r, err := f.store.Record(ctx, sub.Batch.BatchID, i)
+		if err != nil || r.NameSeq != w {
+			t.Errorf("record %d: seq %d (%v), want %d", i, r.NameSeq, err, w)
+		}
 	}
 }
 

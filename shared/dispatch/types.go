@@ -197,6 +197,10 @@ type Record struct {
 	State    RecordState
 	// DataEnc is the record (JSON), AES-GCM encrypted (it names people and addresses).
 	DataEnc string
+	// NameSeq, set at intake, is the record's place among the ready records of its batch whose
+	// file names are equal (FileName): 0 for the first, 2 for the second (" (2)"), and so on. A
+	// number, so that the row holds no name made of the record's data before its PDF exists.
+	NameSeq int
 	// Set when processed.
 	CorrelationID string
 	DocumentID    string

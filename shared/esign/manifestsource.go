@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/url"
+	"strings"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/blobpath"
@@ -22,6 +24,17 @@ const (
 // beside it: its value is the manifest blob's name in the same container. Create reads a
 // stored manifest only when the PDF says it has one.
 const MetaManifest = "esignmanifest"
+
+// ManifestMeta is MetaManifest's value for the manifest blob name: each segment
+// percent-encoded, since blob metadata holds printable ASCII only and a name may hold any letter
+// (a batch record's file name). A name of ASCII letters, digits and . _ - / is its own value.
+func ManifestMeta(name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return strings.Join(parts, "/")
+}
 
 // manifest reads the PDF once, checks it against pdfHash, and finds the session's field
 // manifest (DESIGN 6a): from the template package when templatePath is given, else from the
@@ -44,7 +57,11 @@ func (c *Creator) manifest(ctx context.Context, src blobpath.Path, templatePath,
 		m, err := c.templateManifest(ctx, templatePath)
 		return m, ManifestFromTemplate, err
 	case meta[MetaManifest] != "":
-		raw, _, err := c.Docs.ReadAll(ctx, src.Container, meta[MetaManifest], maxManifestBytes)
+		name, err := url.PathUnescape(meta[MetaManifest])
+		if err != nil {
+			return nil, "", apperr.Invalid("manifest_invalid", apperr.Field("pdfBlobPath", "the manifest the PDF names is missing"))
+		}
+		raw, _, err := c.Docs.ReadAll(ctx, src.Container, name, maxManifestBytes)
 		if err != nil {
 			if apperr.KindOf(err) == apperr.KindNotFound {
 				return nil, "", apperr.Invalid("manifest_invalid", apperr.Field("pdfBlobPath", "the manifest the PDF names is missing"))

@@ -110,8 +110,7 @@ func (r *CreateRequest) Validate() error {
 	case !reCorrelation.MatchString(r.CorrelationID):
 		bad("correlationId", "must be 1 to 128 letters, digits or . _ : ~ - and start with a letter or digit")
 	}
-	line("documentId", r.DocumentID, true, 256)
-	line("docType", r.DocType, true, 128)
+	errs = append(errs, CheckDocument("", r.DocumentID, r.DocType, true)...)
 	line("pdfBlobPath", r.PDFBlobPath, true, 1024)
 	switch {
 	case r.PDFHash == "":
@@ -229,6 +228,35 @@ func validEmail(s string) bool {
 }
 
 // checkLine adds field's problem when v is not one line of acceptable text (shared/text).
+// Limits of a document's documentId and docType.
+const (
+	MaxDocumentID = 256
+	MaxDocType    = 128
+)
+
+// CheckDocument checks a documentId and docType as the create request does: required when
+// required (and never blank when given), at most MaxDocumentID and MaxDocType characters, one line of text each. The problems
+// name prefix+"documentId" and prefix+"docType" (prefix "options." for a workflow's create).
+func CheckDocument(prefix, documentID, docType string, required bool) []apperr.FieldError {
+	var errs []apperr.FieldError
+	for _, f := range []struct {
+		name, v string
+		max     int
+	}{{"documentId", documentID, MaxDocumentID}, {"docType", docType, MaxDocType}} {
+		switch {
+		case required && strings.TrimSpace(f.v) == "":
+			errs = append(errs, apperr.Field(prefix+f.name, "is required"))
+		case f.v != "" && strings.TrimSpace(f.v) == "":
+			errs = append(errs, apperr.Field(prefix+f.name, "must not be blank"))
+		case len(f.v) > f.max:
+			errs = append(errs, apperr.Field(prefix+f.name, fmt.Sprintf("must be at most %d characters", f.max)))
+		default:
+			checkLine(&errs, prefix+f.name, f.v)
+		}
+	}
+	return errs
+}
+
 func checkLine(errs *[]apperr.FieldError, field, v string) {
 	if msg := text.Problem(v, text.Line); msg != "" {
 		*errs = append(*errs, apperr.Field(field, msg))

@@ -340,7 +340,7 @@ func (r *Renderer) writeBlobs(ctx context.Context, d *document.Document, f stamp
 		return err
 	}
 	meta = map[string]string{metaRequestHash: d.RequestHash, metaPDFHash: d.PDFHash,
-		esign.MetaManifest: name + ".manifest.json", metaPages: strconv.Itoa(d.Pages)}
+		esign.MetaManifest: esign.ManifestMeta(name + ".manifest.json"), metaPages: strconv.Itoa(d.Pages)}
 	err = r.putOnce(ctx, d, name, f.PDF, "application/pdf", meta)
 	var adopted *adoptedBlob
 	if errors.As(err, &adopted) {

@@ -16,13 +16,19 @@ import (
 	"github.com/esign-svc/esign/shared/text"
 )
 
-// Result is one finding on a record: a field check (RuleID "field.<check>") or a failed rule.
+// Result is one finding on a record: a failed field check (RuleID "field.<check>"), or a rule's
+// outcome: Passed false for a rule that failed (or could not be evaluated), true for one that
+// held (listed by ValidateAll only, spec 001 validationResults[]).
 type Result struct {
 	RuleID   string   `json:"ruleId,omitempty"`
+	Passed   bool     `json:"passed"`
 	FieldKey string   `json:"fieldKey,omitempty"`
 	Severity Severity `json:"severity"`
 	Message  string   `json:"message"`
 }
+
+// Blocks reports whether the result stops the record: a failed check or rule of severity error.
+func (r Result) Blocks() bool { return !r.Passed && r.Severity == SeverityError }
 
 // The RuleIDs of the field checks.
 const (
@@ -49,8 +55,20 @@ var reE164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 // fields as int, the rest as they are), as the form's variable (`record` or `data`), with now
 // as the CEL variable `now`. A rule that cannot
 // be evaluated on the record (a missing key, a type error, the cost limit) fails with its
-// severity. Results are in field order, then unknown keys by name, then rule order.
+// severity. Results are in field order, then unknown keys by name, then rule order. Only
+// failures are listed (Passed false); ValidateAll lists the rules that held as well.
 func (p *Form) Validate(record map[string]any, now time.Time) []Result {
+	return p.validate(record, now, false)
+}
+
+// ValidateAll is Validate that also lists every rule that held (Passed true, the rule's
+// severity, message and field key), in rule order among the failed ones. Field checks are
+// listed only when they fail; the rules run (and are listed) only when every field passes.
+func (p *Form) ValidateAll(record map[string]any, now time.Time) []Result {
+	return p.validate(record, now, true)
+}
+
+func (p *Form) validate(record map[string]any, now time.Time, withPassed bool) []Result {
 	var out []Result
 	typed := make(map[string]any, len(record))
 	for i, f := range p.Fields {
@@ -88,8 +106,8 @@ func (p *Form) Validate(record map[string]any, now time.Time) []Result {
 		case reason != "":
 			out = append(out, Result{RuleID: r.ID, FieldKey: r.FieldKey, Severity: r.Severity,
 				Message: "the rule could not be evaluated on this record: " + reason})
-		case !passed:
-			out = append(out, Result{RuleID: r.ID, FieldKey: r.FieldKey, Severity: r.Severity, Message: r.Message})
+		case !passed || withPassed:
+			out = append(out, Result{RuleID: r.ID, Passed: passed, FieldKey: r.FieldKey, Severity: r.Severity, Message: r.Message})
 		}
 	}
 	return out
@@ -206,13 +224,13 @@ func number(v any) (float64, bool) {
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-// Errors is the 400 for a record's error results: record_invalid, one field error per result
-// (field prefix+"."+FieldKey, or prefix alone without a key; RuleID set). nil when no result is
-// an error.
+// Errors is the 400 for a record's failed error results: record_invalid, one field error per
+// result (field prefix+"."+FieldKey, or prefix alone without a key; RuleID set). nil when no
+// result blocks.
 func Errors(prefix string, results []Result) error {
 	var fields []apperr.FieldError
 	for _, r := range results {
-		if r.Severity != SeverityError {
+		if !r.Blocks() {
 			continue
 		}
 		path := prefix

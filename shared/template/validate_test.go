@@ -95,6 +95,48 @@ func TestValidateSample(t *testing.T) {
 	}
 }
 
+// TestValidateAll: spec 001 validationResults[] lists every rule, passed or not, with passed,
+// severity, message and fieldKey; Validate keeps listing the failures only, and only a failed
+// error blocks (Errors, Blocks).
+func TestValidateAll(t *testing.T) {
+	t.Parallel()
+	pkg := sample(t)
+	status := func(rs []Result) string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, fmt.Sprintf("%s/%s/%s/%t", r.Severity, r.RuleID, r.FieldKey, r.Passed))
+		}
+		return strings.Join(out, " ")
+	}
+	all := pkg.ValidateAll(record(t, validOffer), now)
+	if got, want := status(all), "warning/start-in-future/startDate/true error/salary-cap/salary/true info/notes-for-remote/notes/true"; got != want {
+		t.Fatalf("results = %q, want %q", got, want)
+	}
+	if all[1].Message == "" || Errors("record", all) != nil || len(pkg.Validate(record(t, validOffer), now)) != 0 {
+		t.Fatalf("passed rules: %+v", all)
+	}
+	over := record(t, strings.Replace(validOffer, "85000.50", "2000000", 1))
+	all = pkg.ValidateAll(over, now)
+	if got, want := status(all), "warning/start-in-future/startDate/true error/salary-cap/salary/false info/notes-for-remote/notes/true"; got != want {
+		t.Fatalf("results = %q, want %q", got, want)
+	}
+	if e, ok := apperr.As(Errors("record", all)); !ok || len(e.Fields) != 1 || e.Fields[0].Field != "record.salary" || !all[1].Blocks() || all[0].Blocks() {
+		t.Fatalf("errors of %+v", all)
+	}
+	b, _ := json.Marshal(all[0])
+	if !strings.Contains(string(b), `"passed":true`) {
+		t.Fatalf("json %s", b)
+	}
+	b, _ = json.Marshal(all[1])
+	if !strings.Contains(string(b), `"passed":false`) {
+		t.Fatalf("json %s", b)
+	}
+	// field failures: the rules do not run, so none is listed
+	if got := status(pkg.ValidateAll(record(t, `{"employeeName":5}`), now)); !strings.HasPrefix(got, "error/field.type/employeeName/false") || strings.Contains(got, "salary-cap") {
+		t.Fatalf("results = %q", got)
+	}
+}
+
 func TestValidatePlainDecodedRecord(t *testing.T) {
 	t.Parallel()
 	pkg := sample(t)

@@ -7,7 +7,9 @@
 //	X-Esign-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, t + "." + raw body)>
 //	Idempotency-Key: <the caller's key>
 //
-// signed by package callbacksig (DESIGN 4), so a receiver checks it with callbacksig.Verify. The
+// signed by package callbacksig (DESIGN 4), so a receiver checks it with callbacksig.Verify. A
+// client made by NewUnsigned sends no X-Esign-Signature (the connector's completion webhook when
+// its operator set no secret, spec 001 SERVICE_BATCH_NOTIFY_WEBHOOK_URL). The
 // Idempotency-Key is the caller's: it must be the same for every attempt of one message (derive
 // it from the message, see Key), so a retried request is done once.
 //
@@ -55,7 +57,7 @@ var ErrShortSecret = fmt.Errorf("the signing secret must be at least %d characte
 
 // Client posts signed JSON. Safe for concurrent use.
 type Client struct {
-	secret  string
+	secret  string // "": unsigned (NewUnsigned)
 	http    *http.Client
 	timeout time.Duration
 	now     func() time.Time
@@ -97,6 +99,14 @@ func New(secret string, opts ...Option) (*Client, error) {
 	if len(secret) < callbacksig.MinSecretLen {
 		return nil, ErrShortSecret
 	}
+	return build(secret, opts)
+}
+
+// NewUnsigned makes a client that posts without X-Esign-Signature, for a receiver its operator
+// configured without a shared secret; everything else is as New's. Errors: as New's.
+func NewUnsigned(opts ...Option) (*Client, error) { return build("", opts) }
+
+func build(secret string, opts []Option) (*Client, error) {
 	c := &Client{secret: secret, timeout: DefaultTimeout, now: time.Now,
 		accept: func(s int) bool { return s >= 200 && s < 300 }}
 	for _, o := range opts {
@@ -174,7 +184,9 @@ func (c *Client) Post(ctx context.Context, r Request) (int, error) {
 		return 0, invalid("the URL is not usable")
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(callbacksig.Header, callbacksig.Sign(c.secret, c.now(), r.Body))
+	if c.secret != "" {
+		req.Header.Set(callbacksig.Header, callbacksig.Sign(c.secret, c.now(), r.Body))
+	}
 	req.Header.Set(IdempotencyHeader, r.IdempotencyKey)
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -118,6 +118,27 @@ func TestPostSignsWithCallbacksig(t *testing.T) {
 	}
 }
 
+// TestUnsignedPostsWithoutSignature: NewUnsigned's client sends the same request but for the
+// X-Esign-Signature header, which it leaves out; New still refuses an empty secret.
+func TestUnsignedPostsWithoutSignature(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, []int{http.StatusNoContent})
+	c, err := NewUnsigned()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, err := c.Post(context.Background(), request(rc.srv.URL+"/hooks/done")); err != nil || status != http.StatusNoContent {
+		t.Fatalf("Post: %d %v, want 204 nil", status, err)
+	}
+	got := rc.requests()
+	if len(got) != 1 || got[0].sig != "" || string(got[0].body) != testBody || got[0].ctype != "application/json" || got[0].key != Key("wf-1", "complete") {
+		t.Fatalf("requests %+v, want one unsigned POST of the body with its key", got)
+	}
+	if _, err := New(""); !errors.Is(err, ErrShortSecret) {
+		t.Fatalf("New with no secret: %v, want ErrShortSecret", err)
+	}
+}
+
 func TestIdempotencyKeyIsStableAcrossRetries(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, []int{http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusOK})

@@ -15,7 +15,7 @@ import (
 
 func TestDuties(t *testing.T) {
 	t.Parallel()
-	flow, gov, _, _ := schemas(t)
+	flow, gov, open, _ := schemas(t)
 	now := t0.Add(time.Hour)
 	const creatorOID, creatorHash = "oid-creator", "h-creator"
 	// who decided stage 1 of round 1: a JWT (oid and hash) or a reviewer link (hash only).
@@ -69,6 +69,14 @@ func TestDuties(t *testing.T) {
 			err: CodeReasonRequired},
 		{name: "admin stand-in with a reason", by: Approver{Index: -1, OID: "oid-admin", Admin: true, Reason: "Approver on leave"},
 			decide: "approve", standIn: "Approver on leave"},
+		// without approval stages nobody is named: any approver but the creator decides
+		{name: "no stages, an approver", sc: open, by: Approver{Index: -1, OID: "oid-x", Hash: "h-x"}, decide: "approve"},
+		{name: "no stages, an approver rejects", sc: open, by: Approver{Index: -1, OID: "oid-x", Hash: "h-x"}, decide: "reject"},
+		{name: "no stages, an approver requests changes", sc: open, by: Approver{Index: -1, OID: "oid-x", Hash: "h-x"}, decide: "changes"},
+		{name: "no stages, an admin needs no reason", sc: open, by: Approver{Index: -1, OID: "oid-admin", Admin: true}, decide: "approve"},
+		{name: "no stages, the creator", sc: open, by: Approver{Index: -1, OID: creatorOID}, decide: "approve", err: CodeSelfApproval},
+		{name: "no stages, the creator by e-mail", sc: open, by: Approver{Index: -1, OID: "oid-y", Hash: creatorHash}, decide: "reject",
+			err: CodeSelfApproval},
 		{name: "admin who is the named approver needs no reason", by: Approver{Index: 0, OID: "oid-admin", Hash: "h-f1", Admin: true},
 			decide: "approve"},
 	}

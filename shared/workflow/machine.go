@@ -215,8 +215,10 @@ func samePerson(oidA, hashA, oidB, hashB string) bool {
 
 // duties checks the separation of duties (DESIGN 14) for by deciding x's current stage: the
 // creator may not decide (unless AllowSelf); a person decides at most one stage of a round; only
-// a named approver decides a stage, or an admin standing in with a reason. Errors:
-// ErrSelfApproval, ErrStageAlreadyDecided, ErrApproverNotNamed, 400 reason.
+// a named approver decides a stage, or an admin standing in with a reason; a workflow without
+// approval stages names nobody, so any caller the route lets decide (Workflow.Approver,
+// Service.Admin) does. Errors: ErrSelfApproval, ErrStageAlreadyDecided, ErrApproverNotNamed,
+// 400 reason.
 func (x *Workflow) duties(by Approver) error {
 	if !by.AllowSelf && samePerson(by.OID, by.Hash, x.CreatedBy, x.CreatorHash) {
 		return ErrSelfApproval
@@ -226,7 +228,7 @@ func (x *Workflow) duties(by Approver) error {
 			return ErrStageAlreadyDecided
 		}
 	}
-	if by.Index >= 0 {
+	if by.Index >= 0 || x.TotalStages == 0 {
 		return nil
 	}
 	if !by.Admin {
@@ -390,9 +392,10 @@ func (w *Workflow) SaveStep(s *Schema, step int, data map[string]any, now time.T
 // Advance is the participant's advance (in in-progress or changes-requested, else
 // ErrInvalidState): before the final step it moves to the next step (a changes-requested
 // workflow is in-progress again); on the final step it validates all the data: passed goes to
-// pending-approval at stage 1 (sealing without approval stages); failed goes to
-// validation-failed, or with governance (and approval stages to decide an exception) to
-// pending-approval with outcome failed.
+// pending-approval (at stage 1; without approval stages any Workflow.Approver but the creator
+// decides, spec "in-progress -> pending-approval"); failed goes to validation-failed, or with
+// governance (and approval stages to decide an exception) to pending-approval with outcome
+// failed.
 func (w *Workflow) Advance(s *Schema, now time.Time) (kernel.Change, error) {
 	return w.commit(func(x *Workflow, c *kernel.Change) error {
 		if x.State != StateInProgress && x.State != StateChangesRequested {
@@ -425,18 +428,20 @@ func (x *Workflow) finalValidation(s *Schema, c *kernel.Change, now time.Time) {
 		c.Record(EvValidationFailed, kernel.NoSlot, now, map[string]any{"errors": errs, "warnings": warns})
 		return
 	}
-	if x.TotalStages == 0 {
-		x.toSealing(c, now, "no_approval")
-		return
-	}
 	x.State, x.Stage, x.Approver, x.Round = StatePendingApproval, 0, 0, x.Round+1
-	c.Record(EvPendingApproval, kernel.NoSlot, now, map[string]any{"stage": 1, "round": x.Round,
+	c.Record(EvPendingApproval, kernel.NoSlot, now, map[string]any{"stage": min(1, x.TotalStages), "round": x.Round,
 		"validationOutcome": string(x.Outcome), "errors": errs, "warnings": warns})
-	c.Ask(EffectNotifyApprovers, kernel.NoSlot)
+	if x.TotalStages > 0 { // without stages no approver is named: nobody to e-mail
+		c.Ask(EffectNotifyApprovers, kernel.NoSlot)
+	}
 }
 
+// count is the failed error and warning results (a passed rule counts for neither).
 func count(results []template.Result) (errs, warns int) {
 	for _, r := range results {
+		if r.Passed {
+			continue
+		}
 		switch r.Severity {
 		case template.SeverityError:
 			errs++
@@ -707,11 +712,12 @@ var ErrSealAdminOnly = apperr.New(apperr.KindForbidden, CodeSealAdminOnly,
 	"the template locks the approval stages: only an admin may seal around them")
 
 // Seal is the initiator's or an admin's seal (spec "any -> sealing"): a retry in sealing, or
-// sealing without the approval gate from any other state that has not ended. Around approval
-// stages still to decide, when the workflow's template locks workflow.schemaPath, only an admin
-// seals. Data that have not been approved must pass validation now (error results:
-// ErrRulesFailed, the results kept unchanged). by.Reason is kept for the sealed record. Errors:
-// ErrInvalidState for an ended workflow; ErrSealAdminOnly; ErrRulesFailed; 400 reason.
+// sealing without the approval gate from any other state that has not ended, whatever the
+// data's validation. Around approval stages still to decide, when the workflow's template locks
+// workflow.schemaPath, only an admin seals. Data that have not been approved are validated now:
+// the results (failed rules included) and the outcome are kept for the sealed record, which
+// prints them; failed error rules do not stop a manual seal. by.Reason is kept for the sealed
+// record. Errors: ErrInvalidState for an ended workflow; ErrSealAdminOnly; 400 reason.
 func (w *Workflow) Seal(s *Schema, by Sealer, now time.Time) (kernel.Change, error) {
 	return w.commit(func(x *Workflow, c *kernel.Change) error {
 		if x.State.Terminal() {
@@ -728,12 +734,14 @@ func (w *Workflow) Seal(s *Schema, by Sealer, now time.Time) (kernel.Change, err
 		if x.TotalStages > 0 && x.Setup.SchemaLocked && !by.Admin {
 			return ErrSealAdminOnly
 		}
-		results := s.Validate(x.AllData(), now)
-		if errs, _ := count(results); errs > 0 {
-			return ErrRulesFailed
+		x.Results, x.Outcome = s.Validate(x.AllData(), now), OutcomePassed
+		errs, warns := count(x.Results)
+		if errs > 0 {
+			x.Outcome = OutcomeFailed
 		}
-		x.Results, x.Outcome = results, OutcomePassed
 		x.toSealing(c, now, "manual")
+		ev := c.Events[len(c.Events)-1].Data
+		ev["validationOutcome"], ev["errors"], ev["warnings"] = string(x.Outcome), errs, warns
 		x.noteSeal(c, by)
 		return nil
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/template"
 )
 
 func kinds(c kernel.Change) []string {
@@ -65,7 +66,9 @@ func TestCreate(t *testing.T) {
 	}
 	w = &Workflow{ID: "wf"}
 	c = must(t)(Create(w, auto, map[string]any{"name": "Acme", "spend": 500.0}, t0))
-	if w.State != StateValidationFailed || !c.Asks(EffectInviteParticipant) || len(w.Results) != 1 || w.Results[0].RuleID != "cap" {
+	want := []template.Result{{RuleID: "cap", FieldKey: "spend", Severity: template.SeverityError, Message: "Spend above 100"},
+		{RuleID: "small", Passed: true, FieldKey: "spend", Severity: template.SeverityWarning, Message: "Tiny spend"}}
+	if w.State != StateValidationFailed || !c.Asks(EffectInviteParticipant) || !reflect.DeepEqual(w.Results, want) {
 		t.Fatalf("w = %+v, c = %+v", w, c)
 	}
 }
@@ -151,5 +154,29 @@ func TestContentLimit(t *testing.T) {
 	_, err = w.SaveStep(big, 0, map[string]any{"b": half + strings.Repeat("y", 200)}, t0)
 	if e, ok := apperr.As(err); !ok || e.Kind != apperr.KindTooLarge || !reflect.DeepEqual(w.AllData(), before) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestSealFailedData: spec "any -> sealing" from validation-failed: the manual seal validates
+// the data again and keeps every result, the failed error rule and the passed warning rule, the
+// failed outcome and the reason, for the sealed record; the audit names the outcome and counts,
+// not the values. It used to answer 409 rules_failed.
+func TestSealFailedData(t *testing.T) {
+	t.Parallel()
+	flow, _, _, _ := schemas(t)
+	w := start{state: StateValidationFailed, step: 1, spend: 500, outcome: OutcomeFailed}.build(flow)
+	c, err := w.Seal(flow, Sealer{Reason: "Signed off on paper, file 12."}, t0.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []template.Result{{RuleID: "cap", FieldKey: "spend", Severity: template.SeverityError, Message: "Spend above 100"},
+		{RuleID: "small", Passed: true, FieldKey: "spend", Severity: template.SeverityWarning, Message: "Tiny spend"}}
+	if w.State != StateSealing || w.Outcome != OutcomeFailed || !reflect.DeepEqual(w.Results, want) || w.SealReason != "Signed off on paper, file 12." {
+		t.Fatalf("w = %+v", w)
+	}
+	ev := c.Events[0].Data
+	if c.Events[0].Kind != EvSealing || ev["reason"] != "manual" || ev["validationOutcome"] != "failed" || ev["errors"] != 1 || ev["warnings"] != 0 ||
+		ev["sealReason"] != "Signed off on paper, file 12." || !c.Asks(EffectSeal) {
+		t.Fatalf("change %+v", c)
 	}
 }

@@ -109,10 +109,11 @@ func (w *Workflow) VerifyOTP(matches func(string) bool, now time.Time, block tim
 // ResendInvite asks the invitation again: the current approver's e-mail in pending-approval,
 // else the participant's. It never lifts an OTP block: the route is the participant's own link
 // (issue 21), and a block lifts only when its time has run. One per ResendInterval (429
-// invite_rate_limited with Retry-After). Errors: that; ErrInvalidState once sealing or ended.
+// invite_rate_limited with Retry-After). Errors: that; ErrInvalidState once sealing or ended,
+// and in pending-approval without approval stages (no approver is named to e-mail).
 func (w *Workflow) ResendInvite(now time.Time) (kernel.Change, error) {
 	return w.commit(func(x *Workflow, c *kernel.Change) error {
-		if !x.Live() {
+		if !x.Live() || (x.State == StatePendingApproval && x.TotalStages == 0) {
 			return ErrInvalidState
 		}
 		if since := now.Sub(x.InvitedAt); !x.InvitedAt.IsZero() && since < ResendInterval {

@@ -94,17 +94,18 @@ func (s *Schema) ValidateStep(stepIndex int, data map[string]any) error {
 }
 
 // Validate is the one validator over a workflow's whole data (every step's values keyed by
-// field): every field's checks, then, when they pass, the rules with now as `now`.
+// field): every field's checks, then, when they pass, the rules with now as `now`. The results
+// are the spec's validationResults[]: failed checks, and every rule's outcome, passed or not.
 func (s *Schema) Validate(data map[string]any, now time.Time) []template.Result {
-	return s.Form.Validate(data, now)
+	return s.Form.ValidateAll(data, now)
 }
 
 // FirstFailingStep is the step fix-validation returns the participant to: the lowest step index
-// of an error result's field; 0 when no error result names a field of the schema.
+// of a failed error result's field; 0 when no failed error result names a field of the schema.
 func (s *Schema) FirstFailingStep(results []template.Result) int {
 	first := -1
 	for _, r := range results {
-		if r.Severity != template.SeverityError {
+		if !r.Blocks() {
 			continue
 		}
 		if i, ok := s.stepOf[r.FieldKey]; ok && (first < 0 || i < first) {
@@ -114,7 +115,7 @@ func (s *Schema) FirstFailingStep(results []template.Result) int {
 	return max(first, 0)
 }
 
-// HasErrors reports whether any result is an error.
+// HasErrors reports whether any result is a failed error.
 func HasErrors(results []template.Result) bool {
-	return slices.ContainsFunc(results, func(r template.Result) bool { return r.Severity == template.SeverityError })
+	return slices.ContainsFunc(results, template.Result.Blocks)
 }

@@ -137,13 +137,21 @@ func TestValidateAndFirstFailingStep(t *testing.T) {
 	s := supplier(t)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ok := map[string]any{"companyName": "Acme", "annualSpend": 10.0, "contactEmail": "a@example.com", "startDate": "2026-02-01"}
-	if r := s.Validate(ok, now); len(r) != 0 {
+	// spec 001 validationResults[]: the rules that held are listed too, passed, and block nothing.
+	r := s.Validate(ok, now)
+	if len(r) != 2 || r[0].RuleID != "spend-cap" || !r[0].Passed || r[0].Severity != template.SeverityError || r[0].FieldKey != "annualSpend" ||
+		r[1].RuleID != "soon" || !r[1].Passed || HasErrors(r) || s.FirstFailingStep(r) != 0 {
 		t.Fatalf("results = %+v", r)
 	}
 	spend := map[string]any{"companyName": "Acme", "annualSpend": 200000.0, "contactEmail": "a@example.com", "startDate": "2025-02-01"}
-	r := s.Validate(spend, now)
-	if len(r) != 2 || r[0].RuleID != "spend-cap" || r[1].Severity != template.SeverityWarning || s.FirstFailingStep(r) != 0 {
+	r = s.Validate(spend, now)
+	if len(r) != 2 || r[0].RuleID != "spend-cap" || r[0].Passed || r[1].Severity != template.SeverityWarning || r[1].Passed ||
+		!HasErrors(r) || s.FirstFailingStep(r) != 0 {
 		t.Fatalf("results = %+v", r)
+	}
+	// a failed warning with a passed error rule does not block
+	if HasErrors([]template.Result{{RuleID: "a", Passed: true, Severity: template.SeverityError}, {RuleID: "b", Severity: template.SeverityWarning}}) {
+		t.Fatal("a passed error rule blocks")
 	}
 	missing := map[string]any{"companyName": "Acme"}
 	r = s.Validate(missing, now)
@@ -198,5 +206,44 @@ func TestExampleOfferSchema(t *testing.T) {
 	e, ok := apperr.As(template.Errors("data", s.Validate(record, now)))
 	if !ok || len(e.Fields) != 1 || e.Fields[0].RuleID != "salary-band" {
 		t.Fatalf("a salary above the band: %v", e)
+	}
+}
+
+// A package's own workflow.schemaPath is relative to the package (DESIGN 6a): a folder's blob,
+// a ZIP's own schema.yaml; a templates/ value stays a blob path; one leaving the package is a
+// 400 template_invalid naming the package's field.
+func TestPackageSchemaPath(t *testing.T) {
+	t.Parallel()
+	folder := &template.Package{Path: "templates/t1/offer/"}
+	zipped := &template.Package{Path: "templates/t1/offer.zip"}
+	for _, c := range []struct {
+		pkg      *template.Package
+		in, want string
+	}{
+		{folder, "", ""},
+		{folder, "schema.yaml", "templates/t1/offer/schema.yaml"},
+		{folder, "./forms/../forms/s.yaml", "templates/t1/offer/forms/s.yaml"},
+		{folder, "templates/shared/s.yaml", "templates/shared/s.yaml"},
+		{zipped, "schema.yaml", ""},
+		{zipped, "./schema.yaml", ""},
+		{zipped, "templates/t1/s.yaml", "templates/t1/s.yaml"},
+	} {
+		got, err := PackageSchemaPath("templatePath", c.pkg, c.in)
+		if err != nil || got != c.want {
+			t.Fatalf("%s %q: %q, %v; want %q", c.pkg.Path, c.in, got, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		pkg *template.Package
+		in  string
+	}{
+		{folder, "../other/schema.yaml"}, {folder, "forms/../../x.yaml"}, {folder, ".."}, {folder, "."},
+		{folder, "/templates/t1/s.yaml"}, {folder, `forms\s.yaml`}, {zipped, "forms/s.yaml"}, {zipped, "../schema.yaml"},
+	} {
+		_, err := PackageSchemaPath("templateId", c.pkg, c.in)
+		e, ok := apperr.As(err)
+		if !ok || e.Code != template.CodeInvalid || len(e.Fields) != 1 || e.Fields[0].Field != "templateId" {
+			t.Fatalf("%s %q: err = %v, want 400 template_invalid at templateId", c.pkg.Path, c.in, err)
+		}
 	}
 }

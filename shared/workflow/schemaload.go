@@ -2,6 +2,8 @@ package workflow
 
 import (
 	"context"
+	"path"
+	"strings"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/blobpath"
@@ -45,6 +47,34 @@ func SchemaOf(ctx context.Context, blobs SchemaBlobs, pkg *template.Package, sch
 		return nil, err
 	}
 	return ParseSchema(field, raw)
+}
+
+// PackageSchemaPath is the workflow.schemaPath of pkg's own template.yaml as the schemaPath
+// SchemaOf reads (DESIGN 6a: `workflow: { schemaPath: schema.yaml }`, relative to the
+// package): in a folder package, the blob <folder>/<schemaPath>; in a ZIP package, which keeps
+// only its schema.yaml, "" for that file (the package's schema). A value starting with
+// "templates/" is a blob path of the templates container, as before relative paths were read:
+// returned as it is, for the caller to confine. field names the package (templatePath or
+// templateId). Errors: 400 template_invalid naming field for a path that leaves the package
+// (.., a leading /, a \) or a ZIP's file other than schema.yaml.
+func PackageSchemaPath(field string, pkg *template.Package, schemaPath string) (string, error) {
+	if schemaPath == "" || strings.HasPrefix(schemaPath, template.Container+"/") {
+		return schemaPath, nil
+	}
+	bad := func(msg string) error {
+		return apperr.Invalid(template.CodeInvalid, apperr.Field(field, "template.yaml workflow.schemaPath: "+msg))
+	}
+	rel := path.Clean(schemaPath)
+	if strings.HasPrefix(schemaPath, "/") || strings.Contains(schemaPath, `\`) || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", bad("must name a file inside the package (relative to it, without ..), or a templates/ blob path")
+	}
+	if strings.HasSuffix(pkg.Path, "/") {
+		return pkg.Path + rel, nil
+	}
+	if rel != template.FileSchema {
+		return "", bad("a ZIP package's schema is its " + template.FileSchema)
+	}
+	return "", nil
 }
 
 // LoadSchema is the schema of w: its template package's, or its Setup.SchemaPath's.

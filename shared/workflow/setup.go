@@ -20,6 +20,11 @@ type Setup struct {
 	CallbackURL      string          `json:"callbackUrl,omitempty"`
 	ESign            json.RawMessage `json:"esign,omitempty"`    // templateSettings.esign, kept for after the seal
 	Delivery         json.RawMessage `json:"delivery,omitempty"` // templateSettings.delivery, kept for after the seal
+	// DocumentID and DocType are the request's options.documentId and .docType: the sealed
+	// record's and its auto-triggered signing session's or deliveries' (else the workflow id and
+	// DocType; see Workflow.Document).
+	DocumentID string `json:"documentId,omitempty"`
+	DocType    string `json:"docType,omitempty"`
 }
 
 // Recipient is one invited participant; the first also receives the OTP.

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -56,6 +57,12 @@ func TestResendInviteOncePerMinute(t *testing.T) {
 	ch, err := w.ResendInvite(t0.Add(60 * time.Second))
 	if err != nil || len(ch.Effects) != 1 || ch.Effects[0].Kind != EffectNotifyApprovers {
 		t.Fatalf("after 60 s: %v %+v", err, ch.Effects)
+	}
+	// without approval stages no approver is named: nothing to resend, nothing audited
+	_, _, open, _ := schemas(t)
+	w = start{state: StatePendingApproval, spend: 10}.build(open)
+	if ch, err := w.ResendInvite(t0); !errors.Is(err, ErrInvalidState) || !ch.Empty() {
+		t.Fatalf("without stages: %v %+v", err, ch)
 	}
 }
 

@@ -121,9 +121,15 @@ func TestTransitions(t *testing.T) {
 	approve := func(a Approver) func(*Workflow, *Schema) (kernel.Change, error) {
 		return func(w *Workflow, _ *Schema) (kernel.Change, error) { return w.Approve(a, "ok", now) }
 	}
-	reject := func(w *Workflow, _ *Schema) (kernel.Change, error) { return w.Reject(first, "no", now) }
+	rejectBy := func(a Approver) func(*Workflow, *Schema) (kernel.Change, error) {
+		return func(w *Workflow, _ *Schema) (kernel.Change, error) { return w.Reject(a, "no", now) }
+	}
+	reject := rejectBy(first)
+	changesBy := func(a Approver, items []ChangeRequest) func(*Workflow, *Schema) (kernel.Change, error) {
+		return func(w *Workflow, s *Schema) (kernel.Change, error) { return w.RequestChanges(s, a, items, now) }
+	}
 	changes := func(items []ChangeRequest) func(*Workflow, *Schema) (kernel.Change, error) {
-		return func(w *Workflow, s *Schema) (kernel.Change, error) { return w.RequestChanges(s, first, items, now) }
+		return changesBy(first, items)
 	}
 	governance := func(d, j string) func(*Workflow, *Schema) (kernel.Change, error) {
 		return func(w *Workflow, _ *Schema) (kernel.Change, error) { return w.GovernanceDecision(first, d, j, now) }
@@ -156,8 +162,10 @@ func TestTransitions(t *testing.T) {
 			step: 1, outcome: OutcomeFailed, events: []string{EvAdvanced, EvPendingApproval}, effects: []eff{EffectNotifyApprovers}}},
 		{"advance final, fails, governance without stages", openGov, start{state: StateInProgress, step: 1, spend: 500}, advance,
 			want{state: StateValidationFailed, step: 1, outcome: OutcomeFailed, events: []string{EvAdvanced, EvValidationFailed}}},
-		{"advance final, no stages", open, final, advance, want{state: StateSealing, step: 1, outcome: OutcomePassed,
-			events: []string{EvAdvanced, EvSealing}, effects: []eff{EffectSeal}}},
+		// spec "in-progress -> pending-approval" holds without approval stages too (it used to go
+		// straight to sealing); no approver is named, so no approval e-mail is asked for.
+		{"advance final, no stages", open, final, advance, want{state: StatePendingApproval, step: 1, outcome: OutcomePassed,
+			events: []string{EvAdvanced, EvPendingApproval}}},
 		{"advance from changes-requested validates again at stage 1", flow,
 			start{state: StateChangesRequested, step: 1, stage: 1, approver: 0, spend: 50}, advance,
 			want{state: StatePendingApproval, step: 1, stage: 0, outcome: OutcomePassed, events: []string{EvAdvanced, EvPendingApproval},
@@ -175,6 +183,14 @@ func TestTransitions(t *testing.T) {
 		{"approve by a role holder the stage does not name", flow, paLast, approve(role), fails(CodeApproverNotNamed)},
 		{"approve by an approver not yet escalated to", flow, pa, approve(second), fails(CodeNotApprover)},
 		{"approve failed rules", gov, paFailed, approve(first), fails(CodeRulesFailed)},
+		// without approval stages any Workflow.Approver decides (the route checks the role)
+		{"approve without stages, by an approver no stage names", open, pa, approve(role), want{state: StateSealing, step: 1,
+			outcome: OutcomePassed, events: []string{EvApproved, EvSealing}, effects: []eff{EffectSeal}}},
+		{"reject without stages", open, pa, rejectBy(role), want{state: StateRejected, step: 1, outcome: OutcomePassed,
+			events: []string{EvRejected}, effects: []eff{EffectCallback}}},
+		{"request-changes without stages", open, pa, changesBy(role, item), want{state: StateChangesRequested, step: 1,
+			outcome: OutcomePassed, events: []string{EvChangesRequested}, effects: []eff{EffectNotifyParticipant}}},
+		{"escalate without stages", open, pa, escalate, fails(CodeNoFurtherApprover)},
 		// reject, request-changes
 		{"reject", flow, pa, reject, want{state: StateRejected, step: 1, outcome: OutcomePassed, events: []string{EvRejected},
 			effects: []eff{EffectCallback}}},
@@ -207,7 +223,14 @@ func TestTransitions(t *testing.T) {
 			events: []string{EvSealing}, effects: []eff{EffectSeal}}},
 		{"seal without the gate", flow, ip, seal, want{state: StateSealing, outcome: OutcomePassed,
 			events: []string{EvSealing}, effects: []eff{EffectSeal}}},
-		{"seal failing data", flow, start{state: StateInProgress, spend: 500}, seal, fails(CodeRulesFailed)},
+		// spec "any -> sealing": failing data are sealed too (they used to be 409 rules_failed),
+		// with the failed outcome kept for the sealed record.
+		{"seal failing data", flow, start{state: StateInProgress, spend: 500}, seal, want{state: StateSealing, outcome: OutcomeFailed,
+			events: []string{EvSealing}, effects: []eff{EffectSeal}}},
+		{"seal validation-failed", flow, start{state: StateValidationFailed, step: 1, spend: 500, outcome: OutcomeFailed}, seal,
+			want{state: StateSealing, step: 1, outcome: OutcomeFailed, events: []string{EvSealing}, effects: []eff{EffectSeal}}},
+		{"seal an exception still to decide", gov, paFailed, seal, want{state: StateSealing, step: 1, outcome: OutcomeFailed,
+			events: []string{EvSealing}, effects: []eff{EffectSeal}}},
 		{"seal failed", flow, start{state: StateSealing}, sealFailed, want{state: StateSealing, events: []string{EvSealFailed}}},
 		{"complete", flow, start{state: StateSealing}, complete, want{state: StateComplete, events: []string{EvCompleted},
 			effects: []eff{EffectCallback, EffectAutoTrigger}}},

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -21,8 +22,15 @@ const (
 	EvTriggerFailed   = "workflow.trigger_failed"   // {code}
 )
 
-// DocType is the docType of the signing session and the deliveries of a sealed workflow record.
+// DocType is the docType of the signing session and the deliveries of a sealed workflow record
+// whose create gave no options.docType.
 const DocType = "workflow"
+
+// Document is the documentId and docType of w's sealed record, of its signing session and of
+// its deliveries: the create's options.documentId and .docType, else the workflow id and DocType.
+func (w *Workflow) Document() (documentID, docType string) {
+	return cmp.Or(w.Setup.DocumentID, w.ID), cmp.Or(w.Setup.DocType, DocType)
+}
 
 // SealedPath is the blob path ("<container>/<name>") of workflow id's sealed PDF:
 // signed/<tenantId>/workflows/<id>.pdf. DESIGN 10 says signed/workflows/<id>.pdf; the tenant's
@@ -41,7 +49,8 @@ func EvidencePath(tenant, id string) string {
 // route checks the settings with it). Errors: 400 naming templateSettings.esign.* or
 // .delivery.*, or correlationId when the signing session or the delivery cannot take it.
 func PlanTrigger(w *Workflow) (render.Trigger, render.Target, error) {
-	t := render.Target{TenantID: w.Tenant, CorrelationID: w.CorrelationID, DocumentID: w.ID, DocType: DocType,
+	docID, docType := w.Document()
+	t := render.Target{TenantID: w.Tenant, CorrelationID: w.CorrelationID, DocumentID: docID, DocType: docType,
 		DocumentName: render.DocumentName(w.Setup.Title, w.CorrelationID), PDFBlobPath: SealedPath(w.Tenant, w.ID),
 		PDFHash: w.SealedHash, Sealed: true}
 	var es *template.ESignSettings
@@ -72,8 +81,9 @@ func LicencePlan(w *Workflow) (licence.Plan, error) {
 	return p, nil
 }
 
-// ownCorrelationID names the workflow's own correlationId where a creator refused the one it
-// was given (templateSettings.esign.correlationId is no setting of the request).
+// ownCorrelationID names the workflow's own correlationId, options.documentId or
+// options.docType where a creator refused the one it was given (templateSettings.esign.
+// correlationId is no setting of the request).
 func ownCorrelationID(err error) error {
 	e, ok := apperr.As(err)
 	if !ok || e.Kind != apperr.KindInvalid {
@@ -81,9 +91,11 @@ func ownCorrelationID(err error) error {
 	}
 	fields := slices.Clone(e.Fields)
 	for i, f := range fields {
-		if strings.HasSuffix(f.Field, ".correlationId") {
-			fields[i].Field = "correlationId"
-			fields[i].Message += " (the signing session and the deliveries of the sealed record take the workflow's)"
+		for suffix, own := range map[string]string{".correlationId": "correlationId", ".documentId": "options.documentId", ".docType": "options.docType"} {
+			if strings.HasSuffix(f.Field, suffix) {
+				fields[i].Field = own
+				fields[i].Message += " (the signing session and the deliveries of the sealed record take the workflow's)"
+			}
 		}
 	}
 	return apperr.Invalid(e.Code, fields...)

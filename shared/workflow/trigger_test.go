@@ -3,6 +3,7 @@ package workflow
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,5 +121,33 @@ func TestLicencePlan(t *testing.T) {
 	}
 	if _, err := LicencePlan(completeWorkflow(t, `{"enabled":true}`, "")); apperr.KindOf(err) != apperr.KindInvalid {
 		t.Fatalf("settings the trigger refuses: %v, want 400", err)
+	}
+}
+
+// The create's options.documentId and .docType are the signing session's and the deliveries'
+// (conformance D-145; before, always the workflow id and "workflow"); a value the delivery
+// refuses names the option.
+func TestPlanTriggerTakesTheOptionsDocument(t *testing.T) {
+	t.Parallel()
+	w := completeWorkflow(t, esignOn, deliveryOn)
+	w.Setup.DocumentID, w.Setup.DocType = "PO-1001", "purchase-order"
+	tr, target, err := PlanTrigger(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target.DocumentID != "PO-1001" || target.DocType != "purchase-order" || tr.ESign.DocumentID != "PO-1001" ||
+		tr.ESign.DocType != "purchase-order" || tr.Delivery.DocumentID != "PO-1001" {
+		t.Fatalf("target %+v, session %+v, delivery %+v", target, tr.ESign, tr.Delivery)
+	}
+	w.Setup.DocumentID, w.Setup.DocType = "", ""
+	if _, target, _ := PlanTrigger(w); target.DocumentID != "wf-1" || target.DocType != DocType {
+		t.Fatalf("default target %+v", target)
+	}
+	// the delivery takes at most 200 characters of documentId, the create's options 256
+	w = completeWorkflow(t, "", deliveryOn)
+	w.Setup.DocumentID = strings.Repeat("d", 201)
+	_, _, err = PlanTrigger(w)
+	if e, ok := apperr.As(err); !ok || len(e.Fields) != 1 || e.Fields[0].Field != "options.documentId" {
+		t.Fatalf("err = %v, want a 400 at options.documentId", err)
 	}
 }

@@ -87,3 +87,35 @@ func decodeQR(t *testing.T, dataURL string) string {
 	}
 	return res.GetText()
 }
+
+// TestTransferFromOTPPage: the one-time QR code is offered on the OTP page too (spec 000 X.2),
+// before any code was sent; the other device redeems it and proves the signer there, and the
+// first page turns view-only.
+func TestTransferFromOTPPage(t *testing.T) {
+	t.Parallel()
+	email := newEmail("otpmover")
+	createSigning(t, "parallel", 0, signer{Email: email, Role: "buyer", Name: "Otto Mover", OTP: "email"})
+	link := linkIn(t, mail(t, email, notify.KindInvitation, 1)[0], "/sign?token=")
+
+	laptop := newTab(t)
+	laptop.open(link)
+	laptop.wait("#otp-form")
+	laptop.click("#transfer-open")
+	laptop.wait("#transfer-qr")
+	laptop.shot("transfer-qr-otp-page")
+	var src string
+	laptop.eval(`document.getElementById("transfer-qr").src`, &src)
+	scanned := decodeQR(t, src)
+	rememberLink(scanned)
+	if !strings.HasPrefix(scanned, portalURL+"/transfer?token=") {
+		t.Fatalf("the QR code on the OTP page reads %q", scanned)
+	}
+
+	phone := newTab(t)
+	phone.run("a phone's screen", phoneScreen())
+	phone.open(scanned)
+	phone.wait("#otp-form")
+	phone.passOTP(email, 1)
+	phone.readDocument()
+	laptop.endPage("view-only")
+}

@@ -138,6 +138,12 @@ func TestWorkflowFormReviewedAndApproved(t *testing.T) {
 	if a := review.text(`dd[data-answer="companyName"]`); a != "Acme Supplies" {
 		t.Fatalf("the reviewer sees the company name %q", a)
 	}
+	// validationResults list the spend rule that held (passed: true): no failed check is shown
+	var listed bool
+	review.eval(`document.getElementById("rules-title") !== null || document.getElementById("decision-approve-with-exception")?.checked === true`, &listed)
+	if listed {
+		t.Fatal("a rule that held is shown as a failed check")
+	}
 	review.click("#decision-request-changes")
 	review.run("choose the field", chromedpSetSelect("#change-0-field", "companyName"))
 	review.typeInto("#change-0-message", "Use the registered company name.")

@@ -24,7 +24,8 @@ import (
 	"github.com/esign-svc/esign/shared/callbacksig"
 )
 
-// receiver is a local webhook receiver that checks each notice's signature.
+// receiver is a local webhook receiver that checks each notice's signature (with no secret:
+// that the notice carries none).
 type receiver struct {
 	secret string
 	mu     sync.Mutex
@@ -34,12 +35,22 @@ type receiver struct {
 
 func newReceiver(t *testing.T) (*receiver, string) {
 	t.Helper()
-	r := &receiver{secret: "notify-" + strings.Repeat(uuid.NewString()[:8], 4), got: map[string][]worker.Notice{}}
+	return startReceiver(t, "notify-"+strings.Repeat(uuid.NewString()[:8], 4))
+}
+
+func startReceiver(t *testing.T, secret string) (*receiver, string) {
+	t.Helper()
+	r := &receiver{secret: secret, got: map[string][]worker.Notice{}}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		if err := callbacksig.Verify(req.Header.Get(callbacksig.Header), body, time.Now(), []string{r.secret}); err != nil {
+		if sig := req.Header.Get(callbacksig.Header); r.secret == "" && sig != "" {
+			r.bad = append(r.bad, "a signature without a secret: "+sig)
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		if err := callbacksig.Verify(req.Header.Get(callbacksig.Header), body, time.Now(), []string{r.secret}); r.secret != "" && err != nil {
 			r.bad = append(r.bad, err.Error())
 			w.WriteHeader(http.StatusUnauthorized)
 			return
@@ -147,6 +158,27 @@ func TestERPRetriesThenSucceeds(t *testing.T) {
 	}
 	n := rc.notices(t, id)
 	if len(n) != 1 || n[0].Outcome != "Completed" || n[0].Succeeded != 1 || n[0].Dead != 0 || n[0].Total != 1 || n[0].Event != "svcconnect.job.finished" {
+		t.Fatalf("notices %+v", n)
+	}
+}
+
+// TestERPUnsignedNotice: with SERVICE_BATCH_NOTIFY_WEBHOOK_URL alone (spec 001: no other key)
+// a failed job's notice reaches the receiver without X-Esign-Signature, and the worker warns
+// once that notices go unsigned.
+func TestERPUnsignedNotice(t *testing.T) {
+	t.Parallel()
+	rc, url := startReceiver(t, "")
+	set := connSettings(t, map[string]string{settings.KeyNotifyWebhookURL: url})
+	id := queueJob(t, set, "--template", offerPath, "--data", offersJSON(t, 1, 0), "--mode", "background", "--max-retries", "1")
+	r := svcconnect(t, set, "", false, "jobs", "work", "--drain", "--job", id)
+	if r.code != 0 || strings.Count(r.stderr, "warning:") != 1 || !strings.Contains(r.stderr, "completion notices are posted unsigned") {
+		t.Fatalf("jobs work: exit %d %q", r.code, r.stderr)
+	}
+	if j := showJob(t, set, id); j.State != jobs.JobFailed || j.NotifyState != jobs.NoticeSent {
+		t.Fatalf("job %+v", j.Job)
+	}
+	n := rc.notices(t, id)
+	if len(n) != 1 || n[0].Outcome != "Failed" || n[0].Dead != 1 || n[0].Failures[0].Error != "400 record_invalid: dataSource.salary" {
 		t.Fatalf("notices %+v", n)
 	}
 }

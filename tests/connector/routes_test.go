@@ -38,21 +38,14 @@ func TestClientRoutes(t *testing.T) {
 		}
 		return s
 	}
-	wantCode := func(what string, err error, status int, code string) {
-		t.Helper()
-		var e *client.Error
-		if !errors.As(err, &e) || e.Status != status || e.Code() != code {
-			t.Fatalf("%s: %v, want %d %s", what, err, status, code)
-		}
-	}
 	a := session()
 	_, err = cl.ResendInvite(ctx, a.CorrelationID, -1)
-	wantCode("resend to a slot not yet activated", err, http.StatusConflict, "nothing_to_resend")
+	wantProblem(t, "resend to a slot not yet activated", err, http.StatusConflict, "nothing_to_resend")
 	if l, err := cl.CancelSession(ctx, a.GroupID); err != nil || l.State != "cancelled" || l.CancelReason != "cancelled" {
 		t.Fatalf("cancel %+v %v", l, err)
 	}
 	_, err = cl.RetrySeal(ctx, a.GroupID)
-	wantCode("seal retry of a cancelled session", err, http.StatusConflict, "session_not_sealing")
+	wantProblem(t, "seal retry of a cancelled session", err, http.StatusConflict, "session_not_sealing")
 	if e, err := cl.EraseSignerEmail(ctx, a.GroupID, 0); err != nil || !e.Erased {
 		t.Fatalf("erase %+v %v", e, err)
 	}
@@ -61,7 +54,7 @@ func TestClientRoutes(t *testing.T) {
 		t.Fatalf("revoke %+v %v", l, err)
 	}
 	_, err = cl.EraseSignerEmail(ctx, session().GroupID, 0)
-	wantCode("erase while live", err, http.StatusConflict, "session_live")
+	wantProblem(t, "erase while live", err, http.StatusConflict, "session_live")
 
 	d, err := cl.CreateDelivery(ctx, client.CreateDeliveryRequest{CorrelationID: "routes-" + uuid.NewString(), DocumentName: "Contract",
 		PDFBlobPath: up.PDFBlobPath, Mode: "secure-email", Recipients: []client.Recipient{{Email: "r-" + uuid.NewString()[:8] + "@example.test"}}}, "")
@@ -83,22 +76,12 @@ func TestClientRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = cl.DeliveryOTPSend(ctx, id, tok)
-	wantCode("an OTP for a delivery without one", err, http.StatusBadRequest, "otp_not_required")
+	wantProblem(t, "an OTP for a delivery without one", err, http.StatusBadRequest, "otp_not_required")
 	if list, err := cl.ListDeliveries(ctx, d.CorrelationID); err != nil || list[0].State != "downloaded" {
 		t.Fatalf("list %+v %v", list, err)
 	}
 
-	pkg, err := putPackage(ctx, "connector/wf-"+uuid.NewString()+".zip", offerFiles(map[string][]byte{"schema.yaml": []byte(wfSchema)}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wf, err := cl.CreateWorkflow(ctx, client.CreateWorkflowRequest{TemplatePath: pkg, CorrelationID: "routes-" + uuid.NewString(),
-		TemplateSettings: []byte(`{"workflow":{"recipients":[{"email":"p@example.test"}]}}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wu, _ := url.Parse(wf.PortalURL)
-	pt := wu.Query().Get("pt")
+	wf, pt := startWorkflow(t, cl, wfSchema, `{"recipients":[{"email":"p@example.test"}]}`)
 	p, err := cl.WorkflowPayloadWithToken(ctx, wf.WorkflowID, pt)
 	if err != nil || len(p.Steps) != 1 || p.Steps[0].Fields[0].Key != "companyName" || p.PortalToken == "" {
 		t.Fatalf("payload %+v %v", p, err)
@@ -112,16 +95,22 @@ func TestClientRoutes(t *testing.T) {
 		t.Fatalf("resend at once: %v", err)
 	}
 	_, err = cl.FixWorkflowValidation(ctx, wf.WorkflowID, p.PortalToken)
-	wantCode("fix-validation in progress", err, http.StatusConflict, "invalid_state")
+	wantProblem(t, "fix-validation in progress", err, http.StatusConflict, "invalid_state")
 	_, err = cl.WorkflowOTPSend(ctx, wf.WorkflowID, p.PortalToken)
-	wantCode("an OTP for a workflow without one", err, http.StatusBadRequest, "otp_not_required")
+	wantProblem(t, "an OTP for a workflow without one", err, http.StatusBadRequest, "otp_not_required")
 	_, err = cl.ApproveWorkflow(ctx, wf.WorkflowID, "")
-	wantCode("approve without Workflow.Approver in progress", err, http.StatusConflict, "invalid_state")
-	_, err = cl.SealWorkflow(ctx, wf.WorkflowID)
-	wantCode("seal with a required field empty", err, http.StatusConflict, "rules_failed")
+	wantProblem(t, "approve without Workflow.Approver in progress", err, http.StatusConflict, "invalid_state")
 	_, err = cl.EscalateWorkflow(ctx, wf.WorkflowID)
-	wantCode("escalate in progress", err, http.StatusConflict, "invalid_state")
+	wantProblem(t, "escalate in progress", err, http.StatusConflict, "invalid_state")
 	if d, err := cl.CancelWorkflow(ctx, wf.WorkflowID); err != nil || d.State != "cancelled" {
 		t.Fatalf("cancel %+v %v", d, err)
+	}
+	_, err = cl.SealWorkflow(ctx, wf.WorkflowID)
+	wantProblem(t, "seal of a cancelled workflow", err, http.StatusConflict, "invalid_state")
+	// spec "any -> sealing": a manual seal of data that fail the rules (a required field empty)
+	// seals them; it used to answer 409 rules_failed.
+	wf, _ = startWorkflow(t, cl, wfSchema, `{"recipients":[{"email":"p@example.test"}]}`)
+	if d, err := cl.SealWorkflow(ctx, wf.WorkflowID); err != nil || d.State != "sealing" || d.WorkflowID != wf.WorkflowID {
+		t.Fatalf("seal with a required field empty %+v %v", d, err)
 	}
 }

@@ -27,6 +27,16 @@ approval:
     - { name: Finance, approvers: [finance@example.test] }
 `
 
+// putWorkflowPackage stores the offer package with wfSchema as a ZIP and returns its path.
+func putWorkflowPackage(t *testing.T) string {
+	t.Helper()
+	pkg, err := putPackage(context.Background(), "connector/wf-"+uuid.NewString()+".zip", offerFiles(map[string][]byte{"schema.yaml": []byte(wfSchema)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkg
+}
+
 // TestWorkflowCommands: `workflow create` invites the participant (the same correlationId
 // again answers the existing workflow); the participant's token routes of the client fill and
 // advance it; `workflow status` and `workflow export` (json, csv) read it; the client approves it
@@ -35,10 +45,7 @@ func TestWorkflowCommands(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	set := connSettings(t, nil)
-	pkg, err := putPackage(ctx, "connector/wf-"+uuid.NewString()+".zip", offerFiles(map[string][]byte{"schema.yaml": []byte(wfSchema)}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pkg := putWorkflowPackage(t)
 	corr := "svcconnect-wf-" + uuid.NewString()
 	args := []string{"workflow", "create", "--template", pkg, "--correlation-id", corr, "--recipient", "pat-" + uuid.NewString()[:8] + "@example.test:Pat", "--output", "json"}
 	var wf client.Workflow
@@ -102,6 +109,38 @@ func TestWorkflowCommands(t *testing.T) {
 	}
 	if r := svcconnect(t, set, "", false, "workflow", "export", wf.WorkflowID, "--format", "xml"); r.code != 2 || !strings.Contains(r.stderr, "--format must be json or csv") {
 		t.Fatalf("bad format: %d %s", r.code, r.stderr)
+	}
+}
+
+// TestWorkflowCreateWithoutCorrelationID: `workflow create` without --correlation-id makes a
+// workflow under the UUID the service generates (each run a new one), and --document-id and
+// --doc-type go as the body's options (an option the service refuses is its 400, named).
+func TestWorkflowCreateWithoutCorrelationID(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	set := connSettings(t, nil)
+	pkg := putWorkflowPackage(t)
+	args := []string{"workflow", "create", "--template", pkg, "--document-id", "PO-77", "--doc-type", "purchase-order", "--output", "json"}
+	var first, second client.Workflow
+	if err := json.Unmarshal([]byte(ok(t, set, args...)), &first); err != nil || first.State != "in-progress" {
+		t.Fatalf("create: %+v %v", first, err)
+	}
+	if _, err := uuid.Parse(first.CorrelationID); err != nil {
+		t.Fatalf("generated correlationId %q", first.CorrelationID)
+	}
+	if err := json.Unmarshal([]byte(ok(t, set, args...)), &second); err != nil || second.Idempotent ||
+		second.WorkflowID == first.WorkflowID || second.CorrelationID == first.CorrelationID {
+		t.Fatalf("second create: %+v %v", second, err)
+	}
+	r := svcconnect(t, set, "", false, "workflow", "create", "--template", pkg, "--doc-type", "two\nlines")
+	if r.code == 0 {
+		t.Fatalf("a docType the service refuses: exit 0\n%s", r.stdout)
+	}
+	cl, _ := newClient(t, set)
+	_, err := cl.CreateWorkflow(ctx, client.CreateWorkflowRequest{TemplatePath: pkg, Options: &client.WorkflowOptions{DocType: "two\nlines"}})
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Status != 400 || ce.Code() != "invalid_request" {
+		t.Fatalf("a docType the service refuses: %v", err)
 	}
 }
 

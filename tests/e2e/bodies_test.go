@@ -187,7 +187,7 @@ type bodyFixture struct {
 	delivery string            // delivery access token
 	secret   string            // callback secret
 	workflow string            // workflow participant token
-	reviewer string            // workflow reviewer token (of a turn that never comes)
+	reviewer string            // workflow reviewer token (of a turn that is over)
 }
 
 func newBodyFixture(t *testing.T) *bodyFixture {
@@ -201,12 +201,16 @@ func newBodyFixture(t *testing.T) *bodyFixture {
 	}
 	d := createDelivery(t, tenantA, deliveryBody(t, "secure-email", 1))[0]
 	wf := createWorkflow(t, tenantA, wfBody(wfPackage(t, false)))
+	// the reviewer link the service e-mailed, spent by an escalation past its approver
+	wantWF(t, fill(t, wf, "Acme", 50), http.StatusOK, "pending-approval")
+	reviewer := reviewerLink(t, wf.ID)
+	wantWF(t, wfJWT(t, "POST", wf.ID, "/escalate", "Esign.Initiator", nil), http.StatusOK, "pending-approval")
 	return &bodyFixture{
 		vals: map[string]string{"groupId": created.str("groupId"), "correlationId": body["correlationId"].(string),
 			"slotIndex": "0", "deliveryId": d.ID, "batchId": uuid.NewString(), "token": url.PathEscape(act.str("accessToken")),
 			"workflowId": wf.ID, "stepIndex": "0"},
 		access: act.str("accessToken"), delivery: d.Token, secret: callbackSecret(t),
-		workflow: wf.Token, reviewer: mintReviewer(t, wf.ID, "r9.s1.a0"),
+		workflow: wf.Token, reviewer: reviewer,
 	}
 }
 

@@ -5,8 +5,10 @@ import (
 	"crypto/ed25519"
 	"crypto/x509"
 	"encoding/pem"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -164,4 +166,32 @@ func TestLicenceFeaturesFollowWhatTheRequestMakes(t *testing.T) {
 			"recipients": []any{map[string]any{"email": email(5)}}}
 		refused(t, call(t, "POST", at("workflow"), body, initiator), "delivery")
 	})
+}
+
+// TestBatchNeedsOnlyTheDispatchGate runs a dispatcher licensed for dispatch only and submits a
+// batch as a caller who holds only Dispatch.Approver (the batch routes' role, no signing role):
+// 202 with the receipt PDF and the X-Service-* headers (once 403, the route asked for
+// Esign.Initiator first). The batch is then read by the same caller. A single render keeps its
+// gate: the same caller is 403 role_required, an Esign.Initiator renders (a render that only
+// renders needs no feature).
+func TestBatchNeedsOnlyTheDispatchGate(t *testing.T) {
+	t.Parallel()
+	h := dispatcherWithLicence(t, licence.FeatureDispatch)
+	at := func(route string) string { return h.URL() + "/api/" + route + "?code=" + h.HostKey() }
+	dispatcher := newPerson(t, tenantA, "dispatcher", "Dispatch.Approver")
+	pkg := uploadPackage(t, examplePackage(t))
+	r := call(t, "POST", at("render"), batchBody(pkg, offers(2), true), dispatcher.h())
+	if r.Status != http.StatusAccepted || !strings.HasPrefix(string(r.Raw), "%PDF-") || r.Header.Get("X-Service-DispatchReadiness") != "READY" {
+		t.Fatalf("batch: %d %v %.200s", r.Status, r.Header, r.Raw)
+	}
+	id := r.Header.Get("X-Service-BatchId")
+	if got := call(t, "GET", at("dispatch/batch/"+id), nil, dispatcher.h()); got.Status != http.StatusOK || got.str("state") != "pending-approval" {
+		t.Fatalf("the submitted batch: %d %s", got.Status, got.Raw)
+	}
+	if r := call(t, "POST", at("render"), renderBody(pkg, offerRecord()), dispatcher.h()); r.Status != http.StatusForbidden || r.code() != "role_required" {
+		t.Fatalf("single render by Dispatch.Approver: %d %s", r.Status, r.Raw)
+	}
+	if r := call(t, "POST", at("render"), renderBody(pkg, offerRecord()), bearer(svc.jwt(t, tenantA, "Esign.Initiator"))); r.Status != http.StatusCreated {
+		t.Fatalf("single render by Esign.Initiator: %d %s", r.Status, r.Raw)
+	}
 }

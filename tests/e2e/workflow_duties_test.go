@@ -32,16 +32,18 @@ func TestWorkflowDuties(t *testing.T) {
 	notified(t, wf.ID, workflow.NotifyApproval)
 	// the same person at stage 2, by JWT and by the reviewer link issued to their e-mail
 	wantWF(t, wfJWT(t, "POST", wf.ID, "/escalate", "Esign.Initiator", nil), 200, "pending-approval")
-	if m := notified(t, wf.ID, workflow.NotifyApproval); m.Reviewer != workflow.ReviewerID(1, 2, 1) {
+	m, link := notifiedLink(t, wf.ID, workflow.NotifyApproval)
+	if m.Reviewer != workflow.ReviewerID(1, 2, 1) {
 		t.Fatalf("escalated to %q", m.Reviewer)
 	}
 	wantProblem(t, wfAs(t, "POST", wf.ID, "/approve", finance, nil), 403, "stage_already_decided_by_you", "")
-	link := mintReviewer(t, wf.ID, workflow.ReviewerID(1, 2, 1))
 	wantProblem(t, wfCall(t, "POST", wf.ID, "/reject", link, map[string]any{"comment": "no"}), 403, "stage_already_decided_by_you", "")
 	// the creator's reviewer link
 	wantWF(t, wfJWT(t, "POST", wf.ID, "/escalate", "Esign.Initiator", nil), 200, "pending-approval")
-	notified(t, wf.ID, workflow.NotifyApproval)
-	own := mintReviewer(t, wf.ID, workflow.ReviewerID(1, 2, 2))
+	m, own := notifiedLink(t, wf.ID, workflow.NotifyApproval)
+	if m.Reviewer != workflow.ReviewerID(1, 2, 2) {
+		t.Fatalf("escalated to %q", m.Reviewer)
+	}
 	wantProblem(t, wfCall(t, "POST", wf.ID, "/reject", own, map[string]any{"comment": "no"}), 403, "self_approval", "")
 	// an admin the stage does not name: only with a reason
 	admin := wfPerson(t, "admin@example.com", "Ada Admin", "Service.Admin")

@@ -145,19 +145,11 @@ func wantProblem(t testing.TB, r reply, status int, code, field string) {
 	}
 }
 
-// mintReviewer issues the reviewer token of a turn with the service's keys, as the processor
-// does when it sends the approval e-mail.
-func mintReviewer(t testing.TB, id, turn string) string {
+// reviewerLink is the reviewer token of the next approval e-mail of workflow id: the link the
+// service sent the current approver (notifiedLink).
+func reviewerLink(t testing.TB, id string) string {
 	t.Helper()
-	ring, err := tokens.ParseKeyRing(svc.settings["TOKEN_KEYS"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, _, err := tokens.NewCodec(ring).IssueWorkflowPortal(tokens.WorkflowPortal{WorkflowID: id, Participant: turn, Role: tokens.RoleReviewer})
-	if err != nil {
-		t.Fatal(err)
-	}
-	remember("token", tok)
+	_, tok := notifiedLink(t, id, workflow.NotifyApproval)
 	return tok
 }
 
@@ -393,7 +385,7 @@ func TestWorkflowGovernanceException(t *testing.T) {
 	if r.str("validationOutcome") != "failed" {
 		t.Fatalf("advance %s", r.Raw)
 	}
-	rev := mintReviewer(t, wf.ID, notified(t, wf.ID, workflow.NotifyApproval).Reviewer)
+	rev := reviewerLink(t, wf.ID)
 	wantProblem(t, wfCall(t, "POST", wf.ID, "/governance-decision", wf.Token, map[string]any{"decision": "approve"}), 403, "reviewer_token_required", "")
 	wantProblem(t, wfCall(t, "PATCH", wf.ID, "/step/0", rev, map[string]any{"data": map[string]any{}}), 403, "participant_token_required", "")
 	wantProblem(t, wfCall(t, "POST", wf.ID, "/governance-decision", rev, map[string]any{"decision": "approve"}), 409, "rules_failed", "")
@@ -408,7 +400,7 @@ func TestWorkflowGovernanceException(t *testing.T) {
 	wantProblem(t, wfCall(t, "POST", wf.ID, "/governance-decision", rev, map[string]any{"decision": "reject"}), 403, "reviewer_token_spent", "")
 	wantProblem(t, wfCall(t, "GET", wf.ID, "", rev, nil), 403, "reviewer_token_spent", "")
 	wantProblem(t, wfCall(t, "GET", wf.ID, "/status", rev, nil), 403, "reviewer_token_spent", "")
-	legal := mintReviewer(t, wf.ID, notified(t, wf.ID, workflow.NotifyApproval).Reviewer)
+	legal := reviewerLink(t, wf.ID)
 	if p := wfCall(t, "GET", wf.ID, "", legal, nil); p.Status != 200 || len(p.JSON["validationResults"].([]any)) == 0 {
 		t.Fatalf("the reviewer's payload: %d %s", p.Status, p.Raw)
 	}
@@ -422,10 +414,10 @@ func TestWorkflowExceptionSealed(t *testing.T) {
 	t.Parallel()
 	wf := createWorkflow(t, tenantA, wfBody(wfPackage(t, true)))
 	wantWF(t, fill(t, wf, "Ωmega Supplies", 500), 200, "pending-approval")
-	finance := mintReviewer(t, wf.ID, notified(t, wf.ID, workflow.NotifyApproval).Reviewer)
+	finance := reviewerLink(t, wf.ID)
 	why := "Strategic supplier — «единственный»; CFO agreed on 2026-11-20."
 	wantWF(t, wfCall(t, "POST", wf.ID, "/governance-decision", finance, map[string]any{"decision": "approve-with-exception", "justification": why}), 200, "pending-approval")
-	legal := mintReviewer(t, wf.ID, notified(t, wf.ID, workflow.NotifyApproval).Reviewer)
+	legal := reviewerLink(t, wf.ID)
 	wantWF(t, wfCall(t, "POST", wf.ID, "/governance-decision", legal, map[string]any{"decision": "approve-with-exception", "justification": "Legal agrees."}), 200, "sealing")
 	text := sealedText(t, sealed(t, wf.ID))
 	for _, want := range []string{"Ωmega Supplies", "500", "Spend above 100 needs an exception", "approve-with-exception at stage 1 (Finance)",
@@ -446,16 +438,15 @@ func TestWorkflowRequestChangesEscalateCancel(t *testing.T) {
 	body["callbackUrl"] = wfCallbackURL()
 	wf := createWorkflow(t, tenantA, body)
 	wantWF(t, fill(t, wf, "Acme", 50), 200, "pending-approval")
-	first := mintReviewer(t, wf.ID, notified(t, wf.ID, workflow.NotifyApproval).Reviewer)
+	first := reviewerLink(t, wf.ID)
 	wantWF(t, wfJWT(t, "POST", wf.ID, "/escalate", "Esign.Initiator", nil), 200, "pending-approval")
-	second := notified(t, wf.ID, workflow.NotifyApproval).Reviewer
-	if second != workflow.ReviewerID(1, 1, 1) {
-		t.Fatalf("escalated to %q", second)
+	second, rev := notifiedLink(t, wf.ID, workflow.NotifyApproval)
+	if second.Reviewer != workflow.ReviewerID(1, 1, 1) {
+		t.Fatalf("escalated to %q", second.Reviewer)
 	}
 	wantProblem(t, wfJWT(t, "POST", wf.ID, "/escalate", "Esign.Initiator", nil), 409, "no_further_approver", "")
 	changes := map[string]any{"changes": []any{map[string]any{"message": "Spend looks low", "fieldKey": "annualSpend", "severity": "warning"}}}
 	wantProblem(t, wfCall(t, "POST", wf.ID, "/request-changes", first, changes), 403, "reviewer_token_spent", "")
-	rev := mintReviewer(t, wf.ID, second)
 	bad := map[string]any{"changes": []any{map[string]any{"message": "", "severity": "loud"}}}
 	r := wfCall(t, "POST", wf.ID, "/request-changes", rev, bad)
 	if r.Status != 400 || len(r.fields()) != 2 || r.fields()[0] != "changes[0].message" || r.fields()[1] != "changes[0].severity" {
@@ -510,7 +501,9 @@ func TestWorkflowCreate(t *testing.T) {
 		field string
 	}{
 		{"no template", func(b map[string]any) { delete(b, "templatePath") }, "invalid_request", "templatePath"},
-		{"no correlationId", func(b map[string]any) { delete(b, "correlationId") }, "invalid_request", "correlationId"},
+		// a correlationId is optional (TestWorkflowCreateBody); one given is at most 200
+		// characters without surrounding spaces
+		{"padded correlationId", func(b map[string]any) { b["correlationId"] = " wf-1 " }, "invalid_request", "correlationId"},
 		{"http callback", func(b map[string]any) { b["callbackUrl"] = "http://example.com/cb" }, "invalid_request", "callbackUrl"},
 		{"private callback", func(b map[string]any) { b["callbackUrl"] = "https://10.0.0.1/cb" }, "invalid_request", "callbackUrl"},
 		{"bad recipient", func(b map[string]any) {

@@ -257,3 +257,20 @@ func TestBicepSettingsAreTheOnesTheAppsRead(t *testing.T) {
 		}
 	}
 }
+
+// The spec names EMAIL_PROVIDER's value customer-acs (spec 000 §8): a deployment that sets no
+// emailProvider sends through the customer's own Communication Services.
+func TestBicepEmailProviderDefaultsToCustomerACS(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile(filepath.Join("..", "..", "infra", "main.bicep"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`param emailProvider string = '([a-z-]+)'`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("main.bicep has no default for emailProvider")
+	}
+	if got := string(m[1]); got != "customer-acs" {
+		t.Errorf("emailProvider defaults to %q; spec 000 §8 names customer-acs", got)
+	}
+}

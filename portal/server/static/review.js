@@ -27,11 +27,11 @@ async function start() {
   const answers = el("section", { "aria-labelledby": "answers-title" }, el("h2", { id: "answers-title" }, "Answers"),
     ...p.steps.map((s) => el("div", {}, el("h3", {}, s.title || s.id), el("dl", { class: "meta" },
       ...s.fields.flatMap((f) => [el("dt", {}, f.label || f.key), el("dd", { "data-answer": f.key }, display(s.data[f.key]))])))));
-  const failed = (p.validationResults || []).filter((r) => r.severity === "error");
+  const failed = (p.validationResults || []).filter((r) => r.severity === "error" && !r.passed); // passed rules are listed too
   const results = failed.length ? el("section", { "aria-labelledby": "rules-title" }, el("h2", { id: "rules-title" }, "Checks that failed"),
     el("ul", {}, ...failed.map((r) => el("li", {}, r.message)))) : null;
   show(el("h1", {}, p.title || "Review a submission"),
-    el("p", {}, `Approval stage ${p.currentApprovalStage} of ${p.totalApprovalStages}.`), answers, results, decisionForm(fields, failed.length > 0));
+    el("p", {}, p.totalApprovalStages ? `Approval stage ${p.currentApprovalStage} of ${p.totalApprovalStages}.` : "Approval by any approver."), answers, results, decisionForm(fields, failed.length > 0));
 }
 
 function display(v) {

@@ -98,7 +98,10 @@ function otpStep() {
   const channels = choice ? ["email", "sms"] : [v.otpChannel === "sms" ? "sms" : "email"];
   const hint = choice ? "Before you see the document, we send you a one-time code by e-mail or text message." :
     `Before you see the document, we send you a one-time code by ${channels[0] === "sms" ? "text message" : "e-mail"}.`;
-  show(heading(), otpForm({
+  // The one-time QR code is offered here too (spec 000 X.2): a signer who opened the e-mail on a
+  // laptop can move to her phone before any code is sent, and proves herself there.
+  show(heading(), el("nav", { class: "toolbar", "aria-label": "Other choices" },
+    el("button", { type: "button", id: "transfer-open", onclick: transferPanel }, "Continue on another device")), otpForm({
     channels, destinationHint: hint,
     send: async (channel) => {
       const r = await call("POST", api("/esign/portal/otp/send"), { json: choice ? { channel } : {}, token: st.token });

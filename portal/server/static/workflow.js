@@ -64,7 +64,7 @@ function render(p) {
     case "validation-failed":
       return failedPage(p);
     case "pending-approval":
-      return endPage("submitted", "Submitted for approval", `Your answers are with the approvers (stage ${p.currentApprovalStage} of ${p.totalApprovalStages}).`, "You get an e-mail if they ask for changes.");
+      return endPage("submitted", "Submitted for approval", p.totalApprovalStages ? `Your answers are with the approvers (stage ${p.currentApprovalStage} of ${p.totalApprovalStages}).` : "Your answers are with the approvers.", "You get an e-mail if they ask for changes.");
     case "sealing":
     case "complete":
       return endPage("done", "Approved", "Your submission was approved. Nothing more to do here.");
@@ -85,7 +85,7 @@ function notes(p, key) {
     }
   }
   for (const r of p.validationResults || []) {
-    if ((r.fieldKey || "") === key && r.severity === "error") out.push(el("p", { class: "error-text", role: "note" }, r.message));
+    if ((r.fieldKey || "") === key && r.severity === "error" && !r.passed) out.push(el("p", { class: "error-text", role: "note" }, r.message));
   }
   return out;
 }
@@ -172,7 +172,7 @@ function failedPage(p) {
   const msg = alertBox("fix-message");
   show(...header(p), el("section", { "aria-labelledby": "failed-title", "data-end": "validation-failed" },
     el("h2", { id: "failed-title" }, "Some answers need fixing"),
-    el("ul", {}, ...(p.validationResults || []).filter((r) => r.severity === "error").map((r) => el("li", {}, r.message))),
+    el("ul", {}, ...(p.validationResults || []).filter((r) => r.severity === "error" && !r.passed).map((r) => el("li", {}, r.message))),
     msg,
     el("button", { type: "button", id: "fix", class: "primary", onclick: async () => {
       try {

@@ -67,7 +67,7 @@ func recordEntity(r *dispatch.Record) (tablestore.Entity, error) {
 		"index": int64(r.Index), "status": r.Status, "messages": string(msgs), "warning": r.Warning,
 		"state": string(r.State), "dataEnc": r.DataEnc, "correlationId": r.CorrelationID, "documentId": r.DocumentID,
 		"pdfBlobPath": r.PDFBlobPath, "pdfHash": r.PDFHash, "deliveryIds": string(ids), "error": r.Error,
-		"processedAtNs": kernel.Nanos(r.ProcessedAt),
+		"processedAtNs": kernel.Nanos(r.ProcessedAt), "nameSeq": int64(r.NameSeq),
 	}}, nil
 }
 
@@ -77,7 +77,7 @@ func recordFrom(e tablestore.Entity) (*dispatch.Record, error) {
 		State: dispatch.RecordState(e.String("state")), DataEnc: e.String("dataEnc"),
 		CorrelationID: e.String("correlationId"), DocumentID: e.String("documentId"), PDFBlobPath: e.String("pdfBlobPath"),
 		PDFHash: e.String("pdfHash"), Error: e.String("error"), ProcessedAt: kernel.FromNanos(e.Int64("processedAtNs")),
-		ETag: e.ETag,
+		NameSeq: int(e.Int64("nameSeq")), ETag: e.ETag,
 	}
 	for prop, into := range map[string]any{"messages": &r.Messages, "deliveryIds": &r.DeliveryIDs} {
 		if v := e.String(prop); v != "" && v != "null" {
