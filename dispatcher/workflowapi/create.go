@@ -157,7 +157,7 @@ func (a *API) prepare(ctx context.Context, req CreateRequest, p auth.Principal, 
 	if err := a.Licence.Allow(plan); err != nil {
 		return nil, kernel.Change{}, err
 	}
-	if err := licensing.Check(ctx, a.Licensing, p.TenantID, licence.FeatureWorkflow, req.CorrelationID); err != nil {
+	if err := licensing.Check(ctx, a.Licensing, p.TenantID, licence.FeatureWorkflow, x.CorrelationID); err != nil {
 		return nil, kernel.Change{}, err
 	}
 	ch, err := workflow.Create(x, schema, req.InitialData, now)
