@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -95,6 +96,36 @@ func TestLicensingUsageRetried(t *testing.T) {
 	wantMetered(t, licensing.KindSessionSealed, flakyTenant, st.str("groupId"))
 	if !strings.Contains(svc.logs.String(), "licence-usage: session.sealed session.sealed:"+st.str("groupId")+" not recorded (attempt 1); will retry") {
 		t.Fatal("the first post was not refused and retried")
+	}
+}
+
+// TestLicensingServiceUnreachable runs a dispatcher whose LICENSING_URL answers nothing: creates
+// fall back to the offline licence (201), the fall-back is logged once for both within the
+// minute, and /api/health reports the service unreachable (degraded).
+func TestLicensingServiceUnreachable(t *testing.T) {
+	t.Parallel()
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	h, out := dispatcherWith(t, map[string]string{licence.SettingServiceURL: closed.URL})
+	tok := bearer(svc.jwt(t, tenantA, "Esign.Initiator"))
+	for range 2 {
+		if r := call(t, "POST", h.URL()+"/api/esign/session?code="+h.HostKey(), createBody(t, "single", 1), tok); r.Status != http.StatusCreated {
+			t.Fatalf("create with the licensing service down: %d %s", r.Status, r.Raw)
+		}
+	}
+	if n := strings.Count(out.String(), "the offline licence alone decides"); n != 1 {
+		t.Errorf("the fall-back was logged %d times for two creates within a minute, want once", n)
+	}
+	// call fails any 5xx: the degraded report is read as it is
+	resp, err := client.Get(h.URL() + "/api/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(raw), `"status":"degraded"`) ||
+		!strings.Contains(string(raw), `"licensing":{"reachable":false,"error":"unreachable"}`) {
+		t.Fatalf("health %d %s", resp.StatusCode, raw)
 	}
 }
 
