@@ -222,3 +222,24 @@ func TestNewChecksSettings(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// BenchmarkValidate is what a create pays for the licensing service on loopback: one POST
+// /v1/validate round trip on a kept-alive connection, allowed.
+func BenchmarkValidate(b *testing.B) {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		io.WriteString(w, `{"allowed":true}`)
+	}))
+	defer s.Close()
+	c, err := New(s.URL, jws)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.Validate(ctx, "tid", licence.FeatureEsign, "corr"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
