@@ -96,7 +96,7 @@ type Client struct {
 
 	mu       sync.Mutex
 	lastLog  time.Time
-	loggedAt bool
+	logged   bool // lastLog is set
 }
 
 // Option adjusts a Client.
@@ -187,9 +187,9 @@ func (c *Client) Validate(ctx context.Context, tenantID string, feature licence.
 func (c *Client) fallBack(err error) {
 	c.mu.Lock()
 	now := c.now()
-	due := !c.loggedAt || now.Sub(c.lastLog) >= LogEvery
+	due := !c.logged || now.Sub(c.lastLog) >= LogEvery
 	if due {
-		c.lastLog, c.loggedAt = now, true
+		c.lastLog, c.logged = now, true
 	}
 	c.mu.Unlock()
 	if due {
