@@ -94,9 +94,9 @@ type Client struct {
 	now     func() time.Time
 	logf    func(format string, args ...any)
 
-	mu       sync.Mutex
-	lastLog  time.Time
-	logged   bool // lastLog is set
+	mu      sync.Mutex
+	lastLog time.Time
+	logged  bool // lastLog is set
 }
 
 // Option adjusts a Client.
