@@ -13,7 +13,8 @@ import (
 // callback: the portal calls them, not a source system).
 var methods = map[string][]string{
 	"Health": {"Health"}, "CreateSession": {"CreateSession"}, "SessionStatus": {"SessionStatus"},
-	"ResendInvite": {"ResendInvite"}, "CancelSession": {"CancelSession"}, "RevokeSession": {"RevokeSession"},
+	"SessionStatusByGroup": {"SessionStatusByGroup"}, "ResendInvite": {"ResendInvite"},
+	"CancelSession": {"CancelSession"}, "RevokeSession": {"RevokeSession"},
 	"RetrySeal": {"RetrySeal"}, "EraseSignerEmail": {"EraseSignerEmail"},
 	"PortalActivate": nil, "PortalSession": nil, "PortalViewed": nil, "PortalConsent": nil, "PortalDecline": nil,
 	"PortalOTPSend": nil, "PortalOTPVerify": nil, "PortalTransferCreate": nil, "PortalTransferRedeem": nil,

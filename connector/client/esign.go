@@ -22,6 +22,7 @@ type CreateSessionRequest struct {
 	CorrelationID        string   `json:"correlationId"`
 	DocumentID           string   `json:"documentId"`
 	DocType              string   `json:"docType"`
+	DocumentName         string   `json:"documentName,omitempty"` // the certificate's title; else documentId
 	PDFBlobPath          string   `json:"pdfBlobPath"`
 	PDFHash              string   `json:"pdfHash"`
 	SigningMode          string   `json:"signingMode"`
@@ -156,6 +157,15 @@ func (c *Client) CreateSession(ctx context.Context, req CreateSessionRequest) (*
 func (c *Client) SessionStatus(ctx context.Context, correlationID string) (*SessionStatus, error) {
 	var s SessionStatus
 	_, err := c.do(ctx, call{method: http.MethodGet, path: "/esign/session/" + esc(correlationID) + "/status"}, &s)
+	return &s, err
+}
+
+// SessionStatusByGroup reads a session by its groupId (the same answer as SessionStatus).
+// Errors: *Error (404 session_not_found, also for another tenant's session; 400 invalid_request
+// for a groupId that is not a UUID).
+func (c *Client) SessionStatusByGroup(ctx context.Context, groupID string) (*SessionStatus, error) {
+	var s SessionStatus
+	_, err := c.do(ctx, call{method: http.MethodGet, path: "/esign/session/by-group/" + esc(groupID) + "/status"}, &s)
 	return &s, err
 }
 

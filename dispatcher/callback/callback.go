@@ -73,7 +73,7 @@ type response struct {
 // HMAC for what web.DecodeJSONBody refuses (unsupported_media_type, a body that is not one JSON
 // object) or a field at fault (named), fields not matching the manifest; 403
 // token_wrong_slot; 404 unknown sessionId; 409 device_secondary, consent_mismatch,
-// consent_required, slot_already_signed, slot_not_open, session_not_live; 410 expired or
+// consent_required, not_viewed, slot_already_signed, slot_not_open, session_not_live; 410 expired or
 // cancelled.
 func (a *API) callback(w http.ResponseWriter, r *http.Request) error {
 	raw, err := web.ReadBody(r, MaxBody) // the raw bytes: the HMAC is over them

@@ -1,7 +1,7 @@
-// Package esignapi serves the requester-facing signing-session routes: create, status,
-// resend-invite, cancel, revoke and the erasure of a signer's e-mail. Every route authenticates
-// an Entra ID JWT, checks the licence's esign feature and the caller's role, and sees only its
-// own tenant's sessions (another tenant's session is a 404).
+// Package esignapi serves the requester-facing signing-session routes: create, status (by
+// correlationId or by groupId), resend-invite, cancel, revoke and the erasure of a signer's
+// e-mail. Every route authenticates an Entra ID JWT, checks the licence's esign feature and the
+// caller's role, and sees only its own tenant's sessions (another tenant's session is a 404).
 package esignapi
 
 import (
@@ -9,7 +9,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/esign-svc/esign/dispatcher/guard"
+	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
@@ -40,6 +43,7 @@ type API struct {
 func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("POST /api/esign/session", web.Handle(a.create))
 	mux.Handle("GET /api/esign/session/{correlationId}/status", web.Handle(a.status))
+	mux.Handle("GET /api/esign/session/by-group/{groupId}/status", web.Handle(a.statusByGroup))
 	mux.Handle("POST /api/esign/session/{correlationId}/resend-invite", web.Handle(a.resend))
 	mux.Handle("POST /api/esign/session/{groupId}/cancel", web.Handle(a.cancel))
 	mux.Handle("POST /api/esign/session/{groupId}/revoke", web.Handle(a.revoke))
@@ -65,6 +69,16 @@ func (a *API) loadOwn(ctx context.Context, tenant, groupID string) (*esign.Sessi
 		return nil, nil, sessionstore.ErrNotFound
 	}
 	return s, slots, nil
+}
+
+// groupIDParam is the {groupId} of the path: a session's groupId is a UUID, so anything else is
+// 400 naming groupId before any storage read (not a table-key error naming PartitionKey).
+func groupIDParam(r *http.Request) (string, error) {
+	groupID := r.PathValue("groupId")
+	if _, err := uuid.Parse(groupID); err != nil || len(groupID) != 36 {
+		return "", apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("groupId", "must be the session's groupId (a UUID)"))
+	}
+	return groupID, nil
 }
 
 // apply runs a transition on one of the tenant's sessions (another tenant's is not found).

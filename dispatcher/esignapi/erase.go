@@ -30,6 +30,10 @@ func (a *API) eraseEmail(w http.ResponseWriter, r *http.Request) error {
 	if err := web.NoBody(r); err != nil {
 		return err
 	}
+	groupID, err := groupIDParam(r)
+	if err != nil {
+		return err
+	}
 	idx, err := strconv.Atoi(r.PathValue("slotIndex"))
 	if err != nil || idx < 0 || idx >= esign.MaxSigners {
 		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("slotIndex", "must be a slot number from 0 to 9"))
@@ -37,7 +41,7 @@ func (a *API) eraseEmail(w http.ResponseWriter, r *http.Request) error {
 	who := actor(r, p)
 	who.Kind = "admin"
 	// Check first, on a copy, that the slot may be erased (nothing changes when it may not).
-	cur, curSlots, err := a.loadOwn(r.Context(), p.TenantID, r.PathValue("groupId"))
+	cur, curSlots, err := a.loadOwn(r.Context(), p.TenantID, groupID)
 	if err != nil {
 		return err
 	}

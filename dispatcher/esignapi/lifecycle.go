@@ -38,8 +38,12 @@ func (a *API) end(w http.ResponseWriter, r *http.Request, reason esign.CancelRea
 	if err := web.NoBody(r); err != nil {
 		return err
 	}
+	groupID, err := groupIDParam(r)
+	if err != nil {
+		return err
+	}
 	who := actor(r, p)
-	s, slots, ch, err := a.apply(r.Context(), p.TenantID, r.PathValue("groupId"), func(s *esign.Session, slots []esign.Slot) (esign.Change, error) {
+	s, slots, ch, err := a.apply(r.Context(), p.TenantID, groupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, error) {
 		ch, err := esign.Cancel(s, a.Now().UTC(), reason, who.ID)
 		ch.By(who)
 		return ch, err

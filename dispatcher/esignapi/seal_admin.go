@@ -43,11 +43,15 @@ func (a *API) retrySeal(w http.ResponseWriter, r *http.Request) error {
 	if err := web.NoBody(r); err != nil {
 		return err
 	}
+	groupID, err := groupIDParam(r)
+	if err != nil {
+		return err
+	}
 	ctx := r.Context()
 	who := actor(r, p)
 	who.Kind = "admin"
 	var attempt int
-	s, _, _, err := a.Store.Update(ctx, r.PathValue("groupId"), func(s *esign.Session, _ []esign.Slot) (esign.Change, []tablestore.Op, error) {
+	s, _, _, err := a.Store.Update(ctx, groupID, func(s *esign.Session, _ []esign.Slot) (esign.Change, []tablestore.Op, error) {
 		if s.TenantID != p.TenantID {
 			return esign.Change{}, nil, sessionstore.ErrNotFound
 		}

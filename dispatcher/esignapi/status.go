@@ -68,7 +68,31 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s, slots, err := a.loadOwn(r.Context(), p.TenantID, groupID)
+	return a.writeStatus(w, r, p.TenantID, groupID)
+}
+
+// statusByGroup is GET /api/esign/session/by-group/{groupId}/status: the same answer as status,
+// for the session the groupId names (spec: the groupId is used to poll status). Same roles;
+// another tenant's session is 404 session_not_found, as an unknown one. Errors: 400
+// invalid_request (field groupId) for a groupId that is not a UUID; 401; 403; 404.
+func (a *API) statusByGroup(w http.ResponseWriter, r *http.Request) error {
+	p, err := a.caller(r, auth.RoleInitiator, auth.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	if err := web.NoBody(r); err != nil {
+		return err
+	}
+	groupID, err := groupIDParam(r)
+	if err != nil {
+		return err
+	}
+	return a.writeStatus(w, r, p.TenantID, groupID)
+}
+
+// writeStatus answers the status of the tenant's session groupID (another tenant's is not found).
+func (a *API) writeStatus(w http.ResponseWriter, r *http.Request, tenantID, groupID string) error {
+	s, slots, err := a.loadOwn(r.Context(), tenantID, groupID)
 	if err != nil {
 		return err
 	}

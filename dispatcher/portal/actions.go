@@ -93,7 +93,8 @@ type consentRequest struct {
 // consent is POST /api/esign/portal/consent {"statements": [...], "version": "..."}: records the
 // acceptance of the named statements of the current wording. Errors: 400 for a missing or
 // unknown statement or a missing version; 409 consent_version_changed for another version,
-// device_secondary for a view-only token, slot_wrong_state before the document was viewed;
+// device_secondary for a view-only token, not_viewed before the document was viewed (with or
+// without OTP);
 // 401; 410.
 func (a *API) consent(w http.ResponseWriter, r *http.Request) error {
 	var req consentRequest

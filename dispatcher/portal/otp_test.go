@@ -210,3 +210,25 @@ func assertEvents(t *testing.T, e *env, groupID string, kinds ...string) {
 		}
 	}
 }
+
+// With OTP as without it, consent follows the viewing of the document (spec 000 evidence
+// timeline pending, activated, viewed, signed): a signer who passed OTP and consents before
+// reporting viewed is 409 not_viewed, and nothing is recorded.
+func TestOTPConsentWaitsForViewed(t *testing.T) {
+	t.Parallel()
+	o := newOTPEnv(t)
+	f, tok := o.otpSession(t, esign.OTPEmail, true)
+	o.send(t, tok, "").want(t, http.StatusOK, "")
+	o.verify(t, tok, codeOf(t, o.email.last(t))).want(t, http.StatusOK, "")
+	body := `{"statements":["document_reviewed","electronic_signature","legally_binding"],"version":"` + esign.ConsentVersion + `"}`
+	o.do(t, http.MethodPost, PathConsent, tok, body).want(t, http.StatusConflict, "not_viewed")
+	if _, slots := o.load(t, f.s.GroupID); len(slots[0].Consents) != 0 || slots[0].State != esign.SlotOTPVerified {
+		t.Fatalf("a refused consent changed the slot: %s %+v", slots[0].State, slots[0].Consents)
+	}
+	o.do(t, http.MethodPost, PathViewed, tok, "").want(t, http.StatusOK, "")
+	o.do(t, http.MethodPost, PathConsent, tok, body).want(t, http.StatusOK, "")
+	_, slots := o.load(t, f.s.GroupID)
+	if _, ok := slots[0].Timeline[esign.SlotViewed]; !ok || len(slots[0].Consents) != 3 {
+		t.Fatalf("after viewed: timeline %v consents %+v", slots[0].Timeline, slots[0].Consents)
+	}
+}

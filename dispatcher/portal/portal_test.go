@@ -148,7 +148,7 @@ func TestViewedAndConsent(t *testing.T) {
 	f := e.newSession(t, sessionOpts{})
 	tok := e.activate(t, f, 0)
 	body := `{"statements":["document_reviewed","electronic_signature","legally_binding"],"version":"` + esign.ConsentVersion + `"}`
-	e.do(t, http.MethodPost, PathConsent, tok, body).want(t, http.StatusConflict, "slot_wrong_state") // not viewed yet
+	e.do(t, http.MethodPost, PathConsent, tok, body).want(t, http.StatusConflict, "not_viewed") // not viewed yet
 	e.do(t, http.MethodPost, PathViewed, tok, "").want(t, http.StatusOK, "")
 
 	for _, tc := range []struct{ name, body, code string }{
@@ -522,4 +522,21 @@ func TestResendMakesEarlierTokensViewOnly(t *testing.T) {
 	tok := e.activate(t, f, 0)
 	e.do(t, http.MethodPost, PathViewed, tok, "").want(t, http.StatusOK, "") // no OTP asked of a slot without one
 	e.do(t, http.MethodPost, PathConsent, tok, consent).want(t, http.StatusOK, "")
+}
+
+// TestViewNamesTheDocumentByItsTitle: the signer's page names the document by its title (a
+// render's, or the create request's documentName) when the session has one.
+func TestViewNamesTheDocumentByItsTitle(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	f := e.newSession(t, sessionOpts{})
+	e.update(t, f.s.GroupID, func(s *esign.Session, _ []esign.Slot) esign.Change {
+		s.DocumentTitle = "Lease — Flat 4B"
+		return esign.Change{}
+	})
+	r := e.do(t, http.MethodPost, PathActivate, "", `{"token":"`+f.links[0]+`"}`)
+	r.want(t, http.StatusOK, "")
+	if got := r.json(t)["documentName"]; got != "Lease — Flat 4B" {
+		t.Fatalf("documentName %v, want the session's title", got)
+	}
 }

@@ -70,7 +70,7 @@ func viewOf(s *esign.Session, sl *esign.Slot, tok string, issued tokens.PortalAc
 	ch := sl.EffectiveOTPChannel() // e-mail on a device that took a slot without OTP over
 	return sessionView{
 		tokenFields: newTokenFields(tok, issued), GroupID: s.GroupID, SessionID: sl.SessionID, SlotIndex: sl.Index,
-		DocumentName: s.DocumentID, DocType: s.DocType, Role: sl.Role, NamePrefill: sl.NamePrefill, Fields: fields,
+		DocumentName: s.Title(), DocType: s.DocType, Role: sl.Role, NamePrefill: sl.NamePrefill, Fields: fields,
 		ConsentStatements: esign.ConsentStatements, ConsentsAccepted: accepted(sl), OTPRequired: sl.RequiresOTP(),
 		OTPChannel: string(ch), SigningMode: string(s.SigningMode), SlotState: string(sl.State),
 		SessionState: string(s.State), ExpiresAt: ts(s.ExpiresAt), ViewOnly: secondary,

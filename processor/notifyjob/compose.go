@@ -73,7 +73,7 @@ func (j *Job) invitation(m esign.NotifyMessage, sess *esign.Session, slots []esi
 		return msg, 0, "", err
 	}
 	msg, err = notify.InvitationMessage(to, notify.Invitation{
-		SignerName: sl.NamePrefill, DocumentName: sess.DocumentID, PortalURL: j.portalLink(tok),
+		SignerName: sl.NamePrefill, DocumentName: sess.Title(), PortalURL: j.portalLink(tok),
 		Requester: sess.RequestedBy, Organization: sess.OrganizationName, Reminder: m.Reminder,
 	})
 	return msg, sl.Index, "", err

@@ -24,12 +24,8 @@ var timelineOrder = []esign.SlotState{
 // signer's recorded consents do not read back (the certificate is never built with a gap).
 func buildCertificate(sess *esign.Session, slots []esign.Slot, sigs map[int]sessionstore.Signature,
 	events []sessionstore.AuditEvent, now time.Time, engine string) (certificate.Certificate, error) {
-	title := sess.DocumentID
-	if sess.DocType != "" {
-		title += " (" + sess.DocType + ")"
-	}
 	c := certificate.Certificate{
-		DocumentTitle: title, CorrelationID: sess.CorrelationID, DocumentID: sess.DocumentID,
+		DocumentTitle: sess.Title(), CorrelationID: sess.CorrelationID, DocumentID: sess.DocumentID,
 		RenderedPDFHash: sess.PDFHash, GroupID: sess.GroupID, TenantID: sess.TenantID,
 		SigningMode: string(sess.SigningMode), SessionExpires: sess.ExpiresAt, CompletedAt: now,
 		EngineVersion: engine,

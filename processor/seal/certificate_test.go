@@ -188,3 +188,40 @@ func TestCertificateIsExact(t *testing.T) {
 		t.Errorf("the certificate shows %d drawings, want the two signers':\n%s", images, out)
 	}
 }
+
+// TestCertificateTitleIsTheDocumentsTitle reads the sealed certificate's text: its title is the
+// session's document title (a render's title, or the create request's documentName), else the
+// documentId; never the docType (spec 000 evidence certificate: "title").
+func TestCertificateTitleIsTheDocumentsTitle(t *testing.T) {
+	t.Parallel()
+	requireTools(t)
+	for _, tc := range []struct{ name, title, want string }{
+		{"the document's title", "Lease agreement — Flat 4B, Ωmega Street", "Lease agreement — Flat 4B, Ωmega Street"},
+		{"no title: the documentId", "", "DOC-4711"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			f := e.sealingSession(t, twoSigners()[:1], "")
+			e.applyStep(t, f.sess.GroupID, func(s *esign.Session, _ []esign.Slot) (esign.Change, error) {
+				s.DocumentTitle = tc.title
+				return esign.Change{}, nil
+			})
+			r := invoke(t, funcproto.QueueHandler(e.job.Handle), queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID}))
+			if r.status != 200 {
+				t.Fatalf("status %d, logs %v", r.status, r.logs)
+			}
+			cert, ok := e.readBlob(t, "signed", f.sess.TenantID+"/"+f.sess.GroupID+"/certificate.pdf")
+			if !ok {
+				t.Fatal("certificate.pdf missing")
+			}
+			text := pdftotext(t, cert)
+			if !strings.Contains(text, "\nTitle: "+tc.want+"\n") {
+				t.Errorf("the certificate's title is not %q:\n%s", tc.want, text)
+			}
+			if strings.Contains(text, "purchase_agreement") {
+				t.Errorf("the certificate's title carries the docType:\n%s", text)
+			}
+		})
+	}
+}

@@ -66,7 +66,7 @@ func ProblemFor(err error) Problem {
 func WriteProblem(w http.ResponseWriter, requestID string, err error) (internal bool) {
 	p := ProblemFor(err)
 	p.RequestID = requestID
-	if e, ok := As(err); ok && e.Kind == KindRateLimited && e.RetryAfter > 0 {
+	if e, ok := As(err); ok && e.RetryAfter > 0 { // 429, an OTP block's 400, a 503 that knows its wait
 		secs := int(e.RetryAfter.Seconds() + 0.999)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 	}

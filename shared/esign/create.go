@@ -98,7 +98,7 @@ func (c *Creator) Create(ctx context.Context, tenant string, actor Actor, req Cr
 	now := c.Now().UTC()
 	s := &Session{
 		GroupID: uuid.NewString(), TenantID: tenant, CorrelationID: req.CorrelationID, DocumentID: req.DocumentID,
-		DocType: req.DocType, PDFBlobPath: src.String(), PDFHash: req.PDFHash, TemplatePath: req.TemplatePath,
+		DocType: req.DocType, DocumentTitle: req.DocumentName, PDFBlobPath: src.String(), PDFHash: req.PDFHash, TemplatePath: req.TemplatePath,
 		SigningMode: req.SigningMode, State: SessionPending, CreatedAt: now,
 		ExpiresAt:   now.Add(time.Duration(*req.ExpiresInMinutes) * time.Minute),
 		RequestedBy: req.RequestedBy, OrganizationName: req.OrganizationName, SendPerSignerNotices: *req.SendPerSignerNotices,

@@ -56,6 +56,9 @@ var (
 	ErrSlotNotInvited   = &apperr.Error{Kind: apperr.KindConflict, Code: "slot_not_yet_open", Detail: "in sequential mode this signer's turn has not come yet"}
 	ErrSlotWrongState   = &apperr.Error{Kind: apperr.KindConflict, Code: "slot_wrong_state", Detail: "the slot is not in a state that allows this step"}
 	ErrNoSuchSlot       = &apperr.Error{Kind: apperr.KindNotFound, Code: "slot_not_found", Detail: "no such slot"}
+	// ErrNotViewed: consent and signing follow the review of the document (the timeline is
+	// pending, activated, viewed, signed, with or without OTP).
+	ErrNotViewed = &apperr.Error{Kind: apperr.KindConflict, Code: "not_viewed", Detail: "the signer has not viewed the document yet"}
 )
 
 // CheckLive is the gate of every signer-facing action: a session past its expiry or cancelled
@@ -202,7 +205,8 @@ type SignInput struct {
 	Meta       map[string]any // fields summary, consent version; no personal data but IP/UA
 }
 
-// Sign completes slot i. When every required slot is then signed the session goes to sealing
+// Sign completes slot i, once its signer viewed the document (409 not_viewed) and accepted every
+// consent statement. When every required slot is then signed the session goes to sealing
 // and the seal is enqueued; in sequential mode the next open slot is invited.
 func Sign(s *Session, slots []Slot, i int, now time.Time, in SignInput) (Change, error) {
 	var c Change
@@ -210,13 +214,8 @@ func Sign(s *Session, slots []Slot, i int, now time.Time, in SignInput) (Change,
 	if err != nil {
 		return c, err
 	}
-	switch {
-	case sl.State == SlotPending:
-		return c, ErrSlotWrongState
-	case sl.State != SlotViewed && sl.State != SlotOTPVerified && sl.State != SlotActivated:
-		return c, ErrSlotWrongState
-	case sl.NeedsOTP():
-		return c, ErrOTPRequired
+	if err := reviewed(sl); err != nil {
+		return c, err
 	}
 	if missing := missingConsents(sl); missing != "" {
 		return c, &apperr.Error{Kind: apperr.KindConflict, Code: "consent_required",
@@ -368,19 +367,17 @@ func Reinvite(s *Session, slots []Slot, i int, now time.Time) (Change, error) {
 }
 
 // Consent records the signer's acceptance of the named statements (current version), each with
-// its verbatim text and acceptance time. The slot must be viewed (or OTP-verified): consent
-// follows the review of the document. Accepting a statement again keeps the first acceptance.
+// its verbatim text and acceptance time. The slot must be viewed, with or without OTP: consent
+// follows the review of the document (409 not_viewed). Accepting a statement again keeps the
+// first acceptance.
 func Consent(s *Session, slots []Slot, i int, now time.Time, ids []string) (Change, error) {
 	var c Change
 	sl, err := openSlot(s, slots, i, now)
 	if err != nil {
 		return c, err
 	}
-	if sl.State != SlotViewed && sl.State != SlotOTPVerified {
-		return c, ErrSlotWrongState
-	}
-	if sl.NeedsOTP() { // a device that took the slot over consents only after its own OTP
-		return c, ErrOTPRequired
+	if err := reviewed(sl); err != nil {
+		return c, err
 	}
 	for _, id := range ids { // all or nothing: every id is known before any is recorded
 		if _, ok := StatementByID(id); !ok {
@@ -398,6 +395,22 @@ func Consent(s *Session, slots []Slot, i int, now time.Time, ids []string) (Chan
 	}
 	c.Touch(i)
 	return c, nil
+}
+
+// reviewed is the gate of consent and signing: a slot never activated has nothing to review
+// (409 slot_wrong_state); the current device passes its OTP first (403 otp_required: a device
+// that took the slot over acts only after its own); and the document was viewed (409
+// not_viewed). A slot stays viewed once viewed (OTP on a later device keeps the state).
+func reviewed(sl *Slot) error {
+	switch {
+	case sl.State == SlotPending:
+		return ErrSlotWrongState
+	case sl.NeedsOTP():
+		return ErrOTPRequired
+	case sl.State != SlotViewed:
+		return ErrNotViewed
+	}
+	return nil
 }
 
 func hasConsent(sl *Slot, id string) bool {

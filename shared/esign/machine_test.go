@@ -243,7 +243,7 @@ func TestConsentGatesSigning(t *testing.T) {
 	s, slots := newSession(ModeSingle, Required)
 	Start(s, slots, t0)
 	Activate(s, slots, 0, t0, nil)
-	if _, err := Consent(s, slots, 0, t0, []string{"document_reviewed"}); !errorsIs(err, ErrSlotWrongState) {
+	if _, err := Consent(s, slots, 0, t0, []string{"document_reviewed"}); !errorsIs(err, ErrNotViewed) {
 		t.Fatalf("consent before viewing: %v", err)
 	}
 	MarkViewed(s, slots, 0, t0, nil)

@@ -19,6 +19,19 @@ func otpSlot(t *testing.T, ch OTPChannel) (*Session, []Slot) {
 	return s, slots
 }
 
+// verifiedSlot is otpSlot with e-mail OTP sent at t0 and passed a second later.
+func verifiedSlot(t *testing.T) (*Session, []Slot) {
+	t.Helper()
+	s, slots := otpSlot(t, OTPEmail)
+	if _, err := SendOTP(s, slots, 0, t0, "", false, "h1", "d", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, out, err := VerifyOTP(s, slots, 0, t0.Add(time.Second), is("h1"), 0); err != nil || out != otp.Passed {
+		t.Fatalf("verify: %v %v", err, out)
+	}
+	return s, slots
+}
+
 func is(code string) func(string) bool { return func(h string) bool { return h == code } }
 
 func TestOTPSendVerifyAndGates(t *testing.T) {
@@ -54,6 +67,37 @@ func TestOTPSendVerifyAndGates(t *testing.T) {
 	}
 	if _, err := SendOTP(s, slots, 0, t0.Add(time.Hour/2), "", false, "h3", "d", 0); apperr.KindOf(err) != apperr.KindInvalid {
 		t.Fatalf("send after verified: %v", err)
+	}
+}
+
+// With OTP as without it, consent and signing follow the viewing of the document: a signer who
+// passed OTP but never reported viewed is refused (409 not_viewed), and the signed slot's
+// timeline holds viewed (spec 000: pending, activated, viewed, signed, + otp_verified).
+func TestOTPSignerViewsBeforeConsentAndSigning(t *testing.T) {
+	t.Parallel()
+	s, slots := verifiedSlot(t)
+	all := []string{"document_reviewed", "electronic_signature", "legally_binding"}
+	if c, err := Consent(s, slots, 0, t0.Add(2*time.Second), all); !errorsIs(err, ErrNotViewed) || apperr.KindOf(err) != apperr.KindConflict || len(c.Events) != 0 {
+		t.Fatalf("consent after OTP, before viewed: %v", err)
+	}
+	consented(&slots[0]) // even with the consents in place, no signature before viewed
+	if _, err := Sign(s, slots, 0, t0.Add(2*time.Second), SignInput{SignerName: "n"}); !errorsIs(err, ErrNotViewed) {
+		t.Fatalf("sign after OTP, before viewed: %v", err)
+	}
+	slots[0].Consents = nil
+	if _, err := MarkViewed(s, slots, 0, t0.Add(3*time.Second), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Consent(s, slots, 0, t0.Add(4*time.Second), all); err != nil {
+		t.Fatalf("consent after viewed: %v", err)
+	}
+	if _, err := Sign(s, slots, 0, t0.Add(5*time.Second), SignInput{SignerName: "n"}); err != nil {
+		t.Fatalf("sign after viewed: %v", err)
+	}
+	for _, st := range []SlotState{SlotPending, SlotActivated, SlotOTPVerified, SlotViewed, SlotSigned} {
+		if _, ok := slots[0].Timeline[st]; !ok {
+			t.Errorf("signed timeline lacks %s: %v", st, slots[0].Timeline)
+		}
 	}
 }
 

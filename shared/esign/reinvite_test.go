@@ -47,13 +47,7 @@ func TestReinviteBeginsTheNextDeviceGeneration(t *testing.T) {
 // itself; the earlier device's verification does not carry over.
 func TestReinviteAsksForOTPAgain(t *testing.T) {
 	t.Parallel()
-	s, slots := otpSlot(t, OTPEmail)
-	if _, err := SendOTP(s, slots, 0, t0, "", false, "h1", "d", 0); err != nil {
-		t.Fatal(err)
-	}
-	if _, out, err := VerifyOTP(s, slots, 0, t0.Add(time.Second), is("h1"), 0); err != nil || out != otp.Passed {
-		t.Fatalf("verify: %v %v", err, out)
-	}
+	s, slots := verifiedSlot(t)
 	if _, err := Reinvite(s, slots, 0, t0.Add(2*time.Second)); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ const (
 	MaxSigners              = 10
 	DefaultExpiresInMinutes = 30
 	MaxExpiresInMinutes     = 10080
+	MaxDocumentName         = 512 // bytes, as a render's options.title
 )
 
 // CreateRequest is the body of POST /api/esign/session.
@@ -22,6 +23,7 @@ type CreateRequest struct {
 	CorrelationID        string          `json:"correlationId"`
 	DocumentID           string          `json:"documentId"`
 	DocType              string          `json:"docType"`
+	DocumentName         string          `json:"documentName,omitempty"` // the title the certificate shows
 	PDFBlobPath          string          `json:"pdfBlobPath"`
 	PDFHash              string          `json:"pdfHash"`
 	SigningMode          SigningMode     `json:"signingMode"`
@@ -111,6 +113,7 @@ func (r *CreateRequest) Validate() error {
 		bad("correlationId", "must be 1 to 128 letters, digits or . _ : ~ - and start with a letter or digit")
 	}
 	errs = append(errs, CheckDocument("", r.DocumentID, r.DocType, true)...)
+	line("documentName", r.DocumentName, false, MaxDocumentName)
 	line("pdfBlobPath", r.PDFBlobPath, true, 1024)
 	switch {
 	case r.PDFHash == "":

@@ -60,6 +60,8 @@ func TestCreateRequestFieldErrors(t *testing.T) {
 		{"bidi override in documentId", func(m map[string]any) { m["documentId"] = "D\u202e1" }, "documentId"},
 		{"isolate in requestedBy", func(m map[string]any) { m["requestedBy"] = "\u2066Ann\u2069" }, "requestedBy"},
 		{"line break in organizationName", func(m map[string]any) { m["organizationName"] = "Acme\nLtd" }, "organizationName"},
+		{"line break in documentName", func(m map[string]any) { m["documentName"] = "Lease\nFlat 4B" }, "documentName"},
+		{"documentName over 512 bytes", func(m map[string]any) { m["documentName"] = strings.Repeat("é", 257) }, "documentName"},
 		{"line separator in templatePath", func(m map[string]any) { m["templatePath"] = "templates/a\u2028b" }, "templatePath"},
 		{"DEL in pdfBlobPath", func(m map[string]any) { m["pdfBlobPath"] = "documents/a\x7f.pdf" }, "pdfBlobPath"},
 		{"bidi override in email", func(m map[string]any) { signer(m, 0)["email"] = "a\u202eb@example.com" }, "signers[0].email"},

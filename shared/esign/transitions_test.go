@@ -33,6 +33,7 @@ var errKinds = map[string]apperr.Kind{
 	"slot_wrong_state":         apperr.KindConflict,
 	"slot_not_found":           apperr.KindNotFound,
 	"consent_required":         apperr.KindConflict,
+	"not_viewed":               apperr.KindConflict,
 	"otp_required":             apperr.KindForbidden,
 	"otp_not_required":         apperr.KindInvalid,
 	"otp_already_verified":     apperr.KindInvalid,
@@ -277,6 +278,19 @@ func (c cell) documentGate() string {
 	return ""
 }
 
+// reviewGate is documentGate, then the review's: consent and signing follow the signer's
+// viewing of the document, with or without OTP (spec: timeline pending, activated, viewed,
+// signed; consent statement "document reviewed"), else 409 not_viewed.
+func (c cell) reviewGate() string {
+	if g := c.documentGate(); g != "" {
+		return g
+	}
+	if c.slot != SlotViewed {
+		return "not_viewed"
+	}
+	return ""
+}
+
 // otpGate is signerGate, then OTP's own (spec, Delivery errors, for the same OTP record): 400
 // for a slot without OTP and for one that already passed it.
 func (c cell) otpGate() string {
@@ -357,11 +371,8 @@ var gridEvents = []gridEvent{
 		return Consent(s, sl, 0, now, allStatementIDs())
 	}),
 		want: func(c cell) want {
-			if g := c.signerGate(); g != "" {
+			if g := c.reviewGate(); g != "" {
 				return fail(g)
-			}
-			if c.slot != SlotViewed && c.slot != SlotOTPVerified { // consent follows the review
-				return fail("slot_wrong_state")
 			}
 			return want{events: []ev{e(EvSlotConsented, 0), e(EvSlotConsented, 0), e(EvSlotConsented, 0)}, touched: []int{0},
 				data: map[string]any{"statement": "document_reviewed", "version": ConsentVersion}}
@@ -370,7 +381,7 @@ var gridEvents = []gridEvent{
 		return Sign(s, sl, 0, now, SignInput{SignerName: "n", IP: "192.0.2.1", UserAgent: "ua"})
 	}),
 		want: func(c cell) want {
-			if g := c.documentGate(); g != "" { // consents are in place (prep)
+			if g := c.reviewGate(); g != "" { // consents are in place (prep)
 				return fail(g)
 			}
 			// Slot 1 (required) is unsigned: no sealing; parallel: no invitation.
@@ -701,7 +712,7 @@ var scenarios = []scenario{
 			events:  []ev{e(EvSlotSigned, 2), e(EvSessionSealing, -1)},
 			effects: []Effect{eff(EffectSignerNotice, 2), eff(EffectSeal, -1)}, touched: []int{2}}},
 	{name: "parallel: the last required signature seals",
-		build: fx(ModeParallel, SessionInProgress, R(SlotSigned), R(SlotOTPVerified, consented)), call: signAt(1),
+		build: fx(ModeParallel, SessionInProgress, R(SlotSigned), R(SlotViewed, consented)), call: signAt(1),
 		want: want{session: SessionSealing, slots: map[int]SlotState{1: SlotSigned},
 			events:  []ev{e(EvSlotSigned, 1), e(EvSessionSealing, -1)},
 			effects: []Effect{eff(EffectSignerNotice, 1), eff(EffectSeal, -1)}, touched: []int{1}}},

@@ -4,7 +4,10 @@
 // events in one transaction, and answer.
 package esign
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // SigningMode is how signers are invited and when the session completes.
 type SigningMode string
@@ -87,6 +90,7 @@ type Session struct {
 	CorrelationID        string
 	DocumentID           string
 	DocType              string
+	DocumentTitle        string // the document's title (a render's, or the request's documentName); "" for none
 	PDFBlobPath          string
 	PDFHash              string // sha256:<64 hex>
 	TemplatePath         string
@@ -140,6 +144,16 @@ type Slot struct {
 	IP             string
 	UserAgent      string
 	ETag           string
+}
+
+// Title is the document's title as the certificate, the portal and the invitation show it: the
+// session's documentTitle (a render's title, or the create request's documentName), else its
+// documentId (spec 000 evidence certificate: "title").
+func (s *Session) Title() string {
+	if strings.TrimSpace(s.DocumentTitle) != "" {
+		return s.DocumentTitle
+	}
+	return s.DocumentID
 }
 
 // Expired reports whether the session is past its expiry at now.

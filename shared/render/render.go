@@ -187,7 +187,7 @@ func (r *Renderer) plan(ctx context.Context, by Caller, req Request) (*plan, err
 	}
 	d := p.doc
 	p.target = Target{TenantID: d.TenantID, CorrelationID: d.CorrelationID, DocumentID: d.DocumentID, DocType: d.DocType,
-		DocumentName: documentName(req.Options, pkg, record, d), PDFBlobPath: d.PDFBlobPath}
+		DocumentName: documentName(req.Options, pkg, record, d), Title: d.Title, PDFBlobPath: d.PDFBlobPath}
 	if p.trigger, err = PlanTrigger(settings.ESign, settings.Delivery, p.target); err != nil {
 		return nil, err
 	}

@@ -530,6 +530,39 @@ func TestRenderLicenceFeatures(t *testing.T) {
 	}
 }
 
+// TestRenderAutoTriggerCarriesTheTitle: the session a render starts carries the document's
+// title (options.title, else the package's title for the record) for its certificate; the
+// docType stays the docType.
+func TestRenderAutoTriggerCarriesTheTitle(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	for _, tc := range []struct{ name, title, want string }{
+		{"options.title", "Offer — Zoë, Engineering", "Offer — Zoë, Engineering"},
+		{"the package's title", "", "Offer for Zoë Ελένη"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := f.request(t)
+			req.Options.Title = tc.title
+			req.TemplateSettings = json.RawMessage(`{"esign":{"enabled":true,"signers":` + signers + `}}`)
+			res, err := f.r.Render(ctx, f.by, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Document.Title != tc.want || res.ESign == nil {
+				t.Fatalf("document title %q, esign %+v", res.Document.Title, res.ESign)
+			}
+			s, _, err := f.sessions.Load(ctx, res.ESign.Session.GroupID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.DocumentTitle != tc.want || s.Title() != tc.want || s.DocType != res.Document.DocType {
+				t.Fatalf("session title %q (shown %q), docType %q; want %q and %q", s.DocumentTitle, s.Title(), s.DocType, tc.want, res.Document.DocType)
+			}
+		})
+	}
+}
+
 // refusing is a licensing service that refuses one feature (licensing.Validator) and records
 // what it was asked.
 type refusing struct {

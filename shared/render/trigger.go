@@ -38,6 +38,7 @@ type Target struct {
 	DocumentID    string
 	DocType       string
 	DocumentName  string // the file name delivery recipients see
+	Title         string // the document's title: the signing session's documentName ("" for none)
 	PDFBlobPath   string
 	PDFHash       string // "sha256:<hex>"; may be empty while planning, before the document exists
 	// Sealed: PDFBlobPath lies in the tenant's folder of signed/ (esign.CreateRequest.Sealed).
@@ -91,7 +92,7 @@ func esignRequest(s *template.ESignSettings, t Target) (*esign.CreateRequest, er
 		return nil, nil
 	}
 	req := &esign.CreateRequest{
-		CorrelationID: t.CorrelationID, DocumentID: t.DocumentID, DocType: t.DocType,
+		CorrelationID: t.CorrelationID, DocumentID: t.DocumentID, DocType: t.DocType, DocumentName: t.Title,
 		PDFBlobPath: t.PDFBlobPath, PDFHash: cmp.Or(t.PDFHash, placeholderHash), SigningMode: esign.SigningMode(s.SigningMode),
 		ExpiresInMinutes: s.ExpiresInMinutes, OrganizationName: s.OrganizationName, RequestedBy: s.RequestedBy,
 		RequestedByEmail: s.RequestedByEmail, SendPerSignerNotices: s.SendPerSignerNotices, Sealed: t.Sealed,

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"reflect"
 	"testing"
 
 	"github.com/google/uuid"
@@ -44,6 +45,18 @@ func TestClientRoutes(t *testing.T) {
 	if l, err := cl.CancelSession(ctx, a.GroupID); err != nil || l.State != "cancelled" || l.CancelReason != "cancelled" {
 		t.Fatalf("cancel %+v %v", l, err)
 	}
+	// The status by groupId is the status by correlationId (spec: the groupId polls status).
+	byCorr, err := cl.SessionStatus(ctx, a.CorrelationID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if byGroup, err := cl.SessionStatusByGroup(ctx, a.GroupID); err != nil || !reflect.DeepEqual(byGroup, byCorr) || byGroup.State != "cancelled" {
+		t.Fatalf("status by groupId %+v %v, by correlationId %+v", byGroup, err, byCorr)
+	}
+	_, err = cl.SessionStatusByGroup(ctx, uuid.NewString())
+	wantProblem(t, "status of an unknown groupId", err, http.StatusNotFound, "session_not_found")
+	_, err = cl.SessionStatusByGroup(ctx, "not-a-group")
+	wantProblem(t, "status of a groupId that is not a UUID", err, http.StatusBadRequest, "invalid_request")
 	_, err = cl.RetrySeal(ctx, a.GroupID)
 	wantProblem(t, "seal retry of a cancelled session", err, http.StatusConflict, "session_not_sealing")
 	if e, err := cl.EraseSignerEmail(ctx, a.GroupID, 0); err != nil || !e.Erased {

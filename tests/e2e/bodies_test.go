@@ -72,6 +72,7 @@ var bodyRoutes = []bodyRoute{
 	{"Health", "GET", "health", bodyNone, web.MaxJSONBody, authNone, false},
 	{"CreateSession", "POST", "esign/session", bodyJSON, web.MaxJSONBody, authInitiator, true},
 	{"SessionStatus", "GET", "esign/session/{correlationId}/status", bodyNone, web.MaxJSONBody, authInitiator, true},
+	{"SessionStatusByGroup", "GET", "esign/session/by-group/{groupId}/status", bodyNone, web.MaxJSONBody, authInitiator, true},
 	{"ResendInvite", "POST", "esign/session/{correlationId}/resend-invite", bodyOptional, web.MaxJSONBody, authInitiator, true},
 	{"CancelSession", "POST", "esign/session/{groupId}/cancel", bodyNone, web.MaxJSONBody, authInitiator, true},
 	{"RevokeSession", "POST", "esign/session/{groupId}/revoke", bodyNone, web.MaxJSONBody, authInitiator, true},

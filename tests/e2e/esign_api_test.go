@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -239,5 +240,33 @@ func TestAuthOnRequesterRoutes(t *testing.T) {
 	noKey := call(t, "POST", svc.host.URL()+"/api/esign/session", body, bearer(svc.jwt(t, tenantA, "Esign.Initiator")))
 	if noKey.Status != http.StatusUnauthorized {
 		t.Fatalf("without ?code: %d", noKey.Status)
+	}
+}
+
+// TestSessionRoutesRefuseAGroupIDThatIsNoUUID: every route with a {groupId} answers 400 naming
+// groupId for a value that cannot be a session's (a storage key error naming PartitionKey
+// before), and the same 404 for an unknown UUID.
+func TestSessionRoutesRefuseAGroupIDThatIsNoUUID(t *testing.T) {
+	t.Parallel()
+	initiator := bearer(svc.jwt(t, tenantA, "Esign.Initiator"))
+	admin := bearer(svc.jwt(t, tenantA, "Service.Admin"))
+	for _, c := range []struct {
+		method, path string
+		auth         map[string]string
+	}{
+		{"POST", "esign/session/%s/cancel", initiator},
+		{"POST", "esign/session/%s/revoke", initiator},
+		{"POST", "esign/session/%s/seal/retry", admin},
+		{"DELETE", "esign/session/%s/slots/0/email", admin},
+		{"GET", "esign/session/by-group/%s/status", initiator},
+	} {
+		for _, bad := range []string{"a%23b", "not-a-uuid", "%27%20or%201%3D1"} {
+			r := call(t, c.method, svc.url(fmt.Sprintf(c.path, bad)), nil, c.auth)
+			wantProblem(t, r, http.StatusBadRequest, "invalid_request", "groupId")
+		}
+		r := call(t, c.method, svc.url(fmt.Sprintf(c.path, uuid.NewString())), nil, c.auth)
+		if r.Status != http.StatusNotFound {
+			t.Errorf("%s %s with an unknown groupId: %d %s", c.method, c.path, r.Status, r.Raw)
+		}
 	}
 }

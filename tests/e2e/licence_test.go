@@ -78,6 +78,7 @@ func TestLicenceWithoutEsignRefusesSigningRoutes(t *testing.T) {
 	for _, rt := range []struct{ method, path string }{
 		{"POST", "/api/esign/session"},
 		{"GET", "/api/esign/session/x/status"},
+		{"GET", "/api/esign/session/by-group/x/status"},
 		{"POST", "/api/esign/session/x/resend-invite"},
 		{"POST", "/api/esign/session/x/cancel"},
 		{"POST", "/api/esign/session/x/revoke"},

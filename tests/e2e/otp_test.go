@@ -300,6 +300,15 @@ func TestOTPEachChannelGatesDocumentAndCallback(t *testing.T) {
 			if len(d.Raw) < 5 || string(d.Raw[:5]) != "%PDF-" {
 				t.Fatal("the document proxy did not stream the PDF")
 			}
+			// OTP passed, the document fetched but never reported viewed: no consent and no
+			// signature yet (spec 000 timeline pending, activated, viewed, signed).
+			var ids []string
+			for _, st := range esign.ConsentStatements {
+				ids = append(ids, st.ID)
+			}
+			otpWant(t, "consent before viewed", s.otpPortal(t, "consent", map[string]any{"statements": ids, "version": esign.ConsentVersion}),
+				http.StatusConflict, "not_viewed")
+			otpWant(t, "callback before viewed", otpCallback(t, s.otpCallbackBody(s.access)), http.StatusConflict, "not_viewed")
 			s.otpViewAndConsent(t)
 			r = otpCallback(t, s.otpCallbackBody(s.access))
 			otpWant(t, "callback after OTP", r, http.StatusOK, "")

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +28,10 @@ func TestRenderAutoTriggerESign(t *testing.T) {
 	pkg := uploadPackage(t, examplePackage(t))
 	t.Run("defaults and notices to requestedByEmail", func(t *testing.T) {
 		t.Parallel()
+		sealRequireTools(t)
 		body := renderBody(pkg, offerRecord())
+		title := "Offer letter — Zoë (e2e)"
+		body["options"].(map[string]any)["title"] = title
 		requester := email(9)
 		body["templateSettings"] = map[string]any{"esign": map[string]any{"enabled": true, "signers": offerSigners(),
 			"requestedByEmail": requester, "requestedBy": "Pat Requester"}}
@@ -66,6 +70,12 @@ func TestRenderAutoTriggerESign(t *testing.T) {
 			if n.Recipient != requester {
 				t.Fatal("the documents-ready notice went to another address")
 			}
+		}
+		// The certificate's title is the render's title (spec 000 evidence certificate).
+		done := sealWaitStatus(t, tenantA, corr, 30*time.Second, "the certificate", func(r reply) bool { return r.str("certificatePath") != "" })
+		cert, _ := sealDownload(t, done.str("certificatePath"))
+		if text := strings.Join(strings.Fields(pdfText(t, cert)), " "); !strings.Contains(text, "Title: "+title+" Document ID:") {
+			t.Fatalf("the certificate's title is not the render's %q:\n%s", title, text)
 		}
 		again := renderCall(t, tenantA, body)
 		if again.Status != http.StatusOK {

@@ -188,6 +188,7 @@ func TestCrossTenantRoutes(t *testing.T) {
 		list                bool
 	}{
 		{"session status", "GET", "esign/session/{}/status", a.sessionCorr, nil, false},
+		{"session status by groupId", "GET", "esign/session/by-group/{}/status", a.groupID, nil, false},
 		{"session resend", "POST", "esign/session/{}/resend-invite", a.sessionCorr, map[string]any{}, false},
 		{"session cancel", "POST", "esign/session/{}/cancel", a.groupID, nil, false},
 		{"session revoke", "POST", "esign/session/{}/revoke", a.groupID, nil, false},

@@ -33,7 +33,7 @@ func sessionEntity(s *esign.Session, slots []esign.Slot) (tablestore.Entity, err
 	}
 	props := map[string]any{
 		"tenantId": s.TenantID, "correlationId": s.CorrelationID, "documentId": s.DocumentID, "docType": s.DocType,
-		"pdfBlobPath": s.PDFBlobPath, "pdfHash": s.PDFHash, "templatePath": s.TemplatePath,
+		"documentTitle": s.DocumentTitle, "pdfBlobPath": s.PDFBlobPath, "pdfHash": s.PDFHash, "templatePath": s.TemplatePath,
 		"signingMode": string(s.SigningMode), "state": string(s.State), "cancelReason": string(s.CancelReason),
 		"createdAtNs": s.CreatedAt.UnixNano(), "expiresAtNs": s.ExpiresAt.UnixNano(), "completedAtNs": nsOrZero(s.CompletedAt),
 		"requestedBy": s.RequestedBy, "requestedByEmailEnc": s.RequestedByEmailEnc, "organizationName": s.OrganizationName, "thenDeliverEnc": s.ThenDeliverEnc,
@@ -54,8 +54,8 @@ func sessionEntity(s *esign.Session, slots []esign.Slot) (tablestore.Entity, err
 func sessionFrom(e tablestore.Entity) (aggregate, error) {
 	s := &esign.Session{
 		GroupID: e.PartitionKey, TenantID: e.String("tenantId"), CorrelationID: e.String("correlationId"),
-		DocumentID: e.String("documentId"), DocType: e.String("docType"), PDFBlobPath: e.String("pdfBlobPath"),
-		PDFHash: e.String("pdfHash"), TemplatePath: e.String("templatePath"),
+		DocumentID: e.String("documentId"), DocType: e.String("docType"), DocumentTitle: e.String("documentTitle"),
+		PDFBlobPath: e.String("pdfBlobPath"), PDFHash: e.String("pdfHash"), TemplatePath: e.String("templatePath"),
 		SigningMode: esign.SigningMode(e.String("signingMode")), State: esign.SessionState(e.String("state")),
 		CancelReason: esign.CancelReason(e.String("cancelReason")),
 		CreatedAt:    fromNs(e.Int64("createdAtNs")), ExpiresAt: fromNs(e.Int64("expiresAtNs")), CompletedAt: fromNs(e.Int64("completedAtNs")),

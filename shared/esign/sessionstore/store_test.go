@@ -62,13 +62,14 @@ func TestCreateLoadAndEvents(t *testing.T) {
 	ctx, st := context.Background(), newStore(t)
 	now := time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC)
 	s, slots := newSession("t1", "C1", now, 3)
+	s.DocumentTitle = "Lease — Flat 4B"
 	create(t, st, s, slots, now)
 
 	got, gotSlots, err := st.Load(ctx, s.GroupID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.CorrelationID != "C1" || got.ExpiresAt != s.ExpiresAt || got.CreatedAt != now || len(gotSlots) != 3 || got.ETag == "" {
+	if got.CorrelationID != "C1" || got.DocumentTitle != s.DocumentTitle || got.ExpiresAt != s.ExpiresAt || got.CreatedAt != now || len(gotSlots) != 3 || got.ETag == "" {
 		t.Fatalf("loaded %+v, %d slots", got, len(gotSlots))
 	}
 	if gotSlots[2].Timeline[esign.SlotPending] != now || !gotSlots[2].Invited || gotSlots[2].ETag == "" {
