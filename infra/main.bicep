@@ -37,6 +37,9 @@ param authJwksUrl string
 @description('The operator\'s Ed25519 licence public key (base64).')
 param licencePublicKey string
 
+@description('The operator\'s licensing service (https; LICENSING_URL): asked at session, delivery, batch and workflow create, told the metered usage, shown in /api/health. Empty: the offline licence alone.')
+param licensingUrl string = ''
+
 @description('E-mail provider: operator, customer-acs or smtp (the outbox is for local development only).')
 @allowed(['operator', 'customer-acs', 'smtp'])
 param emailProvider string = 'customer-acs'
@@ -161,7 +164,7 @@ resource queueService 'Microsoft.Storage/storageAccounts/queueServices@2023-05-0
   name: 'default'
 }
 
-resource queues 'Microsoft.Storage/storageAccounts/queueServices/queues@2023-05-01' = [for name in ['seal', 'seal-poison', 'notifications', 'notifications-poison', 'deliveryupload', 'deliveryupload-poison', 'deliveryinvite', 'deliveryinvite-poison', 'portalpurge', 'portalpurge-poison', 'signeddelivery', 'signeddelivery-poison', 'dispatch', 'dispatch-poison', 'dispatch-record', 'dispatch-record-poison', 'dispatch-finish', 'dispatch-finish-poison', 'dispatch-notify', 'dispatch-notify-poison', 'workflow-notify', 'workflow-notify-poison', 'workflow-seal', 'workflow-seal-poison', 'workflow-callback', 'workflow-callback-poison', 'workflow-trigger', 'workflow-trigger-poison']: {
+resource queues 'Microsoft.Storage/storageAccounts/queueServices/queues@2023-05-01' = [for name in ['seal', 'seal-poison', 'notifications', 'notifications-poison', 'deliveryupload', 'deliveryupload-poison', 'deliveryinvite', 'deliveryinvite-poison', 'portalpurge', 'portalpurge-poison', 'signeddelivery', 'signeddelivery-poison', 'dispatch', 'dispatch-poison', 'dispatch-record', 'dispatch-record-poison', 'dispatch-finish', 'dispatch-finish-poison', 'dispatch-notify', 'dispatch-notify-poison', 'workflow-notify', 'workflow-notify-poison', 'workflow-seal', 'workflow-seal-poison', 'workflow-callback', 'workflow-callback-poison', 'workflow-trigger', 'workflow-trigger-poison', 'licence-usage', 'licence-usage-poison']: {
   parent: queueService
   name: name
 }]
@@ -322,6 +325,7 @@ resource dispatcher 'Microsoft.Web/sites@2023-12-01' = {
         { name: 'AUTH_JWKS_URL', value: authJwksUrl }
         { name: 'LICENCE', value: kvRef.licence }
         { name: 'LICENCE_PUBLIC_KEY', value: licencePublicKey }
+        { name: 'LICENSING_URL', value: licensingUrl }
         { name: 'TRUSTED_PROXY_HOPS', value: string(trustedProxyHops) }
         { name: 'DISPATCH_ALLOW_SELF_APPROVAL', value: string(dispatchAllowSelfApproval) }
       ])
@@ -355,6 +359,8 @@ resource processor 'Microsoft.Web/sites@2023-12-01' = {
         // The licence again: the auto-trigger and batch record jobs check it before they act.
         { name: 'LICENCE', value: kvRef.licence }
         { name: 'LICENCE_PUBLIC_KEY', value: licencePublicKey }
+        // The metering job (licence-usage queue) posts usage records here.
+        { name: 'LICENSING_URL', value: licensingUrl }
       ])
     }
   }

@@ -4,14 +4,17 @@
 # (no zips; an unchanged handler is not linked again), starts Azurite (data under .local/azurite)
 # and runs both apps under the local Functions host on http://127.0.0.1:7071 (LISTEN=host:port to
 # change). The reference signing portal (portal/) runs at PORTAL_URL, http://127.0.0.1:7080
-# (PORTAL=host:port to change), so the links in the outbox's messages open real pages. Each step
-# says what it does. Ctrl-C or SIGTERM stops it all and exits 0.
+# (PORTAL=host:port to change), so the links in the outbox's messages open real pages. A local
+# licensing service (tests/cmd/devlicensing) answers LICENSING_URL, http://127.0.0.1:7073
+# (LICENSING_LISTEN=host:port to change), and keeps what the apps sent it. Each step says what it
+# does. Ctrl-C or SIGTERM stops it all and exits 0.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 listen=${LISTEN:-127.0.0.1:7071}
 oauth_listen=${OAUTH_LISTEN:-127.0.0.1:7072}
 portal=${PORTAL:-127.0.0.1:7080}
+licensing_listen=${LICENSING_LISTEN:-127.0.0.1:7073}
 start=$SECONDS
 step() { printf '==> [%3ss] %s\n' "$((SECONDS - start))" "$*"; }
 
@@ -40,12 +43,15 @@ step "dev keys and settings under .local/ (only what is missing; the first run c
 go run ./tests/cmd/devsetup --dir .local --base-url "http://$listen" --oauth-url "http://$oauth_listen" --portal-url "http://$portal"
 # The processor asks the portal to forget a sealed session's slots (shared/portalclient).
 echo "PORTAL_API_URL=http://$portal" >>.local/dev.env
+# Both apps ask the local licensing service at create and meter to it (DESIGN 19).
+echo "LICENSING_URL=http://$licensing_listen" >>.local/dev.env
 step "building dispatcher and processor into dist/ (the first build compiles every dependency: minutes)"
 NOZIP=1 bash scripts/package.sh
 step "building the local Functions host (bin/funchost) and the signing portal (bin/portal)"
 go build -o bin/funchost ./tests/funchost/cmd/funchost
-step "building the dev OAuth token endpoint (bin/devoauth) and the connector's command line (bin/svcconnect)"
+step "building the dev OAuth token endpoint (bin/devoauth), the local licensing service (bin/devlicensing) and the connector's command line (bin/svcconnect)"
 go build -o bin/devoauth ./tests/cmd/devoauth
+go build -o bin/devlicensing ./tests/cmd/devlicensing
 go build -o bin/svcconnect ./connector/cmd/svcconnect
 go build -o bin/portal ./portal
 
@@ -65,6 +71,10 @@ set -a; . .local/dev.env; set +a
 step "starting the dev OAuth token endpoint (client credentials, for svcconnect) on http://$oauth_listen"
 bin/devoauth --dir .local --listen "$oauth_listen" &
 pids+=($!)
+step "starting the local licensing service on http://$licensing_listen (what it was sent: /_stub/received)"
+bin/devlicensing --listen "$licensing_listen" --public-key "$LICENCE_PUBLIC_KEY" &
+pids+=($!)
+for _ in $(seq 1 100); do port_open "${licensing_listen##*:}" && break; sleep 0.1; done
 step "starting both apps under the local Functions host on http://$listen"
 bin/funchost --app dist/dispatcher --app dist/processor --listen "$listen" --env-file .local/dev.env \
   --host-key "$HOST_KEY" --master-key "$MASTER_KEY" &
@@ -90,6 +100,7 @@ The service is running.
   Base URL:      http://$listen/api   (routes with authLevel function need ?code=\$HOST_KEY)
   Health:        curl http://$listen/api/health
   Portal:        http://$portal   (the links in the invitations: make outbox shows them)
+  Licensing:     http://$licensing_listen   (LICENSING_URL; what the apps sent: curl http://$licensing_listen/_stub/received)
   Dev settings:  .local/dev.env   (BASE_URL, HOST_KEY, STORAGE_CONNECTION_STRING, PORTAL_CALLBACK_SECRETS, PORTAL_URL, ...)
   A JWT:         make token TENANT=<tid> ROLES=Esign.Initiator,Service.Admin [SUB=alice]
   Connector:     SVCCONNECT_CONFIG=.local/dev.env bin/svcconnect help   (README "Command line (svcconnect)";

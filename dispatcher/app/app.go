@@ -18,6 +18,7 @@ import (
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/graph"
 	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/logging"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/outbox"
@@ -34,6 +35,7 @@ type Deps struct {
 	Account    *azconn.Account
 	Verifier   *auth.Verifier
 	Licence    *licence.Licence
+	Licensing  *licensing.Client // LICENSING_URL's service; nil: the offline licence alone
 	Sessions   *sessionstore.Store
 	Deliveries *deliverystore.Store
 	Documents  *documentstore.Store // rendered documents
@@ -72,6 +74,12 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
+	remote, err := licensing.Open(cfg.Licence, lic, licensing.WithLog(func(format string, args ...any) {
+		logger.Warn().Msgf(format, args...)
+	}))
+	if err != nil {
+		return nil, err
+	}
 	sessions, err := sessionstore.New(acct, TableSessions, TableIndex)
 	if err != nil {
 		return nil, err
@@ -103,7 +111,7 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 		return nil, err
 	}
 	blobs := blobstore.New(acct)
-	return &Deps{Config: cfg, Account: acct, Verifier: ver, Licence: lic, Sessions: sessions, Deliveries: deliveries,
+	return &Deps{Config: cfg, Account: acct, Verifier: ver, Licence: lic, Licensing: remote, Sessions: sessions, Deliveries: deliveries,
 		Documents: documents, Batches: batches, Workflows: workflows, Templates: &template.Loader{Blobs: blobs}, Graph: gc, Blobs: blobs,
 		Tokens: tokens.NewCodec(cfg.Tokens), Senders: send, Outbox: box, Logger: logger}, nil
 }

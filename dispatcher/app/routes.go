@@ -21,6 +21,7 @@ import (
 	"github.com/esign-svc/esign/shared/documents"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/graph"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/version"
 	"github.com/esign-svc/esign/shared/webhook"
@@ -52,10 +53,16 @@ func InvokedFunctions() []string { return slices.Clone(invoked) }
 // share the portal's API); the signed portal callback; secure delivery; document upload; render
 // (with the batch intake); the batch routes; the workflows.
 func routes(mux *http.ServeMux, d *Deps) {
-	mux.Handle("GET /api/health", health.Handler{Prober: d.Account, Version: version.Engine})
+	hh := health.Handler{Prober: d.Account, Version: version.Engine}
+	var remote licensing.Validator // nil: the offline licence alone
+	if d.Licensing != nil {
+		hh.Licensing, remote = d.Licensing, d.Licensing
+	}
+	meter := licensing.Meter{On: d.Licensing != nil, Now: time.Now}
+	mux.Handle("GET /api/health", hh)
 
 	sessions := &esign.Creator{Store: d.Sessions, Docs: d.Blobs, Templates: d.Templates, Tokens: d.Tokens,
-		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now}
+		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now, Licensing: remote}
 	requester := &esignapi.API{
 		Creator: sessions,
 		Store:   d.Sessions, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher,
@@ -77,19 +84,19 @@ func routes(mux *http.ServeMux, d *Deps) {
 	(&callback.API{Store: d.Sessions, Tokens: d.Tokens, Lapsed: signer.Lapsed, Secrets: d.Config.CallbackSecrets, Now: time.Now}).Routes(mux)
 
 	deliveries := &delivery.Creator{Store: d.Deliveries, Docs: d.Blobs, CheckTarget: graph.DeliveryTargets(d.Graph), Tokens: d.Tokens,
-		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now}
+		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now, Licensing: remote}
 	(&deliveryapi.API{
 		Creator: deliveries, OTPBlock: d.Config.OTPBlock,
 		Store: d.Deliveries, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: deliveryapi.LapsedCodec(d.Config.Tokens),
-		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, Verifier: d.Verifier, Licence: d.Licence,
+		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, Verifier: d.Verifier, Licence: d.Licence, Meter: meter,
 		Email: d.Senders.Email, PortalURL: d.Config.PortalURL, PortalOrigin: d.Config.PortalOrigin, Now: time.Now,
 	}).Routes(mux)
 
 	(&renderapi.API{Renderer: &render.Renderer{Templates: d.Templates, Blobs: d.Blobs, Store: d.Documents,
-		Sessions: d.Sessions, ESign: sessions, Delivery: deliveries, Now: time.Now},
+		Sessions: d.Sessions, ESign: sessions, Delivery: deliveries, Now: time.Now, Licensing: remote},
 		Intake: &dispatch.Intake{Templates: d.Templates, Blobs: d.Blobs, Store: d.Batches, Cipher: d.Config.PIICipher,
-			Now: time.Now, NewID: uuid.NewString},
-		Verifier: d.Verifier, Licence: d.Licence}).Routes(mux)
+			Now: time.Now, NewID: uuid.NewString, Licensing: remote},
+		Verifier: d.Verifier, Licence: d.Licence, Meter: meter}).Routes(mux)
 	(&documentsapi.API{
 		Uploader: &documents.Uploader{Blobs: d.Blobs, Now: time.Now, NewID: documents.NewID},
 		Verifier: d.Verifier, Licence: d.Licence,
@@ -97,7 +104,7 @@ func routes(mux *http.ServeMux, d *Deps) {
 	(&dispatchapi.API{Store: d.Batches, Blobs: d.Blobs, Verifier: d.Verifier, Licence: d.Licence,
 		AllowSelfApproval: d.Config.AllowSelfApproval, Now: time.Now}).Routes(mux)
 	(&workflowapi.API{OTPBlock: d.Config.OTPBlock, Store: d.Workflows, Templates: d.Templates, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher,
-		Verifier: d.Verifier, Licence: d.Licence, Email: d.Senders.Email, Callbacks: webhook.Policy{AllowLoopback: d.Config.CallbackAllowLoopback},
+		Verifier: d.Verifier, Licence: d.Licence, Licensing: remote, Email: d.Senders.Email, Callbacks: webhook.Policy{AllowLoopback: d.Config.CallbackAllowLoopback},
 		PortalURL: d.Config.PortalURL, PortalOrigin: d.Config.PortalOrigin, AllowSelfApproval: d.Config.WorkflowAllowSelfApproval,
 		Now: time.Now, NewID: uuid.NewString}).Routes(mux)
 }

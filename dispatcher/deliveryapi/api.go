@@ -38,6 +38,7 @@ import (
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/tokens"
@@ -59,7 +60,8 @@ type API struct {
 	Cipher   *pii.Cipher
 	Verifier *auth.Verifier
 	Licence  *licence.Licence
-	Email    notify.Sender // OTP codes
+	Meter    licensing.Meter // delivery.created per new delivery (DESIGN 19)
+	Email    notify.Sender   // OTP codes
 	// PortalURL is the portal's base: portalUrl = {PortalURL}/deliver/{deliveryId}?t=<token>.
 	PortalURL    string
 	PortalOrigin string // the one CORS origin of the recipient routes

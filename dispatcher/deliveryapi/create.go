@@ -63,7 +63,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := deliveryqueue.Add(r.Context(), c, req.Mode, p.TenantID); err != nil {
+	if err := deliveryqueue.Add(r.Context(), c, req.Mode, p.TenantID, a.Meter); err != nil {
 		return err
 	}
 	recipients := make([]string, len(req.Recipients))

@@ -1,5 +1,5 @@
 // Package health answers GET /api/health: the engine version and whether blob, table and queue
-// storage are reachable. It is anonymous and says nothing secret: no account names, no errors'
+// storage are reachable, and the licensing service when LICENSING_URL names one (DESIGN 19). It is anonymous and says nothing secret: no account names, no errors'
 // text beyond a short reason.
 package health
 
@@ -23,6 +23,11 @@ type Prober interface {
 type Handler struct {
 	Prober  Prober
 	Version string
+	// Licensing is the operator's licensing service (LICENSING_URL); nil: none is configured
+	// and the report has no licensing member.
+	Licensing interface {
+		Health(ctx context.Context) error
+	}
 	Timeout time.Duration // per probe round; 5 s when zero
 }
 
@@ -37,6 +42,7 @@ type Report struct {
 	Status        string             `json:"status"` // ok | degraded
 	EngineVersion string             `json:"engineVersion"`
 	Storage       map[string]Service `json:"storage"`
+	Licensing     *Service           `json:"licensing,omitempty"` // only when LICENSING_URL is set
 	CheckedAt     time.Time          `json:"checkedAt"`
 }
 
@@ -68,6 +74,14 @@ func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		rep.Storage[name] = Service{Reachable: true}
+	}
+	if h.Licensing != nil {
+		rep.Licensing = &Service{Reachable: true}
+		if err := h.Licensing.Health(ctx); err != nil {
+			rep.Status = "degraded"
+			rep.Licensing = &Service{Reachable: false, Error: "unreachable"}
+			logging.From(r.Context()).Warn().Str("service", "licensing").Err(err).Msg("health probe failed")
+		}
 	}
 	status := http.StatusOK
 	if rep.Status != "ok" {

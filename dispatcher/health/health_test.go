@@ -40,3 +40,41 @@ func TestHealthReportsEachServiceAndHidesErrors(t *testing.T) {
 		})
 	}
 }
+
+type fakeLicensing struct{ err error }
+
+func (f fakeLicensing) Health(context.Context) error { return f.err }
+
+// With LICENSING_URL set the report has a licensing member: reachable when GET /v1/health
+// answers, degraded (503) when it does not; without it there is no member at all.
+func TestHealthReportsTheLicensingService(t *testing.T) {
+	t.Parallel()
+	up := fakeProber{"blob": nil, "table": nil, "queue": nil}
+	for _, tc := range []struct {
+		name      string
+		licensing interface{ Health(context.Context) error }
+		status    int
+		state     string
+		member    string
+	}{
+		{"none", nil, 200, "ok", ""},
+		{"up", fakeLicensing{}, 200, "ok", `"licensing":{"reachable":true}`},
+		{"down", fakeLicensing{errors.New("dial tcp licensing.internal: refused")}, 503, "degraded", `"licensing":{"reachable":false,"error":"unreachable"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			Handler{Prober: up, Version: "1", Licensing: tc.licensing}.ServeHTTP(rec, httptest.NewRequest("GET", "/api/health", nil))
+			var rep Report
+			if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil {
+				t.Fatal(err)
+			}
+			body := rec.Body.String()
+			if rec.Code != tc.status || rep.Status != tc.state || strings.Contains(body, "licensing.internal") {
+				t.Fatalf("%d %s", rec.Code, body)
+			}
+			if (tc.member == "") != !strings.Contains(body, `"licensing"`) || (tc.member != "" && !strings.Contains(body, tc.member)) {
+				t.Fatalf("licensing member: %s", body)
+			}
+		})
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/web"
@@ -47,6 +48,7 @@ type API struct {
 	Intake   *dispatch.Intake
 	Verifier *auth.Verifier
 	Licence  *licence.Licence
+	Meter    licensing.Meter // delivery.created per new delivery (DESIGN 19)
 }
 
 // Routes registers POST /api/render. Its function is invoked (queue outputs notify, invite,
@@ -128,7 +130,7 @@ func (a *API) render(w http.ResponseWriter, r *http.Request) error {
 		out.ESign = &ans
 	}
 	if c := res.Delivery; c != nil {
-		if err := deliveryqueue.Add(r.Context(), *c, res.DeliveryMode, p.TenantID); err != nil {
+		if err := deliveryqueue.Add(r.Context(), *c, res.DeliveryMode, p.TenantID, a.Meter); err != nil {
 			return err
 		}
 		ans := deliveryapi.Answer(d.CorrelationID, *c, res.DeliveryRecipients)

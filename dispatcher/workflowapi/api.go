@@ -32,6 +32,7 @@ import (
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/template"
@@ -56,6 +57,9 @@ type API struct {
 	Verifier  *auth.Verifier
 	Email     notify.Sender // the participant's OTP codes
 	Licence   *licence.Licence
+	// Licensing is asked at create after the offline licence (DESIGN 19); nil: the offline
+	// licence alone.
+	Licensing licensing.Validator
 	Callbacks webhook.Policy // the callbackUrl check
 	// PortalURL is the portal's base: portalUrl = {PortalURL}/workflow/{workflowId}?pt=<token>.
 	PortalURL    string

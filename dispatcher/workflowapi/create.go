@@ -16,6 +16,8 @@ import (
 	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
@@ -153,6 +155,9 @@ func (a *API) prepare(ctx context.Context, req CreateRequest, p auth.Principal, 
 		return nil, kernel.Change{}, err
 	}
 	if err := a.Licence.Allow(plan); err != nil {
+		return nil, kernel.Change{}, err
+	}
+	if err := licensing.Check(ctx, a.Licensing, p.TenantID, licence.FeatureWorkflow, x.CorrelationID); err != nil {
 		return nil, kernel.Change{}, err
 	}
 	ch, err := workflow.Create(x, schema, req.InitialData, now)

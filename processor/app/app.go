@@ -11,6 +11,7 @@ import (
 	"github.com/esign-svc/esign/processor/dispatchjob"
 	"github.com/esign-svc/esign/processor/expiry"
 	"github.com/esign-svc/esign/processor/invitecheck"
+	"github.com/esign-svc/esign/processor/licenceusage"
 	"github.com/esign-svc/esign/processor/notifyjob"
 	"github.com/esign-svc/esign/processor/portalpurge"
 	"github.com/esign-svc/esign/processor/seal"
@@ -31,6 +32,7 @@ import (
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/graph"
 	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/outbox"
 	"github.com/esign-svc/esign/shared/render"
@@ -65,6 +67,8 @@ type Deps struct {
 	Outbox    *outbox.Outbox // nil unless a channel uses the outbox
 	Graph     *graph.Client  // the document-library uploads; nil without GRAPH_* settings
 	Licence   *licence.Licence
+	// Licensing is LICENSING_URL's service (the metering job posts to it); nil: none.
+	Licensing *licensing.Client
 	Now       func() time.Time
 }
 
@@ -74,6 +78,10 @@ type Deps struct {
 // licence's.
 func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	lic, err := cfg.Licence.Load()
+	if err != nil {
+		return nil, err
+	}
+	remote, err := licensing.Open(cfg.Licence, lic)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +121,7 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	}
 	return &Deps{Config: cfg, Account: acct, Logger: logger, Sessions: sessions, Deliveries: deliveries,
 		Batches: batches, Documents: documents, Workflows: workflows, Tokens: tokens.NewCodec(cfg.Tokens), Providers: p, Outbox: box, Graph: gc,
-		Licence: lic, Now: time.Now}, nil
+		Licence: lic, Licensing: remote, Now: time.Now}, nil
 }
 
 // Ensure creates the tables the jobs use when missing. Errors: the storage ones.
@@ -160,6 +168,12 @@ func Functions(d *Deps) ([]Function, error) {
 	// one blob client and one template-package cache (by ETag) for every job
 	blobs := blobstore.New(d.Account)
 	templates := &template.Loader{Blobs: blobs}
+	// usage records are queued only where a licensing service will take them (DESIGN 19)
+	meter := licensing.Meter{On: d.Licensing != nil, Now: d.Now}
+	usage := &licenceusage.Job{}
+	if d.Licensing != nil {
+		usage.Service = d.Licensing
+	}
 	notifier, err := notifyjob.New(notifyjob.Deps{Store: d.Sessions, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
 		Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
 	if err != nil {
@@ -177,15 +191,16 @@ func Functions(d *Deps) ([]Function, error) {
 		return nil, err
 	}
 	sealer := seal.New(seal.Deps{Sessions: d.Sessions, Blobs: blobs, Key: d.Config.Seal.Key,
-		TSAURL: d.Config.Seal.TSAURL, StuckAfter: d.Config.Seal.StuckAfter, LockTTL: d.Config.Seal.LockTTL, EngineVersion: version.Engine, Now: d.Now})
+		TSAURL: d.Config.Seal.TSAURL, StuckAfter: d.Config.Seal.StuckAfter, LockTTL: d.Config.Seal.LockTTL, EngineVersion: version.Engine, Now: d.Now, Meter: meter})
 	purger, err := portalPurge(d)
 	if err != nil {
 		return nil, err
 	}
 	creator := &delivery.Creator{Store: d.Deliveries, Docs: blobs, CheckTarget: graph.DeliveryTargets(d.Graph),
 		Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}
-	signed := &signeddelivery.Job{Sessions: d.Sessions, Cipher: d.Config.PIICipher, Now: d.Now, Creator: creator, Licence: d.Licence}
+	signed := &signeddelivery.Job{Sessions: d.Sessions, Cipher: d.Config.PIICipher, Now: d.Now, Creator: creator, Licence: d.Licence, Meter: meter}
 	batches := dispatchJob(d, creator, blobs, templates)
+	batches.Meter = meter
 	wfCallback, err := workflowCallback(d)
 	if err != nil {
 		return nil, err
@@ -196,11 +211,11 @@ func Functions(d *Deps) ([]Function, error) {
 		return nil, err
 	}
 	// the workflow auto-trigger starts sessions and deliveries as a render does
-	wfTrigger := &workflowtrigger.Job{Workflows: d.Workflows, Now: d.Now, Licence: d.Licence, Starter: render.Starter{Sessions: d.Sessions, Delivery: creator,
+	wfTrigger := &workflowtrigger.Job{Workflows: d.Workflows, Now: d.Now, Licence: d.Licence, Meter: meter, Starter: render.Starter{Sessions: d.Sessions, Delivery: creator,
 		ESign: &esign.Creator{Store: d.Sessions, Docs: blobs, Templates: templates,
 			Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}}}
 	wfSeal := &workflowseal.Job{Workflows: d.Workflows, Templates: templates,
-		Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Now: d.Now}
+		Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Now: d.Now, Meter: meter}
 	return []Function{
 		{notifyjob.FunctionName, funcproto.QueueHandler(notifier.Handle)},
 		{notifyjob.PoisonFunctionName, funcproto.QueueHandler(notifier.HandlePoison)},
@@ -233,6 +248,7 @@ func Functions(d *Deps) ([]Function, error) {
 		{workflowcallback.PoisonFunctionName, funcproto.QueueHandler(wfCallback.HandlePoison)},
 		{workflownotify.FunctionName, funcproto.QueueHandler(wfNotify.Handle)},
 		{workflownotify.PoisonFunctionName, funcproto.QueueHandler(wfNotify.HandlePoison)},
+		{licenceusage.FunctionName, funcproto.QueueHandler(usage.Handle)},
 	}, nil
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/render"
@@ -91,7 +92,9 @@ type Job struct {
 	// Licence is the deployment's: a record is made only while it allows the batch (dispatch,
 	// and delivery for secure e-mail). Required.
 	Licence *licence.Licence
-	Now     func() time.Time
+	// Meter queues batch.record for each record made (DESIGN 19); off without LICENSING_URL.
+	Meter licensing.Meter
+	Now   func() time.Time
 	// Page is how many records one fan-out invocation queues and one listing reads (0:
 	// PageSize).
 	Page int

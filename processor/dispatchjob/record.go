@@ -15,6 +15,7 @@ import (
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/template"
 )
@@ -56,7 +57,10 @@ func (j *Job) HandleRecord(ctx context.Context, qm funcproto.QueueMessage) error
 			return err
 		}
 	}
-	return nil
+	if o.Err != "" { // a failed record made nothing to meter
+		return nil
+	}
+	return j.Meter.Add(ctx, licensing.KindBatchRecord, b.TenantID, b.BatchID, strconv.Itoa(r.Index))
 }
 
 // HandleRecordPoison is the DispatchRecordPoison function: the host gave up on a record; it is

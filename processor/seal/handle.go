@@ -19,6 +19,7 @@ import (
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/pdf"
 )
 
@@ -157,6 +158,9 @@ func (j *Job) seal(ctx context.Context, m esign.SealMessage) error {
 	}
 	// The portal's copy of the slots' data is purged by its own job (processor/portalpurge).
 	if err := funcproto.AddOutput(ctx, portalpurge.Binding, portalpurge.Message{GroupID: sess.GroupID, TenantID: sess.TenantID}); err != nil {
+		return err
+	}
+	if err := j.d.Meter.Add(ctx, licensing.KindSessionSealed, sess.TenantID, sess.GroupID); err != nil {
 		return err
 	}
 	funcproto.Logf(ctx, "seal: group %s sealed and complete", sess.GroupID)

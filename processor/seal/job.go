@@ -27,6 +27,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/licensing"
 )
 
 // Containers the job writes to (DESIGN 3).
@@ -87,6 +88,9 @@ type Deps struct {
 	Now           func() time.Time // default time.Now
 	StuckAfter    time.Duration    // reconciler threshold; default DefaultStuckAfter
 	LockTTL       time.Duration    // seal lock lifetime, renewed every third of it; default DefaultLockTTL
+	// Meter queues session.sealed once the session is complete (DESIGN 19); off without
+	// LICENSING_URL.
+	Meter licensing.Meter
 }
 
 // Job runs the seal queue, its poison queue and the reconciler.

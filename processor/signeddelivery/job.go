@@ -22,6 +22,7 @@ import (
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/render"
 )
@@ -47,6 +48,7 @@ type Job struct {
 	Creator  Creator
 	Cipher   *pii.Cipher
 	Licence  *licence.Licence // the deployment's, checked again before the deliveries are made
+	Meter    licensing.Meter  // delivery.created per new delivery (DESIGN 19)
 	Now      func() time.Time
 }
 
@@ -82,7 +84,7 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 	if err != nil {
 		return err
 	}
-	if err := deliveryqueue.Add(ctx, c, req.Mode, s.TenantID); err != nil {
+	if err := deliveryqueue.Add(ctx, c, req.Mode, s.TenantID, j.Meter); err != nil {
 		return err
 	}
 	err = j.record(ctx, s.GroupID, func(s *esign.Session) (esign.Change, error) {

@@ -40,6 +40,7 @@ import (
 	"github.com/esign-svc/esign/shared/evidence"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/pdf"
 	"github.com/esign-svc/esign/shared/pdf/certificate"
 	"github.com/esign-svc/esign/shared/pdf/pades"
@@ -104,6 +105,9 @@ type Job struct {
 	Key       seal.SealKey
 	TSAURL    string           // optional RFC 3161 authority (SEAL_TSA_URL)
 	Now       func() time.Time // default time.Now
+	// Meter queues workflow.sealed with the completion's outputs (DESIGN 19); off without
+	// LICENSING_URL.
+	Meter licensing.Meter
 }
 
 var systemActor = kernel.Actor{Kind: "system", ID: "workflow-seal"}
@@ -185,6 +189,10 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 // start: the host writes them only with this reply's success, so they go out exactly when the
 // completion is stored.
 func (j *Job) outputs(ctx context.Context, w *workflow.Workflow, callback, trigger bool) error {
+	// a resumed completion queues it again: the id is the workflow's, the service keeps one
+	if err := j.Meter.Add(ctx, licensing.KindWorkflowSealed, w.Tenant, w.ID); err != nil {
+		return err
+	}
 	if callback && w.Setup.CallbackURL != "" {
 		if err := funcproto.AddOutput(ctx, BindingCallback, workflowcallback.Message{WorkflowID: w.ID, TenantID: w.Tenant, Attempt: 1}); err != nil {
 			return err

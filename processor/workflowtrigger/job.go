@@ -26,6 +26,7 @@ import (
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/workflow"
 	"github.com/esign-svc/esign/shared/workflow/workflowstore"
@@ -64,6 +65,7 @@ type Job struct {
 	Workflows Workflows
 	Starter   Starter
 	Licence   *licence.Licence // the deployment's, checked again before anything starts
+	Meter     licensing.Meter  // delivery.created per new delivery (DESIGN 19)
 	Now       func() time.Time // default time.Now
 }
 
@@ -121,7 +123,7 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 		}
 	case st.Delivery != nil:
 		deliveryIDs = st.Delivery.DeliveryIDs
-		if err := deliveryqueue.Add(ctx, *st.Delivery, st.DeliveryMode, w.Tenant); err != nil {
+		if err := deliveryqueue.Add(ctx, *st.Delivery, st.DeliveryMode, w.Tenant, j.Meter); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/tokens"
@@ -54,6 +56,9 @@ type Creator struct {
 	Cipher      *pii.Cipher
 	PortalURL   string
 	Now         func() time.Time
+	// Licensing is asked after the request's checks, before the document is looked at
+	// (DESIGN 19); nil: the offline licence alone.
+	Licensing licensing.Validator
 }
 
 // Requester is who creates the deliveries: the tenant, the caller's id, the audit actor.
@@ -106,6 +111,9 @@ func (c *Creator) Create(ctx context.Context, by Requester, key string, req Crea
 		if err := c.CheckTarget(*req.SharePointTarget, req.DocumentName); err != nil {
 			return Created{}, err
 		}
+	}
+	if err := licensing.Check(ctx, c.Licensing, by.TenantID, licence.FeatureDelivery, req.CorrelationID); err != nil {
+		return Created{}, err
 	}
 	ok, err := c.Docs.Exists(ctx, src.Container, src.Name)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/template"
 )
@@ -73,6 +74,9 @@ type Intake struct {
 	Cipher    Cipher
 	Now       func() time.Time
 	NewID     func() string
+	// Licensing is asked once the batch is checked, before anything is stored (DESIGN 19);
+	// nil: the offline licence alone.
+	Licensing licensing.Validator
 }
 
 // Submitter is who submits: the tenant, the caller's id (the audit's, never an address), the
@@ -159,6 +163,9 @@ func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) 
 		Settings: bs, Supersedes: o.Supersedes}
 	if b.CorrelationID == "" {
 		b.CorrelationID = in.NewID()
+	}
+	if err := licensing.Check(ctx, in.Licensing, b.TenantID, licence.FeatureDispatch, b.CorrelationID); err != nil {
+		return Submitted{}, err
 	}
 	if b.Title == "" {
 		b.Title = pkg.Name

@@ -12,6 +12,8 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/blobpath"
+	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/tokens"
@@ -48,6 +50,9 @@ type Creator struct {
 	Cipher    *pii.Cipher
 	PortalURL string // links are {PortalURL}/sign?token=...
 	Now       func() time.Time
+	// Licensing is asked after the request's checks, before anything is read or stored
+	// (DESIGN 19); nil: the offline licence alone.
+	Licensing licensing.Validator
 
 	fields manifestCache // the PDFs' own manifests by hash
 }
@@ -79,6 +84,9 @@ func (c *Creator) Create(ctx context.Context, tenant string, actor Actor, req Cr
 	}
 	if err == nil && req.TemplatePath != "" && !req.Sealed {
 		err = template.Confine("templatePath", req.TemplatePath, tenant)
+	}
+	if err == nil {
+		err = licensing.Check(ctx, c.Licensing, tenant, licence.FeatureEsign, req.CorrelationID)
 	}
 	if err != nil {
 		return Created{}, err

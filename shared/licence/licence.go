@@ -71,7 +71,8 @@ type Claims struct {
 // expired licence blocks routes without stopping the app.
 type Licence struct {
 	Claims
-	now func() time.Time
+	now   func() time.Time
+	token string // the compact JWS, sent to the licensing service (shared/licensing)
 }
 
 // Option configures Parse.
@@ -153,7 +154,7 @@ func Parse(token string, pub ed25519.PublicKey, opts ...Option) (*Licence, error
 	if c.ExpiresAt == 0 || len(c.Features) == 0 || (c.CustomerID == "" && c.TenantID == "") {
 		return nil, invalid("the licence lacks exp, features or a customer")
 	}
-	l := &Licence{Claims: c, now: time.Now}
+	l := &Licence{Claims: c, now: time.Now, token: token}
 	for _, o := range opts {
 		o(l)
 	}
@@ -174,6 +175,15 @@ func Sign(priv ed25519.PrivateKey, c Claims) (string, error) {
 	_ = hdr.Set(jws.TypeKey, "JWT")
 	out, err := jws.Sign(payload, jws.WithKey(jwa.EdDSA, priv, jws.WithProtectedHeaders(hdr)))
 	return string(out), err
+}
+
+// Token is the verified compact JWS the licence was parsed from ("" for a nil licence): the
+// bearer token of the licensing service's calls (DESIGN 19). It is a credential: never log it.
+func (l *Licence) Token() string {
+	if l == nil {
+		return ""
+	}
+	return l.token
 }
 
 // ExpiresTime is the expiry as a time.

@@ -6,14 +6,17 @@ import (
 	"fmt"
 
 	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/webhook"
 )
 
 // Settings of the licence, read by both apps: LICENCE (the signed licence) or LICENCE_FILE (its
-// path), exactly one, and LICENCE_PUBLIC_KEY.
+// path), exactly one, and LICENCE_PUBLIC_KEY; LICENSING_URL (optional) names the operator's
+// licensing service (DESIGN 19, shared/licensing).
 const (
-	SettingText      = "LICENCE"
-	SettingFile      = "LICENCE_FILE"
-	SettingPublicKey = "LICENCE_PUBLIC_KEY"
+	SettingText       = "LICENCE"
+	SettingFile       = "LICENCE_FILE"
+	SettingPublicKey  = "LICENCE_PUBLIC_KEY"
+	SettingServiceURL = "LICENSING_URL"
 )
 
 // Settings is where the licence comes from and the key it is verified with.
@@ -21,6 +24,9 @@ type Settings struct {
 	Path      string
 	Text      string
 	PublicKey ed25519.PublicKey
+	// ServiceURL is LICENSING_URL: absolute https (http only on a loopback host), no credentials,
+	// query or fragment; "" is the offline licence alone.
+	ServiceURL string
 }
 
 // ReadSettings reads the licence settings through r, which collects what is at fault.
@@ -35,6 +41,13 @@ func ReadSettings(r *config.Reader) Settings {
 		var err error
 		s.PublicKey, err = ParsePublicKey(v)
 		r.Check(SettingPublicKey, err)
+	}
+	if v := r.String(SettingServiceURL, ""); v != "" {
+		u, err := webhook.ParseBaseURL(v)
+		r.Check(SettingServiceURL, err)
+		if err == nil {
+			s.ServiceURL = u.String()
+		}
 	}
 	return s
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/pdf/stamp"
 	"github.com/esign-svc/esign/shared/template"
 )
@@ -88,6 +89,10 @@ type Renderer struct {
 	ESign     SessionCreator
 	Delivery  DeliveryCreator
 	Now       func() time.Time
+	// Licensing is asked, after the offline licence, for each feature an auto-trigger needs
+	// before the document is stored (DESIGN 19), so a refusal leaves nothing behind; nil: the
+	// offline licence alone.
+	Licensing licensing.Validator
 }
 
 // Caller is who renders: the tenant, the caller's id, the audit actor and the deployment's
@@ -188,6 +193,11 @@ func (r *Renderer) plan(ctx context.Context, by Caller, req Request) (*plan, err
 	}
 	if err := by.Licence.Allow(p.trigger.Plan()); err != nil {
 		return nil, err
+	}
+	for _, f := range p.trigger.Plan().Features() {
+		if err := licensing.Check(ctx, r.Licensing, by.TenantID, f, d.CorrelationID); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }

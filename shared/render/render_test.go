@@ -20,6 +20,7 @@ import (
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/licence/licencetest"
+	"github.com/esign-svc/esign/shared/licensing"
 )
 
 // The render use case against Azurite, for what the end-to-end tests do not reach: a crash
@@ -559,5 +560,46 @@ func TestRenderAutoTriggerCarriesTheTitle(t *testing.T) {
 				t.Fatalf("session title %q (shown %q), docType %q; want %q and %q", s.DocumentTitle, s.Title(), s.DocType, tc.want, res.Document.DocType)
 			}
 		})
+	}
+}
+
+// refusing is a licensing service that refuses one feature (licensing.Validator) and records
+// what it was asked.
+type refusing struct {
+	feature licence.Feature
+	asked   []string
+}
+
+func (v *refusing) Validate(_ context.Context, tenant string, f licence.Feature, corr string) error {
+	v.asked = append(v.asked, tenant+"/"+string(f)+"/"+corr)
+	if f == v.feature {
+		return apperr.New(apperr.KindForbidden, licensing.CodeRefused, "refused")
+	}
+	return nil
+}
+
+// A render whose auto-trigger needs a feature the licensing service refuses is 403
+// licence_refused before the document is stored; one that only renders does not ask it.
+func TestRenderAsksTheLicensingService(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	v := &refusing{feature: licence.FeatureEsign}
+	r := *f.r
+	r.Licensing = v
+	req := f.request(t)
+	req.TemplateSettings = json.RawMessage(`{"esign":{"enabled":true,"signers":` + signers + `}}`)
+	_, err := r.Render(ctx, f.by, req)
+	wantCode(t, err, apperr.KindForbidden, licensing.CodeRefused)
+	if _, err := f.docs.Load(ctx, f.by.TenantID, req.Options.CorrelationID); apperr.KindOf(err) != apperr.KindNotFound {
+		t.Fatalf("a document was stored: %v", err)
+	}
+	if len(v.asked) != 1 || v.asked[0] != f.by.TenantID+"/esign/"+req.Options.CorrelationID {
+		t.Fatalf("asked %v", v.asked)
+	}
+	v.asked = nil
+	plain := f.request(t)
+	if _, err := r.Render(ctx, f.by, plain); err != nil || len(v.asked) != 0 {
+		t.Fatalf("render only: %v, asked %v", err, v.asked)
 	}
 }

@@ -71,6 +71,11 @@ func run(m *testing.M) (int, error) {
 	}
 	defer s.Close()
 	svc = &env{Service: s, host: s.Host, azurite: s.Azurite, settings: s.Settings, keysDir: s.KeysDir, logs: s.Logs, counter: counter}
+	for _, f := range started {
+		if err := f(svc); err != nil {
+			return 0, err
+		}
+	}
 	code := m.Run()
 	if f := os.Getenv("E2E_API_COVERAGE"); f != "" {
 		if err := os.WriteFile(f, []byte(apiCoverage()), 0o644); err != nil {
@@ -95,6 +100,10 @@ func benchOnly() bool {
 
 // extraSettings lets test files add app settings before the host starts.
 var extraSettings = map[string]string{}
+
+// started lets test files finish their set-up once the service runs (and its keys exist),
+// before any test.
+var started []func(*env) error
 
 // url is the service URL of an /api path with the host key.
 func (e *env) url(path string) string { return e.URL(path) }

@@ -36,22 +36,36 @@ func dispatcherWithLicence(t *testing.T, features ...licence.Feature) *funchost.
 	if err != nil {
 		t.Fatal(err)
 	}
+	h, _ := dispatcherWith(t, map[string]string{"LICENCE_FILE": "", "LICENCE": lic})
+	return h
+}
+
+// dispatcherWith starts a second dispatcher on the suite's storage with the suite's settings
+// changed by change (an empty value removes the setting); it returns the host and its output.
+func dispatcherWith(t *testing.T, change map[string]string) (*funchost.Host, *funchost.Output) {
+	t.Helper()
 	settings := map[string]string{}
 	for k, v := range svc.settings {
 		settings[k] = v
 	}
-	delete(settings, "LICENCE_FILE")
-	settings["LICENCE"] = lic
+	for k, v := range change {
+		if v == "" {
+			delete(settings, k)
+		} else {
+			settings[k] = v
+		}
+	}
 	root, _ := azuritetest.RepoRoot()
+	out := &funchost.Output{}
 	h, err := funchost.Start(context.Background(), funchost.Options{
 		Apps: []string{filepath.Join(root, "dist", "dispatcher")}, Listen: "127.0.0.1:0", Settings: settings,
-		HostKey: settings["HOST_KEY"], MasterKey: settings["MASTER_KEY"], Output: &funchost.Output{}, DisableSchedules: true,
+		HostKey: settings["HOST_KEY"], MasterKey: settings["MASTER_KEY"], Output: out, DisableSchedules: true,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	return h
+	return h, out
 }
 
 // TestLicenceWithoutEsignRefusesSigningRoutes runs a second dispatcher whose licence lacks the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/outbox"
 	"github.com/esign-svc/esign/shared/otp"
@@ -313,6 +314,7 @@ func TestWorkflowHappyPath(t *testing.T) {
 	wantProblem(t, wfAs(t, "POST", wf.ID, "/approve", finance, nil), 403, "stage_already_decided_by_you", "")
 	wantWF(t, wfAs(t, "POST", wf.ID, "/approve", wfPerson(t, "legal@example.com", "Lee Legal", "Workflow.Approver"), nil), 200, "sealing")
 	st := sealed(t, wf.ID)
+	wantMetered(t, licensing.KindWorkflowSealed, tenantA, wf.ID)
 	calledBack(t, wf.ID, st.str("correlationId"), "complete")
 	if st.str("sealedPdfPath") != "signed/"+tenantA+"/workflows/"+wf.ID+".pdf" || st.str("esignGroupId") != "" {
 		t.Fatalf("status %s", st.Raw)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/licensing"
 )
 
 // The output binding names every function that queues deliveries uses in its function.json.
@@ -17,8 +18,9 @@ const (
 )
 
 // Add adds c's messages (delivery.Created.Messages: none for a replay) to the invocation's
-// outputs BindingInvite and BindingUpload.
-func Add(ctx context.Context, c delivery.Created, mode delivery.Mode, tenant string) error {
+// outputs BindingInvite and BindingUpload, and through meter (off without LICENSING_URL) one
+// delivery.created usage record per new delivery session (licensing.Binding; none for a replay).
+func Add(ctx context.Context, c delivery.Created, mode delivery.Mode, tenant string, meter licensing.Meter) error {
 	invites, uploads := c.Messages(mode, tenant)
 	for _, m := range invites {
 		if err := funcproto.AddOutput(ctx, BindingInvite, m); err != nil {
@@ -27,6 +29,14 @@ func Add(ctx context.Context, c delivery.Created, mode delivery.Mode, tenant str
 	}
 	for _, m := range uploads {
 		if err := funcproto.AddOutput(ctx, BindingUpload, m); err != nil {
+			return err
+		}
+	}
+	if c.Replayed {
+		return nil
+	}
+	for _, id := range c.DeliveryIDs {
+		if err := meter.Add(ctx, licensing.KindDeliveryCreated, tenant, id); err != nil {
 			return err
 		}
 	}

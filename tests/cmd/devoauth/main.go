@@ -7,16 +7,10 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
 	"github.com/esign-svc/esign/tests/devkeys"
 )
@@ -46,18 +40,6 @@ func run(args []string) error {
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-	}()
 	fmt.Printf("dev OAuth token endpoint: http://%s/%s/oauth2/v2.0/token\n", ln.Addr(), srv.Tenant)
-	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return devkeys.Serve(ln, srv)
 }

@@ -1,0 +1,111 @@
+package licenceusage
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/licensing"
+)
+
+// service is an httptest licensing service answering status to POST /v1/usage and keeping the
+// ids it took.
+type service struct {
+	mu     sync.Mutex
+	status int
+	ids    []string
+	auth   []string
+}
+
+func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var u licensing.Usage
+	_ = json.NewDecoder(r.Body).Decode(&u)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.auth = append(s.auth, r.Header.Get("Authorization"))
+	if s.status/100 == 2 && r.URL.Path == licensing.PathUsage {
+		s.ids = append(s.ids, u.ID)
+	}
+	w.WriteHeader(s.status)
+}
+
+func newJob(t *testing.T, status int) (*Job, *service) {
+	t.Helper()
+	s := &service{status: status}
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	c, err := licensing.New(srv.URL, "a.b.c", licensing.WithTimeout(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Job{Service: c}, s
+}
+
+// invoke runs Handle as the host does (funcproto.QueueHandler) and returns the reply status:
+// 200 acknowledges, anything else is retried and, after maxDequeueCount, poisoned.
+func invoke(t *testing.T, j *Job, body string) int {
+	t.Helper()
+	raw, _ := json.Marshal(body)
+	inv := `{"Data":{"msg":` + string(raw) + `},"Metadata":{"DequeueCount":1}}`
+	rec := httptest.NewRecorder()
+	funcproto.QueueHandler(j.Handle).ServeHTTP(rec, httptest.NewRequest("POST", "/LicenceUsage", strings.NewReader(inv)))
+	return rec.Code
+}
+
+func usage(t *testing.T) string {
+	t.Helper()
+	b, _ := json.Marshal(licensing.NewUsage(licensing.KindSessionSealed, "tid", time.Now(), "g-1"))
+	return string(b)
+}
+
+// A record the service takes is acknowledged, posted once with the licence as bearer.
+func TestRecordedIsAcknowledged(t *testing.T) {
+	t.Parallel()
+	j, s := newJob(t, http.StatusAccepted)
+	if code := invoke(t, j, usage(t)); code != http.StatusOK {
+		t.Fatalf("reply %d", code)
+	}
+	if len(s.ids) != 1 || s.ids[0] != "session.sealed:g-1" || s.auth[0] != "Bearer a.b.c" {
+		t.Fatalf("service got %v %v", s.ids, s.auth)
+	}
+}
+
+// The service down (5xx), refusing (4xx) or no service configured: the invocation fails, so
+// the host retries and then keeps the record in licence-usage-poison; nothing is acknowledged.
+func TestNotTakenIsRetried(t *testing.T) {
+	t.Parallel()
+	for _, status := range []int{500, 503, 429, 401} {
+		j, _ := newJob(t, status)
+		if code := invoke(t, j, usage(t)); code == http.StatusOK {
+			t.Errorf("service %d: acknowledged", status)
+		}
+	}
+	if code := invoke(t, &Job{}, usage(t)); code == http.StatusOK {
+		t.Error("no service configured: acknowledged (the record would be lost)")
+	}
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	c, _ := licensing.New(closed.URL, "a.b.c")
+	if code := invoke(t, &Job{Service: c}, usage(t)); code == http.StatusOK {
+		t.Error("unreachable service: acknowledged")
+	}
+}
+
+// A message that is no usage record is acknowledged without a call (it can never succeed).
+func TestMalformedIsAcknowledged(t *testing.T) {
+	t.Parallel()
+	j, s := newJob(t, http.StatusOK)
+	for _, body := range []string{`not json`, `{}`, `{"id":"x","tenantId":"t","kind":"session.opened","at":"2026-01-01T00:00:00Z"}`} {
+		if code := invoke(t, j, body); code != http.StatusOK {
+			t.Errorf("%s: reply %d", body, code)
+		}
+	}
+	if len(s.auth) != 0 {
+		t.Fatalf("a malformed record was sent: %v", s.auth)
+	}
+}
