@@ -52,7 +52,7 @@ func InvokedFunctions() []string { return slices.Clone(invoked) }
 // share the portal's API); the signed portal callback; secure delivery; document upload; render
 // (with the batch intake); the batch routes; the workflows.
 func routes(mux *http.ServeMux, d *Deps) {
-	mux.Handle("GET /api/health", health.Handler{Prober: d.Account, Version: version.Engine})
+	mux.Handle("GET /api/health", health.Handler{Prober: d.Account, Notices: d.Status, Version: version.Engine})
 
 	sessions := &esign.Creator{Store: d.Sessions, Docs: d.Blobs, Templates: d.Templates, Tokens: d.Tokens,
 		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now}

@@ -1,6 +1,8 @@
-// Package health answers GET /api/health: the engine version and whether blob, table and queue
-// storage are reachable. It is anonymous and says nothing secret: no account names, no errors'
-// text beyond a short reason.
+// Package health answers GET /api/health: the engine version, whether blob, table and queue
+// storage are reachable, and the features an app of the service found off at its start for a
+// setting it lacks (the processor without WEBHOOK_SECRETS sends no workflow callback). It is
+// anonymous and says nothing secret: no account names, no errors' text beyond a short reason,
+// settings named but never their values.
 package health
 
 import (
@@ -10,6 +12,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/esign-svc/esign/shared/appstatus"
 	"github.com/esign-svc/esign/shared/logging"
 	"github.com/esign-svc/esign/shared/web"
 )
@@ -19,11 +22,23 @@ type Prober interface {
 	Ping(ctx context.Context) map[string]error
 }
 
+// Notices lists the features an app found off at its last start (*appstatus.Store).
+type Notices interface {
+	Off(ctx context.Context) ([]appstatus.Notice, error)
+}
+
 // Handler serves the health report.
 type Handler struct {
 	Prober  Prober
+	Notices Notices // nil: no feature is reported
 	Version string
 	Timeout time.Duration // per probe round; 5 s when zero
+}
+
+// Feature is a part of the service that is off, and why.
+type Feature struct {
+	Available bool   `json:"available"`
+	Reason    string `json:"reason"`
 }
 
 // Service is one storage service's reachability.
@@ -37,11 +52,14 @@ type Report struct {
 	Status        string             `json:"status"` // ok | degraded
 	EngineVersion string             `json:"engineVersion"`
 	Storage       map[string]Service `json:"storage"`
-	CheckedAt     time.Time          `json:"checkedAt"`
+	// Features holds the features that are off, by name (workflowCallbacks); absent when none.
+	Features  map[string]Feature `json:"features,omitempty"`
+	CheckedAt time.Time          `json:"checkedAt"`
 }
 
-// ServeHTTP answers the report: 200 when every service is reachable, 503 otherwise; 400
-// body_not_allowed for a request with a body (web.NoBody).
+// ServeHTTP answers the report: 200 when every storage service is reachable (status ok, or
+// degraded when a feature is off: the service answers, a load balancer must not take it out),
+// 503 otherwise; 400 body_not_allowed for a request with a body (web.NoBody).
 func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := web.NoBody(r); err != nil {
 		web.Fail(w, r, err)
@@ -72,6 +90,19 @@ func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	if rep.Status != "ok" {
 		status = http.StatusServiceUnavailable
+	}
+	if h.Notices != nil {
+		off, err := h.Notices.Off(ctx)
+		if err != nil {
+			logging.From(r.Context()).Warn().Err(err).Msg("health: the apps' start notices could not be read")
+		}
+		for _, n := range off {
+			if rep.Features == nil {
+				rep.Features = map[string]Feature{}
+			}
+			rep.Features[n.Feature] = Feature{Reason: n.Reason}
+			rep.Status = "degraded"
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
