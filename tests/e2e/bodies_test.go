@@ -375,7 +375,8 @@ func TestBodyRoutesCoverEveryFunction(t *testing.T) {
 // TestNoBodyRoutesTakeAnEmptyObject: every route that takes no body (the spec's "-") answers
 // an empty JSON object `{}`, with a JSON Content-Type or none and blanks inside, exactly as it
 // answers no body at all (many HTTP clients send `{}` on every POST); an object with a member
-// is still 400 body_not_allowed. Before issue 22 `{}` was 400 body_not_allowed. The requests
+// is still 400 body_not_allowed (TestEveryRouteReadsItsBodyOneWay's row "object with a
+// member", on objects that exist). Before issue 22 `{}` was 400 body_not_allowed. The requests
 // name objects that do not exist, or leave out the auth of a route that reads its body first,
 // so that none of them changes anything; a cancel with `{}` then ends a real workflow.
 func TestNoBodyRoutesTakeAnEmptyObject(t *testing.T) {
@@ -406,8 +407,6 @@ func TestNoBodyRoutesTakeAnEmptyObject(t *testing.T) {
 					t.Errorf("%q as %q: %d %s; no body: %d %s", c.body, c.contentType, r.Status, r.Raw, none.Status, none.Raw)
 				}
 			}
-			r := ghost.send(t, rt, "application/json", []byte(`{"reason":"x"}`), withAuth)
-			checkBodyAnswer(t, rt, "an object with a member", r, notAllowed)
 		})
 	}
 	if n < 20 {
