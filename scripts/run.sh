@@ -90,7 +90,8 @@ The service is running.
   Base URL:      http://$listen/api   (routes with authLevel function need ?code=\$HOST_KEY)
   Health:        curl http://$listen/api/health
   Portal:        http://$portal   (the links in the invitations: make outbox shows them)
-  Dev settings:  .local/dev.env   (BASE_URL, HOST_KEY, STORAGE_CONNECTION_STRING, PORTAL_CALLBACK_SECRETS, PORTAL_URL, ...)
+  Dev settings:  .local/dev.env   (BASE_URL, HOST_KEY, STORAGE_CONNECTION_STRING, PORTAL_CALLBACK_SECRETS, PORTAL_URL,
+                 WEBHOOK_SECRETS: a workflow's callbackUrl may be http://127.0.0.1:<port>/..., README walk-through 6)
   A JWT:         make token TENANT=<tid> ROLES=Esign.Initiator,Service.Admin [SUB=alice]
   Connector:     SVCCONNECT_CONFIG=.local/dev.env bin/svcconnect help   (README "Command line (svcconnect)";
                  its SERVICE_* settings are in .local/dev.env, its tokens from http://$oauth_listen)
