@@ -59,7 +59,7 @@ type Report struct {
 
 // ServeHTTP answers the report: 200 when every storage service is reachable (status ok, or
 // degraded when a feature is off: the service answers, a load balancer must not take it out),
-// 503 otherwise; 400 body_not_allowed for a request with a body (web.NoBody).
+// 503 otherwise; 400 body_not_allowed for a request with a body other than {} (web.NoBody).
 func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := web.NoBody(r); err != nil {
 		web.Fail(w, r, err)
