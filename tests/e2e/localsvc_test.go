@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -110,8 +111,12 @@ func TestMakeRunSendsAWorkflowCallbackToThisMachine(t *testing.T) {
 		t.Fatal(err)
 	}
 	pkgDir := "shared/local/" + uuid.NewString() + "/"
-	files := examplePackage(t)
-	files["schema.yaml"] = []byte(wfSchema)
+	files := examplePackage(t) // examples/offer, as README's `devstore put-template examples/offer offer`
+	schema, err := os.ReadFile(filepath.Join(root, "examples", "offer", "schema.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["schema.yaml"] = schema
 	for name, b := range files {
 		if _, err := blobs.Put(ctx, "templates", pkgDir+name, bytes.NewReader(b), "application/octet-stream", nil); err != nil {
 			t.Fatal(err)
@@ -121,8 +126,11 @@ func TestMakeRunSendsAWorkflowCallbackToThisMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := wfBody("templates/" + pkgDir)
-	body["callbackUrl"] = listener.URL + "/workflow-callback" // http://127.0.0.1:<port>/...
+	// README's create body, with a correlationId of this run's own and the listener's port.
+	body := map[string]any{"templatePath": "templates/" + pkgDir, "correlationId": "callback-demo-" + uuid.NewString(),
+		"callbackUrl": listener.URL + "/workflow-callback", // http://127.0.0.1:<port>/...
+		"templateSettings": map[string]any{"workflow": map[string]any{
+			"recipients": []any{map[string]any{"email": "hr@example.test", "displayName": "Harriet"}}}}}
 	created := call(t, "POST", api("workflow"), body, bearer(tok))
 	if created.Status != http.StatusCreated {
 		t.Fatalf("create: %d %s", created.Status, created.Raw)
@@ -165,6 +173,11 @@ func TestMakeRunSendsAWorkflowCallbackToThisMachine(t *testing.T) {
 	case again := <-got:
 		t.Fatalf("a second callback: %s", again.body)
 	case <-time.After(2 * time.Second):
+	}
+	// This host's output is not the package's: hold it to the same privacy rule.
+	remember("webhook secret", env["WEBHOOK_SECRETS"])
+	if leak := checkLogs(out.String()); leak != "" {
+		t.Errorf("PRIVACY: %s", leak)
 	}
 }
 
