@@ -1,7 +1,8 @@
 // Package devkeys makes and reads the local development keys under .local/ (DESIGN 1a): token
 // and PII keys, the portal callback secret, the secret that signs the workflows' callbacks, a
-// self-signed seal certificate, the operator's licence key and a dev licence, and a dev identity-provider key with its JWKS. It also mints dev
-// JWTs, so end-to-end tests and `make token` get tokens the running service accepts.
+// self-signed seal certificate, the operator's licence key and a dev licence, and a dev
+// identity-provider key with its JWKS. It also mints dev JWTs, so end-to-end tests and `make
+// token` get tokens the running service accepts.
 // Nothing here is for production: production keys are app settings backed by Key Vault.
 package devkeys
 
@@ -190,24 +191,22 @@ func Setup(dir string, o Options) (*Result, error) {
 		"PORTAL_CALLBACK_SECRET":    firstSecret,
 		"PORTAL_URL":                o.PortalURL,
 		"PORTAL_ORIGIN":             origin,
-		// make run is a complete development service: a workflow's callbackUrl may name a
-		// listener on this machine (http on loopback), and its callback is signed and sent.
-		"WEBHOOK_SECRETS":        webhookSecrets,
-		"WEBHOOK_ALLOW_LOOPBACK": "true",
-		"TOKEN_KEYS":             tokenKeys,
-		"PII_HASH_KEY":           hashKey,
-		"PII_ENC_KEYS":           encKeys,
-		"AUTH_ISSUER":            DevIssuer,
-		"AUTH_AUDIENCE":          DevAudience,
-		"AUTH_JWKS_FILE":         p(FileJWKS),
-		"LICENCE_FILE":           p(FileLicence),
-		"LICENCE_PUBLIC_KEY":     base64.StdEncoding.EncodeToString(opPub),
-		"SEAL_CERT_FILE":         p(FileSealCert),
-		"SEAL_KEY_FILE":          p(FileSealKey),
-		"EMAIL_PROVIDER":         "outbox",
-		"SMS_PROVIDER":           "outbox",
-		"DEV_TENANT_ID":          DevTenantID,
-		"DEV_IDP_KEY_FILE":       p(FileIdPKey),
+		"TOKEN_KEYS":                tokenKeys,
+		"PII_HASH_KEY":              hashKey,
+		"PII_ENC_KEYS":              encKeys,
+		"AUTH_ISSUER":               DevIssuer,
+		"AUTH_AUDIENCE":             DevAudience,
+		"AUTH_JWKS_FILE":            p(FileJWKS),
+		"LICENCE_FILE":              p(FileLicence),
+		"LICENCE_PUBLIC_KEY":        base64.StdEncoding.EncodeToString(opPub),
+		"SEAL_CERT_FILE":            p(FileSealCert),
+		"SEAL_KEY_FILE":             p(FileSealKey),
+		"EMAIL_PROVIDER":            "outbox",
+		"SMS_PROVIDER":              "outbox",
+		"DEV_TENANT_ID":             DevTenantID,
+		"DEV_IDP_KEY_FILE":          p(FileIdPKey),
+		"WEBHOOK_SECRETS":           webhookSecrets, // make run is a complete service: a workflow's
+		"WEBHOOK_ALLOW_LOOPBACK":    "true",         // callbackUrl may be a listener on this machine
 		// The connector's settings (svcconnect; spec "Source-system connection settings"),
 		// with the dev OAuth token endpoint of tests/cmd/devoauth as the authority.
 		"SERVICE_DISPATCHER_BASE_URL":      o.BaseURL + "/api",
