@@ -101,7 +101,8 @@ The service is running.
   Health:        curl http://$listen/api/health
   Portal:        http://$portal   (the links in the invitations: make outbox shows them)
   Licensing:     http://$licensing_listen   (LICENSING_URL; what the apps sent: curl http://$licensing_listen/_stub/received)
-  Dev settings:  .local/dev.env   (BASE_URL, HOST_KEY, STORAGE_CONNECTION_STRING, PORTAL_CALLBACK_SECRETS, PORTAL_URL, ...)
+  Dev settings:  .local/dev.env   (BASE_URL, HOST_KEY, STORAGE_CONNECTION_STRING, PORTAL_CALLBACK_SECRETS, PORTAL_URL,
+                 WEBHOOK_SECRETS: a workflow's callbackUrl may be http://127.0.0.1:<port>/..., README walk-through 6)
   A JWT:         make token TENANT=<tid> ROLES=Esign.Initiator,Service.Admin [SUB=alice]
   Connector:     SVCCONNECT_CONFIG=.local/dev.env bin/svcconnect help   (README "Command line (svcconnect)";
                  its SERVICE_* settings are in .local/dev.env, its tokens from http://$oauth_listen)

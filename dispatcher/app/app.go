@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/esign-svc/esign/shared/appstatus"
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
@@ -49,7 +50,9 @@ type Deps struct {
 	Tokens  *tokens.Codec
 	Senders notify.Providers // e-mail and SMS (OTP codes)
 	Outbox  *outbox.Outbox   // nil unless a channel uses the outbox
-	Logger  zerolog.Logger
+	// Status holds what the processor found off at its start (/api/health reports it).
+	Status *appstatus.Store
+	Logger zerolog.Logger
 }
 
 // Table names of the signing sessions.
@@ -110,8 +113,12 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
+	status, err := appstatus.New(acct, appstatus.Table)
+	if err != nil {
+		return nil, err
+	}
 	blobs := blobstore.New(acct)
-	return &Deps{Config: cfg, Account: acct, Verifier: ver, Licence: lic, Licensing: remote, Sessions: sessions, Deliveries: deliveries,
+	return &Deps{Status: status, Config: cfg, Account: acct, Verifier: ver, Licence: lic, Licensing: remote, Sessions: sessions, Deliveries: deliveries,
 		Documents: documents, Batches: batches, Workflows: workflows, Templates: &template.Loader{Blobs: blobs}, Graph: gc, Blobs: blobs,
 		Tokens: tokens.NewCodec(cfg.Tokens), Senders: send, Outbox: box, Logger: logger}, nil
 }

@@ -53,7 +53,7 @@ func InvokedFunctions() []string { return slices.Clone(invoked) }
 // share the portal's API); the signed portal callback; secure delivery; document upload; render
 // (with the batch intake); the batch routes; the workflows.
 func routes(mux *http.ServeMux, d *Deps) {
-	hh := health.Handler{Prober: d.Account, Version: version.Engine}
+	hh := health.Handler{Prober: d.Account, Notices: d.Status, Version: version.Engine}
 	var remote licensing.Validator // nil: the offline licence alone
 	if d.Licensing != nil {
 		hh.Licensing, remote = d.Licensing, d.Licensing

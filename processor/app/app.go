@@ -20,6 +20,7 @@ import (
 	"github.com/esign-svc/esign/processor/workflownotify"
 	"github.com/esign-svc/esign/processor/workflowseal"
 	"github.com/esign-svc/esign/processor/workflowtrigger"
+	"github.com/esign-svc/esign/shared/appstatus"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/azure/queuestore"
@@ -69,7 +70,10 @@ type Deps struct {
 	Licence   *licence.Licence
 	// Licensing is LICENSING_URL's service (the metering job posts to it); nil: none.
 	Licensing *licensing.Client
-	Now       func() time.Time
+	// Status is where New records, at start, the features a missing setting leaves off (the
+	// dispatcher's /api/health reports them).
+	Status *appstatus.Store
+	Now    func() time.Time
 }
 
 // Build makes the dependencies from the configuration. It does no I/O (New ensures the
@@ -119,7 +123,11 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Deps{Config: cfg, Account: acct, Logger: logger, Sessions: sessions, Deliveries: deliveries,
+	status, err := appstatus.New(acct, appstatus.Table)
+	if err != nil {
+		return nil, err
+	}
+	return &Deps{Status: status, Config: cfg, Account: acct, Logger: logger, Sessions: sessions, Deliveries: deliveries,
 		Batches: batches, Documents: documents, Workflows: workflows, Tokens: tokens.NewCodec(cfg.Tokens), Providers: p, Outbox: box, Graph: gc,
 		Licence: lic, Licensing: remote, Now: time.Now}, nil
 }
@@ -260,6 +268,12 @@ func New(ctx context.Context, d *Deps) (http.Handler, error) {
 	if err := d.Ensure(ctx); err != nil {
 		return nil, err
 	}
+	if err := d.Status.Ensure(ctx); err != nil {
+		return nil, err
+	}
+	if err := announceCallbacks(ctx, d.Status, d.Config, d.Logger, d.Now()); err != nil {
+		return nil, err
+	}
 	fns, err := Functions(d)
 	if err != nil {
 		return nil, err
@@ -277,6 +291,23 @@ func dispatchJob(d *Deps, creator *delivery.Creator, blobs *blobstore.Store, tem
 	return &dispatchjob.Job{Batches: d.Batches, Templates: templates, Creator: creator, Blobs: blobs,
 		Producer: &render.Renderer{Templates: templates, Blobs: blobs, Store: d.Documents, Now: d.Now},
 		Cipher:   d.Config.PIICipher, Email: d.Providers.Email, Approvers: d.Config.DispatchApprovers, Licence: d.Licence, Now: d.Now}
+}
+
+// ReasonNoWebhookSecret is why the workflows' callbacks are off: the processor's start log and
+// /api/health say it.
+const ReasonNoWebhookSecret = "WEBHOOK_SECRETS is not set: no workflow callback is sent " +
+	"(each is recorded as failed, webhook_not_configured)"
+
+// announceCallbacks says at start whether the workflows' terminal callbacks can be sent: without
+// WEBHOOK_SECRETS one warning line in the log, and in status the reason the dispatcher's
+// /api/health reports (a start with the secret records them on again). Errors: storage.
+func announceCallbacks(ctx context.Context, status *appstatus.Store, cfg Config, log zerolog.Logger, now time.Time) error {
+	n := appstatus.Notice{App: appstatus.AppProcessor, Feature: appstatus.FeatureWorkflowCallbacks, At: now}
+	if cfg.WebhookSecret == "" {
+		n.Reason = ReasonNoWebhookSecret
+		log.Warn().Str("feature", n.Feature).Msg(n.Reason)
+	}
+	return status.Record(ctx, n)
 }
 
 // workflowCallback is the terminal-callback job: posts signed with WEBHOOK_SECRETS' current

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +24,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/esign-svc/esign/shared/appstatus"
+	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/licence/licencetest"
@@ -274,5 +278,54 @@ func TestWorkflowCallbackConfig(t *testing.T) {
 	}
 	if job, err := workflowCallback(d); err != nil || job.Poster != nil {
 		t.Fatalf("without a secret the job has no poster: %+v, %v", job, err)
+	}
+}
+
+// TestStartSaysWhenCallbacksAreOff: a processor started without WEBHOOK_SECRETS logs one
+// warning naming the setting and records the workflow callbacks off (what /api/health reports);
+// a start with the secret logs nothing of it and records them on. Before issue 22 nothing was
+// said: each callback was recorded as failed (webhook_not_configured) in silence.
+func TestStartSaysWhenCallbacksAreOff(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	conn := azuritetest.Shared(t).ConnectionString()
+	acct, err := azconn.New(azconn.Config{ConnectionString: conn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := appstatus.New(acct, "appstatus"+strconv.FormatInt(time.Now().UnixNano()%1e12, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(extra map[string]string) string {
+		t.Helper()
+		cfg, err := Load(config.MapLookup(settings(conn, extra)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var log bytes.Buffer
+		d, err := Build(cfg, zerolog.New(&log))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Status = status // a table of this test's own: the package's tests share the account
+		if _, err := New(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		return log.String()
+	}
+	log := start(nil)
+	if strings.Count(log, "WEBHOOK_SECRETS") != 1 || strings.Count(log, "\n") != 1 || !strings.Contains(log, `"level":"warn"`) {
+		t.Fatalf("start without the secret logged %q, want one warning naming WEBHOOK_SECRETS", log)
+	}
+	off, err := status.Off(ctx)
+	if err != nil || len(off) != 1 || off[0].Feature != appstatus.FeatureWorkflowCallbacks || off[0].Reason != ReasonNoWebhookSecret {
+		t.Fatalf("recorded %+v, %v", off, err)
+	}
+	if log := start(map[string]string{"WEBHOOK_SECRETS": strings.Repeat("s", 32)}); log != "" {
+		t.Fatalf("start with the secret logged %q", log)
+	}
+	if off, err := status.Off(ctx); err != nil || len(off) != 0 {
+		t.Fatalf("with the secret: %+v, %v", off, err)
 	}
 }

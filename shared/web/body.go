@@ -17,17 +17,18 @@ import (
 //
 //   - DecodeJSON: a JSON object is required;
 //   - DecodeOptionalJSON: a JSON object, or nothing at all;
-//   - NoBody: nothing at all;
+//   - NoBody: nothing at all (or the empty object `{}`);
 //   - ReadBody then DecodeJSONBody: a route that needs the raw bytes first (the signed callback
 //     computes its HMAC over them) and then applies DecodeJSON's rules;
 //   - StreamBody: a route whose body is one document of a given media type (the PDF upload),
 //     streamed by the route under the same size rule.
 //
 // The rules, the same on every route: a body over the route's limit is 413 body_too_large; a
-// body on a route that takes none is 400 body_not_allowed; a JSON body whose Content-Type is set
-// and is not JSON is 400 unsupported_media_type; a JSON body must be one object (null, an
-// array, a string, a number or a boolean is 400 invalid_request naming the whole body), with no
-// field the request does not have and nothing after it.
+// body on a route that takes none is 400 body_not_allowed (but the empty JSON object `{}`,
+// taken as no body); a JSON body whose Content-Type is set and is not JSON is 400
+// unsupported_media_type; a JSON body must be one object (null, an array, a string, a number
+// or a boolean is 400 invalid_request naming the whole body), with no field the request does
+// not have and nothing after it.
 
 // MaxJSONBody is the default limit of a JSON request body (DESIGN section 5), and the limit
 // past which a body sent to a route that takes none is 413 rather than 400.
@@ -74,18 +75,28 @@ func DecodeOptionalJSON(r *http.Request, limit int64, v any) error {
 	return DecodeJSONBody(r, body, v)
 }
 
-// NoBody is the rule of a route that takes no body: an empty body passes, whatever its
-// Content-Type. Errors: 400 body_not_allowed (field "body") for any byte of body; 413
-// body_too_large past MaxJSONBody; 400 body_unreadable.
+// NoBody is the rule of a route that takes no body (the spec shows its body as "-"): no body,
+// an empty one (whatever its Content-Type), or an empty JSON object `{}` with no Content-Type
+// or a JSON one (blanks around and inside it allowed: many HTTP clients send `{}` on every
+// POST) passes. Errors: 400 body_not_allowed (field "body") for any other body (an object
+// with a member, null, an array, text, `{}` sent as text/plain); 413 body_too_large past
+// MaxJSONBody; 400 body_unreadable.
 func NoBody(r *http.Request) error {
 	body, err := ReadBody(r, MaxJSONBody)
-	if err != nil {
+	if err != nil || len(body) == 0 {
 		return err
 	}
-	if len(body) > 0 {
-		return apperr.Invalid(CodeBodyNotAllowed, apperr.Field(BodyField, "this route takes no request body; send none"))
+	if !emptyObject(body) || jsonContentType(r) != nil {
+		return apperr.Invalid(CodeBodyNotAllowed, apperr.Field(BodyField, "this route takes no request body; send none (or {})"))
 	}
 	return nil
+}
+
+// emptyObject reports whether body is the JSON object `{}`, with JSON blanks around and
+// between its braces.
+func emptyObject(body []byte) bool {
+	b := bytes.Trim(body, " \t\r\n")
+	return len(b) >= 2 && b[0] == '{' && b[len(b)-1] == '}' && len(bytes.Trim(b[1:len(b)-1], " \t\r\n")) == 0
 }
 
 // DecodeJSONBody applies DecodeJSON's Content-Type and object rules to a body its route read

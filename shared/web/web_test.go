@@ -124,7 +124,20 @@ func TestNoBody(t *testing.T) {
 	}{
 		{"empty", ``, "", "", 0},
 		{"empty with a type", ``, "text/plain", "", 0},
-		{"empty object", `{}`, "application/json", "body_not_allowed", apperr.KindInvalid},
+		// The empty object is no body (many HTTP clients send `{}` on every POST); it was 400
+		// body_not_allowed before issue 22.
+		{"empty object", `{}`, "application/json", "", 0},
+		{"empty object, no type", `{}`, "", "", 0},
+		{"empty object, +json type", `{}`, "application/merge-patch+json; charset=utf-8", "", 0},
+		{"empty object with blanks", " \r\n{ \t\n}\n", "application/json", "", 0},
+		{"empty object as text", `{}`, "text/plain", "body_not_allowed", apperr.KindInvalid},
+		{"empty object, bad type", `{}`, "application/json; =", "body_not_allowed", apperr.KindInvalid},
+		{"object with a member", `{"reason":"x"}`, "application/json", "body_not_allowed", apperr.KindInvalid},
+		{"object with an empty member", `{"":null}`, "application/json", "body_not_allowed", apperr.KindInvalid},
+		{"two objects", `{}{}`, "application/json", "body_not_allowed", apperr.KindInvalid},
+		{"unclosed", `{`, "application/json", "body_not_allowed", apperr.KindInvalid},
+		{"braces reversed", `}{`, "application/json", "body_not_allowed", apperr.KindInvalid},
+		{"empty array", `[]`, "application/json", "body_not_allowed", apperr.KindInvalid},
 		{"one blank", ` `, "", "body_not_allowed", apperr.KindInvalid},
 		{"null", `null`, "application/json", "body_not_allowed", apperr.KindInvalid},
 		{"text", `hello`, "text/plain", "body_not_allowed", apperr.KindInvalid},

@@ -24,6 +24,8 @@ func TestCheckerRefusesWhatTheDocumentDoesNot(t *testing.T) {
 		fault             string // in the error; "" for none
 	}{
 		{"health", "GET", "http://127.0.0.1:7071/api/health", 200, "application/json", health, ""},
+		{"health with a feature off", "GET", "http://h/api/health", 200, "application/json", strings.Replace(health, `"status":"ok"`,
+			`"status":"degraded","features":{"workflowCallbacks":{"available":false,"reason":"WEBHOOK_SECRETS is not set"}}`, 1), ""},
 		{"another host", "GET", "http://localhost:1/api/health?x=1", 200, "application/json", health, ""},
 		{"problem", "POST", "http://h/api/esign/session?code=k", 401, "application/problem+json", problem, ""},
 		{"host's empty 401", "POST", "http://h/api/esign/session", 401, "", "", ""},

@@ -1,7 +1,8 @@
 // Package devkeys makes and reads the local development keys under .local/ (DESIGN 1a): token
-// and PII keys, the portal callback secret, a self-signed seal certificate, the operator's
-// licence key and a dev licence, and a dev identity-provider key with its JWKS. It also mints dev
-// JWTs, so end-to-end tests and `make token` get tokens the running service accepts.
+// and PII keys, the portal callback secret, the secret that signs the workflows' callbacks, a
+// self-signed seal certificate, the operator's licence key and a dev licence, and a dev
+// identity-provider key with its JWKS. It also mints dev JWTs, so end-to-end tests and `make
+// token` get tokens the running service accepts.
 // Nothing here is for production: production keys are app settings backed by Key Vault.
 package devkeys
 
@@ -54,6 +55,7 @@ const (
 	FilePIIHashKey     = "pii-hash-key"
 	FilePIIEncKeys     = "pii-enc-keys"
 	FileCallbackSecret = "callback-secrets"
+	FileWebhookSecret  = "webhook-secrets"
 	FileHostKey        = "host-key"
 	FileMasterKey      = "master-key"
 	FileSealCert       = "seal-cert.pem"
@@ -170,6 +172,14 @@ func Setup(dir string, o Options) (*Result, error) {
 		return nil, err
 	}
 
+	// The secret that signs the workflows' terminal callbacks (X-Esign-Signature), as the
+	// portal's: a receiver on this machine verifies them with it (README "A workflow's callback
+	// on this machine").
+	webhookSecrets, err := text(FileWebhookSecret, func() string { return hex.EncodeToString(randomBytes(32)) })
+	if err != nil {
+		return nil, err
+	}
+
 	firstSecret, _, _ := strings.Cut(cbSecrets, ",")
 	res.Env = map[string]string{
 		"BASE_URL":                  o.BaseURL,
@@ -195,6 +205,8 @@ func Setup(dir string, o Options) (*Result, error) {
 		"SMS_PROVIDER":              "outbox",
 		"DEV_TENANT_ID":             DevTenantID,
 		"DEV_IDP_KEY_FILE":          p(FileIdPKey),
+		"WEBHOOK_SECRETS":           webhookSecrets, // make run is a complete service: a workflow's
+		"WEBHOOK_ALLOW_LOOPBACK":    "true",         // callbackUrl may be a listener on this machine
 		// The connector's settings (svcconnect; spec "Source-system connection settings"),
 		// with the dev OAuth token endpoint of tests/cmd/devoauth as the authority.
 		"SERVICE_DISPATCHER_BASE_URL":      o.BaseURL + "/api",

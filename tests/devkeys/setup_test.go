@@ -24,7 +24,8 @@ import (
 var requiredSettings = []string{"BASE_URL", "HOST_KEY", "MASTER_KEY", "STORAGE_CONNECTION_STRING",
 	"AzureWebJobsStorage", "PORTAL_CALLBACK_SECRETS", "PORTAL_CALLBACK_SECRET", "PORTAL_URL", "PORTAL_ORIGIN",
 	"TOKEN_KEYS", "PII_HASH_KEY", "PII_ENC_KEYS", "AUTH_ISSUER", "AUTH_AUDIENCE", "AUTH_JWKS_FILE",
-	"LICENCE_FILE", "LICENCE_PUBLIC_KEY", "SEAL_CERT_FILE", "SEAL_KEY_FILE", "EMAIL_PROVIDER", "SMS_PROVIDER"}
+	"LICENCE_FILE", "LICENCE_PUBLIC_KEY", "SEAL_CERT_FILE", "SEAL_KEY_FILE", "EMAIL_PROVIDER", "SMS_PROVIDER",
+	"WEBHOOK_SECRETS", "WEBHOOK_ALLOW_LOOPBACK"}
 
 func readAll(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
@@ -51,7 +52,7 @@ func TestSetupIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCreated := []string{FileTokenKeys, FilePIIHashKey, FilePIIEncKeys, FileCallbackSecret, FileHostKey,
-		FileMasterKey, FileSealKey, FileSealCert, FileOperatorKey, FileLicence, FileIdPKey, FileClientSecret}
+		FileMasterKey, FileSealKey, FileSealCert, FileOperatorKey, FileLicence, FileIdPKey, FileClientSecret, FileWebhookSecret}
 	if !slices.Equal(first.Created, wantCreated) {
 		t.Fatalf("first run created %v, want %v", first.Created, wantCreated)
 	}
@@ -120,6 +121,8 @@ func TestSetupContents(t *testing.T) {
 		"EMAIL_PROVIDER":      "outbox",
 		"SMS_PROVIDER":        "outbox",
 		"AzureWebJobsStorage": AzuriteConnectionString,
+		// make run sends a workflow's callback to a listener on this machine (issue 22)
+		"WEBHOOK_ALLOW_LOOPBACK": "true",
 	}
 	for k, v := range want {
 		if env[k] != v {
@@ -144,6 +147,9 @@ func TestSetupContents(t *testing.T) {
 	}
 	if s, err := callbacksig.ParseSecrets(env["PORTAL_CALLBACK_SECRETS"]); err != nil || s[0] != env["PORTAL_CALLBACK_SECRET"] {
 		t.Errorf("callback secrets: %v", err)
+	}
+	if s, err := callbacksig.ParseSecrets(env["WEBHOOK_SECRETS"]); err != nil || len(s) != 1 || s[0] == env["PORTAL_CALLBACK_SECRET"] {
+		t.Errorf("webhook secrets %v: %v (one, its own)", s, err)
 	}
 	pub, err := licence.ParsePublicKey(env["LICENCE_PUBLIC_KEY"])
 	if err != nil {
@@ -190,7 +196,7 @@ func TestSetupContents(t *testing.T) {
 
 	// Secrets are private.
 	for _, name := range []string{FileTokenKeys, FilePIIHashKey, FilePIIEncKeys, FileCallbackSecret, FileHostKey,
-		FileMasterKey, FileSealKey, FileOperatorKey, FileIdPKey, FileLicence} {
+		FileMasterKey, FileSealKey, FileOperatorKey, FileIdPKey, FileLicence, FileWebhookSecret} {
 		fi, err := os.Stat(filepath.Join(dir, KeysDir, name))
 		if err != nil {
 			t.Fatal(err)

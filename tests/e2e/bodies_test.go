@@ -176,7 +176,9 @@ var bodyCases = []bodyCase{
 		json: bodyAnswer{http.StatusBadRequest, web.CodeInvalidJSON, true}, none: notAllowed, pdf: notPDF},
 	{name: "a PDF that does not parse", contentType: "application/pdf", body: fixed("%PDF-1.7\n1 0 obj\n<<"),
 		json: notJSON, none: notAllowed, pdf: bodyAnswer{http.StatusBadRequest, pdfdoc.CodeUnreadable, true}},
-	{name: "empty object", contentType: "application/json", body: fixed(`{}`), none: notAllowed, noneOnly: true},
+	// The empty object `{}` is no body to a route that takes none (TestNoBodyRoutesTakeAnEmptyObject);
+	// an object with a member is still refused.
+	{name: "object with a member", contentType: "application/json", body: fixed(`{"reason":"x"}`), none: notAllowed, noneOnly: true},
 	{name: "text", contentType: "text/plain", body: fixed(`cancel, please`), none: notAllowed, noneOnly: true},
 }
 
@@ -373,4 +375,51 @@ func TestBodyRoutesCoverEveryFunction(t *testing.T) {
 	for key := range rows {
 		t.Errorf("bodyRoutes row %s is no function's route and method", key)
 	}
+}
+
+// TestNoBodyRoutesTakeAnEmptyObject: every route that takes no body (the spec's "-") answers
+// an empty JSON object `{}`, with a JSON Content-Type or none and blanks inside, exactly as it
+// answers no body at all (many HTTP clients send `{}` on every POST); an object with a member
+// is still 400 body_not_allowed (TestEveryRouteReadsItsBodyOneWay's row "object with a
+// member", on objects that exist). Before issue 22 `{}` was 400 body_not_allowed. The requests
+// name objects that do not exist, or leave out the auth of a route that reads its body first,
+// so that none of them changes anything; a cancel with `{}` then ends a real workflow.
+func TestNoBodyRoutesTakeAnEmptyObject(t *testing.T) {
+	t.Parallel()
+	ghost := &bodyFixture{vals: map[string]string{"groupId": uuid.NewString(), "correlationId": uuid.NewString(),
+		"slotIndex": "0", "deliveryId": uuid.NewString(), "batchId": uuid.NewString(), "token": "not-a-token",
+		"workflowId": uuid.NewString(), "stepIndex": "0"}}
+	n := 0
+	for _, rt := range bodyRoutes {
+		if rt.kind != bodyNone {
+			continue
+		}
+		n++
+		t.Run(rt.fn+" "+rt.method, func(t *testing.T) {
+			t.Parallel()
+			withAuth := rt.authFirst || rt.auth == authNone // else the body rule answers before the auth
+			none := ghost.send(t, rt, "", nil, withAuth)
+			if none.Status == http.StatusBadRequest && none.code() == web.CodeBodyNotAllowed {
+				t.Fatalf("no body: %d %s", none.Status, none.Raw)
+			}
+			for _, c := range []struct{ contentType, body string }{
+				{"application/json", `{}`},
+				{"application/json; charset=utf-8", " { }\n"},
+				{"", `{}`},
+			} {
+				r := ghost.send(t, rt, c.contentType, []byte(c.body), withAuth)
+				if r.Status != none.Status || (rt.method != http.MethodHead && r.code() != none.code()) {
+					t.Errorf("%q as %q: %d %s; no body: %d %s", c.body, c.contentType, r.Status, r.Raw, none.Status, none.Raw)
+				}
+			}
+		})
+	}
+	if n < 20 {
+		t.Fatalf("%d routes take no body; the table lost some", n)
+	}
+	t.Run("a cancel with {} ends the workflow", func(t *testing.T) {
+		t.Parallel()
+		wf := createWorkflow(t, tenantA, wfBody(wfPackage(t, false)))
+		wantWF(t, wfJWT(t, "POST", wf.ID, "/cancel", "Esign.Initiator", map[string]any{}), http.StatusOK, "cancelled")
+	})
 }
