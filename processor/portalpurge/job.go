@@ -23,6 +23,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/esign-svc/esign/processor/internal/jobmsg"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
@@ -34,10 +35,8 @@ import (
 const (
 	FunctionName       = "PortalPurge"
 	PoisonFunctionName = "PortalPurgePoison"
-	Queue              = "portalpurge"
-	PoisonQueue        = "portalpurge-poison"
-	// Binding is the Seal function's output binding that queues a Message on Queue.
-	Binding = "purge"
+	Queue              = jobmsg.QueuePortalPurge
+	PoisonQueue        = jobmsg.QueuePortalPurgePoison
 )
 
 // Audit event kinds and data.
@@ -53,11 +52,8 @@ const (
 	CodeRetriesExhausted = "retries_exhausted"
 )
 
-// Message is the queue message: the session to purge at the portal.
-type Message struct {
-	GroupID  string `json:"groupId"`
-	TenantID string `json:"tenantId"`
-}
+// Message is the queue message: the session to purge at the portal (the seal job writes it).
+type Message = jobmsg.PortalPurge
 
 // Purger is what the job needs of the portal client (*portalclient.Client).
 type Purger interface {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/esign-svc/esign/processor/portalpurge"
+	"github.com/esign-svc/esign/processor/internal/jobmsg"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
@@ -157,7 +157,7 @@ func (j *Job) seal(ctx context.Context, m esign.SealMessage) error {
 		return err
 	}
 	// The portal's copy of the slots' data is purged by its own job (processor/portalpurge).
-	if err := funcproto.AddOutput(ctx, portalpurge.Binding, portalpurge.Message{GroupID: sess.GroupID, TenantID: sess.TenantID}); err != nil {
+	if err := funcproto.AddOutput(ctx, BindingPurge, jobmsg.PortalPurge{GroupID: sess.GroupID, TenantID: sess.TenantID}); err != nil {
 		return err
 	}
 	if err := j.d.Meter.Add(ctx, licensing.KindSessionSealed, sess.TenantID, sess.GroupID); err != nil {

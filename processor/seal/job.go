@@ -23,8 +23,10 @@ import (
 	"io"
 	"time"
 
+	"github.com/esign-svc/esign/processor/internal/sealcfg"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/licensing"
@@ -32,14 +34,14 @@ import (
 
 // Containers the job writes to (DESIGN 3).
 const (
-	ContainerSigned   = "signed"
-	ContainerEvidence = "evidence"
+	ContainerSigned   = blobpath.ContainerSigned
+	ContainerEvidence = blobpath.ContainerEvidence
 )
 
 // Defaults of Deps.
 const (
-	DefaultStuckAfter = 15 * time.Minute
-	DefaultLockTTL    = time.Minute
+	DefaultStuckAfter = sealcfg.DefaultStuckAfter
+	DefaultLockTTL    = sealcfg.DefaultLockTTL
 	// ReconcileLimit bounds the sessions one reconciler run re-queues.
 	ReconcileLimit = 200
 )
@@ -48,6 +50,8 @@ const (
 const (
 	BindingNotify = "notify"
 	BindingSeal   = "seal"
+	// BindingPurge queues the portal purge (jobmsg.PortalPurge on queue portalpurge).
+	BindingPurge = "purge"
 )
 
 // Sessions is what the job needs of the session store (*sessionstore.Store).
@@ -82,7 +86,7 @@ var (
 type Deps struct {
 	Sessions      Sessions
 	Blobs         Blobs
-	Key           SealKey
+	Key           sealcfg.Key
 	TSAURL        string           // optional RFC 3161 authority (SEAL_TSA_URL)
 	EngineVersion string           // shown in the certificate (version.Engine)
 	Now           func() time.Time // default time.Now

@@ -19,6 +19,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/esign-svc/esign/processor/internal/jobkit"
+	"github.com/esign-svc/esign/processor/internal/jobmsg"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/webhook"
@@ -30,7 +32,7 @@ import (
 const (
 	FunctionName       = "WorkflowCallback"
 	PoisonFunctionName = "WorkflowCallbackPoison"
-	QueueName          = "workflow-callback"
+	QueueName          = jobmsg.QueueWorkflowCallback
 )
 
 // Backoff is the wait before each retry: attempt n+1 waits Backoff[n-1]. Seven attempts over
@@ -38,11 +40,7 @@ const (
 var Backoff = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 6 * time.Hour, 12 * time.Hour}
 
 // Message names the ended workflow and the attempt (1 for the first; 0 reads as 1).
-type Message struct {
-	WorkflowID string `json:"workflowId"`
-	TenantID   string `json:"tenantId"`
-	Attempt    int    `json:"attempt,omitempty"`
-}
+type Message = jobmsg.WorkflowCallback
 
 // Body is the callback's JSON body (spec "Workflow", callback).
 type Body struct {
@@ -175,7 +173,7 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (Message, *wo
 		return m, nil, err
 	}
 	m.Attempt = max(m.Attempt, 1)
-	w, err := workflowstore.Named(ctx, j.Workflows, "workflow-callback", m.WorkflowID, m.TenantID)
+	w, err := jobkit.Workflow(ctx, j.Workflows, "workflow-callback", m.WorkflowID, m.TenantID)
 	if err != nil || w == nil {
 		return m, nil, err
 	}

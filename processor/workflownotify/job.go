@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
@@ -158,7 +159,7 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (workflow.Not
 	default:
 		return m, nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("kind", "must be workflow_invitation, workflow_changes or workflow_approval")))
 	}
-	w, err := workflowstore.Named(ctx, j.Workflows, "workflow-notify", m.WorkflowID, m.TenantID)
+	w, err := jobkit.Workflow(ctx, j.Workflows, "workflow-notify", m.WorkflowID, m.TenantID)
 	return m, w, err
 }
 

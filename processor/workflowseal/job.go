@@ -31,11 +31,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/esign-svc/esign/processor/seal"
-	"github.com/esign-svc/esign/processor/workflowcallback"
+	"github.com/esign-svc/esign/processor/internal/jobkit"
+	"github.com/esign-svc/esign/processor/internal/jobmsg"
+	"github.com/esign-svc/esign/processor/internal/sealcfg"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/evidence"
 	"github.com/esign-svc/esign/shared/funcproto"
@@ -65,8 +67,8 @@ const (
 
 // Containers the job writes to (DESIGN 3), as the esign seal job.
 const (
-	ContainerSigned   = seal.ContainerSigned
-	ContainerEvidence = seal.ContainerEvidence
+	ContainerSigned   = blobpath.ContainerSigned
+	ContainerEvidence = blobpath.ContainerEvidence
 )
 
 // Message names the workflow to seal (what the dispatcher queues).
@@ -102,7 +104,7 @@ type Job struct {
 	Workflows Workflows
 	Templates Templates
 	Blobs     Blobs
-	Key       seal.SealKey
+	Key       sealcfg.Key
 	TSAURL    string           // optional RFC 3161 authority (SEAL_TSA_URL)
 	Now       func() time.Time // default time.Now
 	// Meter queues workflow.sealed with the completion's outputs (DESIGN 19); off without
@@ -194,7 +196,7 @@ func (j *Job) outputs(ctx context.Context, w *workflow.Workflow, callback, trigg
 		return err
 	}
 	if callback && w.Setup.CallbackURL != "" {
-		if err := funcproto.AddOutput(ctx, BindingCallback, workflowcallback.Message{WorkflowID: w.ID, TenantID: w.Tenant, Attempt: 1}); err != nil {
+		if err := funcproto.AddOutput(ctx, BindingCallback, jobmsg.WorkflowCallback{WorkflowID: w.ID, TenantID: w.Tenant, Attempt: 1}); err != nil {
 			return err
 		}
 	}
@@ -249,7 +251,7 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (*workflow.Wo
 	if err := qm.Decode(&m); err != nil {
 		return nil, err
 	}
-	w, err := workflowstore.Named(ctx, j.Workflows, "workflow-seal", m.WorkflowID, m.TenantID)
+	w, err := jobkit.Workflow(ctx, j.Workflows, "workflow-seal", m.WorkflowID, m.TenantID)
 	if err != nil || w == nil {
 		return nil, err
 	}
@@ -370,7 +372,7 @@ func (j *Job) evidence(ctx context.Context, w *workflow.Workflow) (string, error
 		data := map[string]any{"actorKind": ev.ActorKind}
 		// workflow events carry indexes, counts, decisions and hashes only; cleaned all the same,
 		// as the session bundle is (no address, phone number, token or code)
-		if d, ok := seal.Clean(ev.Data).(map[string]any); ok && len(d) > 0 {
+		if d, ok := evidence.Clean(ev.Data).(map[string]any); ok && len(d) > 0 {
 			data["data"] = d
 		}
 		if _, err := ew.Append(ev.Kind, ev.At, data); err != nil {

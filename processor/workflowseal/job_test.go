@@ -24,8 +24,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/esign-svc/esign/processor/seal"
-	"github.com/esign-svc/esign/processor/workflowcallback"
+	"github.com/esign-svc/esign/processor/internal/jobmsg"
+	"github.com/esign-svc/esign/processor/internal/sealcfg"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/esign"
@@ -65,10 +65,10 @@ approval:
 
 var (
 	keyOnce sync.Once
-	testKey seal.SealKey
+	testKey sealcfg.Key
 )
 
-func sealKey() seal.SealKey {
+func sealKey() sealcfg.Key {
 	keyOnce.Do(func() {
 		k, err := rsa.GenerateKey(rand.Reader, 2048)
 		if err != nil {
@@ -85,7 +85,7 @@ func sealKey() seal.SealKey {
 		if err != nil {
 			panic(err)
 		}
-		testKey = seal.SealKey{Signer: k, Chain: []*x509.Certificate{c}}
+		testKey = sealcfg.Key{Signer: k, Chain: []*x509.Certificate{c}}
 	})
 	return testKey
 }
@@ -372,8 +372,8 @@ func TestSealQueuesTheCallback(t *testing.T) {
 	w := e.sealing(t, e.pkg, "https://receiver.example/hook")
 	invoke := func() map[string]json.RawMessage { return e.invoke(t, w) }
 	out := invoke()
-	var m workflowcallback.Message
-	if err := json.Unmarshal(out[BindingCallback], &m); err != nil || m != (workflowcallback.Message{WorkflowID: w.ID, TenantID: e.tenant, Attempt: 1}) {
+	var m jobmsg.WorkflowCallback
+	if err := json.Unmarshal(out[BindingCallback], &m); err != nil || m != (jobmsg.WorkflowCallback{WorkflowID: w.ID, TenantID: e.tenant, Attempt: 1}) {
 		t.Fatalf("callback output %s (%v)", out[BindingCallback], err)
 	}
 	if len(out[BindingTrigger]) != 0 && string(out[BindingTrigger]) != "null" {

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/delivery/deliveryqueue"
 	"github.com/esign-svc/esign/shared/effects"
@@ -177,7 +178,7 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (*workflow.Wo
 	if err := qm.Decode(&m); err != nil {
 		return nil, err
 	}
-	w, err := workflowstore.Named(ctx, j.Workflows, "workflow-trigger", m.WorkflowID, m.TenantID)
+	w, err := jobkit.Workflow(ctx, j.Workflows, "workflow-trigger", m.WorkflowID, m.TenantID)
 	if err != nil || w == nil {
 		return nil, err
 	}
