@@ -109,7 +109,10 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := New(Deps{Sessions: st, Blobs: bs, Key: sealKey(t), EngineVersion: "test-1.2.3"})
+	job, err := New(Deps{Sessions: st, Blobs: bs, Key: sealKey(t), EngineVersion: "test-1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &env{store: st, rows: rows, blobs: bs, job: job}
 }
 

@@ -68,13 +68,32 @@ type Queue interface {
 
 var _ Workflows = (*workflowstore.Store)(nil)
 
-// Job is the callback job. Workflows and Queue are required; a nil Poster (WEBHOOK_SECRETS not
-// set) ends every callback as failed with code webhook_not_configured.
-type Job struct {
+// Deps are the callback job's dependencies. Workflows and Queue are required; a nil Poster
+// (WEBHOOK_SECRETS not set) ends every callback as failed with code webhook_not_configured.
+type Deps struct {
 	Workflows Workflows
 	Poster    Poster
 	Queue     Queue
 	Now       func() time.Time // default time.Now
+}
+
+// Job is the callback job (New builds it).
+type Job struct{ Deps }
+
+// New makes the job. It does no I/O. Errors: a missing dependency.
+func New(d Deps) (*Job, error) {
+	if d.Workflows == nil || d.Queue == nil {
+		return nil, errors.New("workflowcallback: Workflows and Queue are required")
+	}
+	return &Job{Deps: d}, nil
+}
+
+// Functions is the job's function table: the callback queue and its poison queue.
+func (j *Job) Functions() []jobkit.Function {
+	return []jobkit.Function{
+		{Name: FunctionName, Handler: funcproto.QueueHandler(j.Handle)},
+		{Name: PoisonFunctionName, Handler: funcproto.QueueHandler(j.HandlePoison)},
+	}
 }
 
 var systemActor = kernel.Actor{Kind: "system", ID: "workflow-callback"}

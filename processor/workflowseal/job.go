@@ -99,8 +99,8 @@ var (
 	_ Blobs     = (*blobstore.Store)(nil)
 )
 
-// Job is the workflow-seal job. Workflows, Templates, Blobs and Key are required.
-type Job struct {
+// Deps are the dependencies of the workflow-seal job. Workflows, Templates, Blobs and Key are required.
+type Deps struct {
 	Workflows Workflows
 	Templates Templates
 	Blobs     Blobs
@@ -110,6 +110,25 @@ type Job struct {
 	// Meter queues workflow.sealed with the completion's outputs (DESIGN 19); off without
 	// LICENSING_URL.
 	Meter licensing.Meter
+}
+
+// Job is the workflow-seal job (New builds it).
+type Job struct{ Deps }
+
+// New makes the job. It does no I/O. Errors: a missing dependency.
+func New(d Deps) (*Job, error) {
+	if d.Workflows == nil || d.Templates == nil || d.Blobs == nil || d.Key.Signer == nil || len(d.Key.Chain) == 0 {
+		return nil, errors.New("workflowseal: Workflows, Templates, Blobs and Key are required")
+	}
+	return &Job{Deps: d}, nil
+}
+
+// Functions is the job's function table: the workflow-seal queue and its poison queue.
+func (j *Job) Functions() []jobkit.Function {
+	return []jobkit.Function{
+		{Name: FunctionName, Handler: funcproto.QueueHandler(j.Handle)},
+		{Name: PoisonFunctionName, Handler: funcproto.QueueHandler(j.HandlePoison)},
+	}
 }
 
 var systemActor = kernel.Actor{Kind: "system", ID: "workflow-seal"}

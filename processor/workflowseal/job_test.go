@@ -129,7 +129,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := &Job{Workflows: st, Templates: &template.Loader{Blobs: blobs}, Blobs: blobs, Key: sealKey()}
+	job := &Job{Deps: Deps{Workflows: st, Templates: &template.Loader{Blobs: blobs}, Blobs: blobs, Key: sealKey()}}
 	return &env{store: st, blobs: blobs, job: job, schema: s, pkg: template.Container + "/" + dir, tenant: "t-" + sfx}
 }
 
