@@ -14,8 +14,8 @@ import (
 
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/licence"
-	"github.com/esign-svc/esign/tests/devkeys"
-	"github.com/esign-svc/esign/tests/funchost"
+	"github.com/esign-svc/esign/devtools/devkeys"
+	"github.com/esign-svc/esign/devtools/funchost"
 )
 
 // dispatcherWithLicence starts a second dispatcher on the suite's storage whose licence lists

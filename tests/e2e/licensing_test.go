@@ -11,7 +11,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/licensing"
-	"github.com/esign-svc/esign/tests/licensingstub"
+	"github.com/esign-svc/esign/devtools/licensingstub"
 )
 
 // refusedTenant is a tenant the suite's licensing service refuses (DESIGN 19); flakyTenant one

@@ -20,8 +20,8 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/callbacksig"
-	"github.com/esign-svc/esign/tests/devkeys"
-	"github.com/esign-svc/esign/tests/funchost"
+	"github.com/esign-svc/esign/devtools/devkeys"
+	"github.com/esign-svc/esign/devtools/funchost"
 )
 
 // TestMakeRunSendsAWorkflowCallbackToThisMachine runs the README's walk-through "A workflow's

@@ -24,7 +24,7 @@ import (
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/workflow"
 	"github.com/esign-svc/esign/shared/workflow/workflowstore"
-	"github.com/esign-svc/esign/tests/devkeys"
+	"github.com/esign-svc/esign/devtools/devkeys"
 )
 
 // wfSchema is a two-step schema: a name, then a spend capped at 100 by an error rule; stage

@@ -26,7 +26,7 @@ import (
 	"github.com/esign-svc/esign/shared/callbacksig"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
-	"github.com/esign-svc/esign/tests/devkeys"
+	"github.com/esign-svc/esign/devtools/devkeys"
 )
 
 const (

@@ -19,7 +19,7 @@ import (
 	"testing"
 
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
-	"github.com/esign-svc/esign/tests/funchost"
+	"github.com/esign-svc/esign/devtools/funchost"
 	"github.com/esign-svc/esign/tests/servicetest"
 )
 

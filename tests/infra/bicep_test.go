@@ -16,7 +16,7 @@ import (
 	dispatcherapp "github.com/esign-svc/esign/dispatcher/app"
 	processorapp "github.com/esign-svc/esign/processor/app"
 	"github.com/esign-svc/esign/shared/notify/senders"
-	"github.com/esign-svc/esign/tests/devkeys"
+	"github.com/esign-svc/esign/devtools/devkeys"
 	"software.sslmate.com/src/go-pkcs12"
 )
 

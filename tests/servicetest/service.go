@@ -14,8 +14,8 @@ import (
 	"strings"
 
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
-	"github.com/esign-svc/esign/tests/devkeys"
-	"github.com/esign-svc/esign/tests/funchost"
+	"github.com/esign-svc/esign/devtools/devkeys"
+	"github.com/esign-svc/esign/devtools/funchost"
 )
 
 // Options shape a run. The zero value packages into <repo>/dist and keeps Azurite in memory.
