@@ -17,9 +17,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/devtools/devkeys"
 	"github.com/esign-svc/esign/devtools/licensingstub"
+	"github.com/esign-svc/esign/shared/licence"
 )
 
 type rules map[string]string

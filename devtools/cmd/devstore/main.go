@@ -24,10 +24,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/esign-svc/esign/devtools/devkeys"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/notify/outbox"
-	"github.com/esign-svc/esign/devtools/devkeys"
 	"github.com/google/uuid"
 )
 

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/esign-svc/esign/devtools/devkeys"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/outbox"
-	"github.com/esign-svc/esign/devtools/devkeys"
 )
 
 // put, get and outbox against a real Azurite, through a dev.env as make run writes it.

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/esign-svc/esign/devtools/devkeys"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
-	"github.com/esign-svc/esign/devtools/devkeys"
 )
 
 // devSetup makes a dev setup in a temporary folder and the verifier the dispatcher would build

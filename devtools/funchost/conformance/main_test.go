@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
-	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/devtools/funchost"
+	"github.com/esign-svc/esign/shared/azure/azuritetest"
 )
 
 func connString() string { return azurite.ConnectionString() }

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/esign-svc/esign/shared/azure/queuestore"
 	"github.com/esign-svc/esign/devtools/funchost"
+	"github.com/esign-svc/esign/shared/azure/queuestore"
 	"github.com/google/go-cmp/cmp"
 )
 

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
-	"github.com/esign-svc/esign/shared/azure/queuestore"
 	"github.com/esign-svc/esign/devtools/funchost"
+	"github.com/esign-svc/esign/shared/azure/queuestore"
 	"github.com/google/go-cmp/cmp"
 )
 
