@@ -13,7 +13,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/esign-svc/esign/connector/settings"
-	"github.com/esign-svc/esign/tests/devkeys"
+	"github.com/esign-svc/esign/devtools/devkeys"
 )
 
 // offersCSV writes n valid records of the sample package as CSV (salary a number, remote a
