@@ -13,6 +13,7 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/queues"
 )
 
 // run emits ch inside a real invocation and returns the queue outputs the host would write.
@@ -52,7 +53,7 @@ func run(t *testing.T, s *esign.Session, ch esign.Change) map[string][]map[strin
 
 func notifyKinds(out map[string][]map[string]any) string {
 	var k []string
-	for _, m := range out[BindingNotify] {
+	for _, m := range out[queues.Notifications.Binding()] {
 		k = append(k, m["kind"].(string))
 	}
 	sort.Strings(k)
@@ -99,11 +100,11 @@ func TestInvitesAndSeal(t *testing.T) {
 	t.Parallel()
 	s := &esign.Session{GroupID: "g", TenantID: "t"}
 	out := run(t, s, esign.Change{Effects: []esign.Effect{{Kind: esign.EffectInvite, Slot: 1}, {Kind: esign.EffectSeal, Slot: -1}}})
-	inv := out[BindingNotify]
+	inv := out[queues.Notifications.Binding()]
 	if len(inv) != 1 || inv[0]["kind"] != "invitation" || inv[0]["linkJti"] != "j1" || inv[0]["slot"] != float64(1) || inv[0]["groupId"] != "g" {
 		t.Fatalf("invitation %v", inv)
 	}
-	seal := out[BindingSeal]
+	seal := out[queues.Seal.Binding()]
 	if len(seal) != 1 || seal[0]["groupId"] != "g" || seal[0]["tenantId"] != "t" {
 		t.Fatalf("seal %v", seal)
 	}
@@ -122,7 +123,7 @@ func TestInvitationsOfOneChangeAreOneMessage(t *testing.T) {
 	t.Parallel()
 	s := &esign.Session{GroupID: "g", TenantID: "t"}
 	out := run(t, s, esign.Change{Effects: []esign.Effect{{Kind: esign.EffectInvite, Slot: 0}, {Kind: esign.EffectInvite, Slot: 1}}})
-	inv := out[BindingNotify]
+	inv := out[queues.Notifications.Binding()]
 	if len(inv) != 1 || inv[0]["kind"] != "invitation" {
 		t.Fatalf("invitations %v", inv)
 	}
@@ -158,7 +159,7 @@ func TestUnknownKindIsRefused(t *testing.T) {
 		if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
 			t.Fatalf("%v: %s", err, rec.Body.String())
 		}
-		if _, ok := resp.Outputs[BindingNotify]; ok {
+		if _, ok := resp.Outputs[queues.Notifications.Binding()]; ok {
 			t.Fatalf("%s: outputs %v", kind, resp.Outputs)
 		}
 	}
