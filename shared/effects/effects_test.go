@@ -1,7 +1,6 @@
 package effects
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -20,33 +19,16 @@ import (
 func run(t *testing.T, s *esign.Session, ch esign.Change) map[string][]map[string]any {
 	t.Helper()
 	slots := []esign.Slot{{Index: 0, LinkJTI: "j0"}, {Index: 1, LinkJTI: "j1"}}
-	h := funcproto.HTTPInvocation(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := Emit(r.Context(), s, slots, ch, false); err != nil {
-			t.Error(err)
-		}
-		w.WriteHeader(http.StatusOK)
-	}))
-	inv := `{"Data":{"req":{"Url":"http://127.0.0.1/api/x","Method":"POST","Query":{},"Headers":{},"Params":{},"Body":""}},"Metadata":{}}`
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("POST", "/Fn", strings.NewReader(inv)))
-	var resp struct{ Outputs map[string]json.RawMessage }
-	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
-		t.Fatalf("%v: %s", err, rec.Body.String())
-	}
 	out := map[string][]map[string]any{}
-	for name, raw := range resp.Outputs {
+	for name, raws := range invoke(t, func(r *http.Request) error { return Emit(r.Context(), s, slots, ch, false) }) {
 		if name == "res" {
 			continue
 		}
-		var list []map[string]any
-		if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
-			_ = json.Unmarshal(raw, &list)
-		} else {
+		for _, raw := range raws {
 			var one map[string]any
 			_ = json.Unmarshal(raw, &one)
-			list = append(list, one)
+			out[name] = append(out[name], one)
 		}
-		out[name] = list
 	}
 	return out
 }
