@@ -72,6 +72,7 @@ func addOutputCalls(t *testing.T, dir string) []string {
 // Only this package adds queue outputs: no other package of the repository (the apps, the
 // domain, the connector, the portal, the tests' helpers) calls funcproto.AddOutput.
 func TestOnlyEffectsAddsQueueOutputs(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	entries, err := os.ReadDir(root)
 	if err != nil {

@@ -66,6 +66,7 @@ func byName() map[string]*Spec {
 // Names, bindings and readers are unique, every message type is a struct, and every queue
 // says what becomes of its poisoned messages.
 func TestRegistryIsConsistent(t *testing.T) {
+	t.Parallel()
 	names, binds, readers := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, s := range All() {
 		if s.Name == "" || s.Binding == "" || s.Reader == "" || s.Poison == "" || len(s.Writers) == 0 {
@@ -90,6 +91,7 @@ func TestRegistryIsConsistent(t *testing.T) {
 // the queue's Writers. And the other way: every declared reader, poison reader and writer app
 // is there.
 func TestRegistryMatchesFunctionJSON(t *testing.T) {
+	t.Parallel()
 	specs := byName()
 	readers := map[string]string{} // function -> queue it is triggered by
 	writers := map[string]map[App]bool{}
@@ -149,6 +151,7 @@ func TestRegistryMatchesFunctionJSON(t *testing.T) {
 
 // main.bicep creates exactly the declared queues and their poison queues.
 func TestRegistryMatchesBicep(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(filepath.Join(root, "infra", "main.bicep"))
 	if err != nil {
 		t.Fatal(err)
@@ -175,6 +178,7 @@ func TestRegistryMatchesBicep(t *testing.T) {
 // queue, both writers' forms of workflow-callback) decodes into the queue's message type and
 // encodes back to the same JSON, so messages already on the queues still decode.
 func TestMessagesOnTheQueuesStillDecode(t *testing.T) {
+	t.Parallel()
 	samples := map[string][]string{
 		"seal":              {`{"groupId":"g","tenantId":"t"}`, `{"groupId":"g","tenantId":"t","attempt":2}`},
 		"notifications":     {`{"kind":"invitation","groupId":"g","tenantId":"t","slot":0,"linkJti":"j","reminder":true}`, `{"kind":"invitation","groupId":"g","tenantId":"t","slot":0,"targets":[{"slot":0,"linkJti":"a"},{"slot":1,"linkJti":"b"}]}`, `{"kind":"revoke_notice","groupId":"g","tenantId":"t","slot":-1}`},
