@@ -30,14 +30,10 @@ import (
 	"github.com/esign-svc/esign/shared/portalclient"
 )
 
-// Function, queue and binding names (function.json).
+// Function names (function.json); the queue is queues.PortalPurge.
 const (
 	FunctionName       = "PortalPurge"
 	PoisonFunctionName = "PortalPurgePoison"
-	Queue              = "portalpurge"
-	PoisonQueue        = "portalpurge-poison"
-	// Binding is the Seal function's output binding that queues a Message on Queue.
-	Binding = "purge"
 )
 
 // Audit event kinds and data.
@@ -53,11 +49,8 @@ const (
 	CodeRetriesExhausted = "retries_exhausted"
 )
 
-// Message is the queue message: the session to purge at the portal.
-type Message struct {
-	GroupID  string `json:"groupId"`
-	TenantID string `json:"tenantId"`
-}
+// Message is the queue message (queues.PortalPurge): the session to purge at the portal.
+type Message = esign.PurgeMessage
 
 // Purger is what the job needs of the portal client (*portalclient.Client).
 type Purger interface {

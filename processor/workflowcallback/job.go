@@ -30,19 +30,16 @@ import (
 const (
 	FunctionName       = "WorkflowCallback"
 	PoisonFunctionName = "WorkflowCallbackPoison"
-	QueueName          = "workflow-callback"
+	QueueName          = workflow.QueueCallback
 )
 
 // Backoff is the wait before each retry: attempt n+1 waits Backoff[n-1]. Seven attempts over
 // 20 h 36 min, the last within the 24 h window.
 var Backoff = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 6 * time.Hour, 12 * time.Hour}
 
-// Message names the ended workflow and the attempt (1 for the first; 0 reads as 1).
-type Message struct {
-	WorkflowID string `json:"workflowId"`
-	TenantID   string `json:"tenantId"`
-	Attempt    int    `json:"attempt,omitempty"`
-}
+// Message names the ended workflow and the attempt (1 for the first; 0 reads as 1): the
+// workflow-callback queue's one message type (queues.WorkflowCallback).
+type Message = workflow.CallbackMessage
 
 // Body is the callback's JSON body (spec "Workflow", callback).
 type Body struct {

@@ -1,4 +1,4 @@
-package licensing
+package effects
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/licensing"
+	"github.com/esign-svc/esign/shared/queues"
 )
 
 // invoke runs fn inside a real HTTP invocation and returns the queue outputs the host would
@@ -43,21 +45,26 @@ func invoke(t *testing.T, fn func(r *http.Request) error) map[string][]json.RawM
 // LICENSING_URL) queues nothing.
 func TestMeter(t *testing.T) {
 	t.Parallel()
+	binding := queues.LicenceUsage.Binding()
 	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	on := Meter{On: true, Now: func() time.Time { return at }}
-	outs := invoke(t, func(r *http.Request) error { return on.Add(r.Context(), KindBatchRecord, "tid", "b1", "7") })
-	if len(outs[Binding]) != 1 {
+	on := licensing.Meter{On: true, Now: func() time.Time { return at }}
+	outs := invoke(t, func(r *http.Request) error {
+		return Meter(r.Context(), on, licensing.KindBatchRecord, "tid", "b1", "7")
+	})
+	if len(outs[binding]) != 1 {
 		t.Fatalf("outputs %v", outs)
 	}
-	var u Usage
-	if err := json.Unmarshal(outs[Binding][0], &u); err != nil {
-		t.Fatalf("%s: %v", outs[Binding][0], err)
+	var u licensing.Usage
+	if err := json.Unmarshal(outs[binding][0], &u); err != nil {
+		t.Fatalf("%s: %v", outs[binding][0], err)
 	}
-	if u != (Usage{ID: "batch.record:b1:7", TenantID: "tid", Kind: KindBatchRecord, At: at}) {
+	if u != (licensing.Usage{ID: "batch.record:b1:7", TenantID: "tid", Kind: licensing.KindBatchRecord, At: at}) {
 		t.Fatalf("usage %+v", u)
 	}
-	outs = invoke(t, func(r *http.Request) error { return Meter{}.Add(r.Context(), KindSessionSealed, "tid", "g") })
-	if len(outs[Binding]) != 0 {
+	outs = invoke(t, func(r *http.Request) error {
+		return Meter(r.Context(), licensing.Meter{}, licensing.KindSessionSealed, "tid", "g")
+	})
+	if len(outs[binding]) != 0 {
 		t.Fatalf("an off meter queued %v", outs)
 	}
 }
