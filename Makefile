@@ -18,10 +18,10 @@ package: ## dist/dispatcher and dist/processor (host.json, static handler, funct
 	@bash scripts/package.sh
 
 token: ## print a dev JWT: make token TENANT=<tid> ROLES=Esign.Initiator,Service.Admin [SUB=alice] [OID=<id>]
-	@go run ./tests/cmd/devtoken --dir $(DEVDIR) $(if $(TENANT),--tenant $(TENANT)) $(if $(ROLES),--roles $(ROLES)) $(if $(SUB),--sub $(SUB)) $(if $(OID),--oid $(OID))
+	@go run ./devtools/cmd/devtoken --dir $(DEVDIR) $(if $(TENANT),--tenant $(TENANT)) $(if $(ROLES),--roles $(ROLES)) $(if $(SUB),--sub $(SUB)) $(if $(OID),--oid $(OID))
 
 outbox: ## the messages make run's outbox provider "sent", one JSON line each: make outbox [TO=addr]
-	@go run ./tests/cmd/devstore --dir $(DEVDIR) outbox $(if $(TO),--to $(TO))
+	@go run ./devtools/cmd/devstore --dir $(DEVDIR) outbox $(if $(TO),--to $(TO))
 
 bench: ## benchmarks (speed and memory); see README for what each measures
 	@bash scripts/bench.sh
@@ -30,10 +30,10 @@ fuzz: ## run each fuzz target for FUZZTIME (default 20s), growing the kept corpu
 	@bash scripts/fuzz.sh
 
 fmt: ## gofmt the tree
-	@gofmt -w shared dispatcher processor tests connector portal
+	@gofmt -w shared dispatcher processor tests connector portal devtools
 
 vet: ## go vet every module
-	@go vet ./shared/... ./dispatcher/... ./processor/... ./tests/... ./connector/... ./portal/...
+	@go vet ./shared/... ./dispatcher/... ./processor/... ./tests/... ./connector/... ./portal/... ./devtools/...
 
 deadcode: ## functions nothing reaches (golang.org/x/tools deadcode, pinned; tests count as callers)
 	@bash scripts/deadcode.sh

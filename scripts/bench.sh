@@ -9,5 +9,5 @@ bash scripts/ensure-azurite.sh >/dev/null
 [ ! -f scripts/install-pdf-tools.sh ] || bash scripts/install-pdf-tools.sh
 bash scripts/package.sh >/dev/null
 go test -run '^$' -bench "${BENCH:-.}" -benchmem ${BENCHTIME:+-benchtime $BENCHTIME} \
-  ./shared/... ./dispatcher/... ./processor/... $(go list ./tests/... | grep -v -e /tests/e2e$ -e /tests/browser$)
+  ./shared/... ./dispatcher/... ./processor/... ./devtools/... $(go list ./tests/... | grep -v -e /tests/e2e$ -e /tests/browser$)
 go test -run '^$' -bench "${BENCH:-.}" -benchmem -benchtime "${E2E_BENCHTIME:-1000x}" ./tests/e2e/

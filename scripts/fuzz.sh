@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 t=${FUZZTIME:-20s}
 cache=$(go env GOCACHE)/fuzz
-grep -rl --include='*_test.go' '^func Fuzz' shared dispatcher processor connector portal tests | while read -r f; do
+grep -rl --include='*_test.go' '^func Fuzz' shared dispatcher processor connector portal tests devtools | while read -r f; do
   dir=$(dirname "$f")
   for fn in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$f" | cut -d' ' -f2); do
     echo "== $dir $fn ($t)"

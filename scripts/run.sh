@@ -5,7 +5,7 @@
 # and runs both apps under the local Functions host on http://127.0.0.1:7071 (LISTEN=host:port to
 # change). The reference signing portal (portal/) runs at PORTAL_URL, http://127.0.0.1:7080
 # (PORTAL=host:port to change), so the links in the outbox's messages open real pages. A local
-# licensing service (tests/cmd/devlicensing) answers LICENSING_URL, http://127.0.0.1:7073
+# licensing service (devtools/cmd/devlicensing) answers LICENSING_URL, http://127.0.0.1:7073
 # (LICENSING_LISTEN=host:port to change), and keeps what the apps sent it. Each step says what it
 # does. Ctrl-C or SIGTERM stops it all and exits 0.
 set -euo pipefail
@@ -40,7 +40,7 @@ if [ ! -x node_modules/.bin/azurite ]; then
 fi
 azurite=$(bash scripts/ensure-azurite.sh)
 step "dev keys and settings under .local/ (only what is missing; the first run compiles the tool)"
-go run ./tests/cmd/devsetup --dir .local --base-url "http://$listen" --oauth-url "http://$oauth_listen" --portal-url "http://$portal"
+go run ./devtools/cmd/devsetup --dir .local --base-url "http://$listen" --oauth-url "http://$oauth_listen" --portal-url "http://$portal"
 # The processor asks the portal to forget a sealed session's slots (shared/portalclient).
 echo "PORTAL_API_URL=http://$portal" >>.local/dev.env
 # Both apps ask the local licensing service at create and meter to it (DESIGN 19).
@@ -48,10 +48,10 @@ echo "LICENSING_URL=http://$licensing_listen" >>.local/dev.env
 step "building dispatcher and processor into dist/ (the first build compiles every dependency: minutes)"
 NOZIP=1 bash scripts/package.sh
 step "building the local Functions host (bin/funchost) and the signing portal (bin/portal)"
-go build -o bin/funchost ./tests/funchost/cmd/funchost
+go build -o bin/funchost ./devtools/funchost/cmd/funchost
 step "building the dev OAuth token endpoint (bin/devoauth), the local licensing service (bin/devlicensing) and the connector's command line (bin/svcconnect)"
-go build -o bin/devoauth ./tests/cmd/devoauth
-go build -o bin/devlicensing ./tests/cmd/devlicensing
+go build -o bin/devoauth ./devtools/cmd/devoauth
+go build -o bin/devlicensing ./devtools/cmd/devlicensing
 go build -o bin/svcconnect ./connector/cmd/svcconnect
 go build -o bin/portal ./portal
 

@@ -8,7 +8,7 @@ cd "$root"
 bash scripts/ensure-azurite.sh >/dev/null
 [ ! -f scripts/install-pdf-tools.sh ] || bash scripts/install-pdf-tools.sh
 [ ! -f scripts/install-chromium.sh ] || bash scripts/install-chromium.sh
-go vet ./shared/... ./dispatcher/... ./processor/... ./tests/... ./connector/... ./portal/...
+go vet ./shared/... ./dispatcher/... ./processor/... ./tests/... ./connector/... ./portal/... ./devtools/...
 go build -o bin/testsummary ./tests/cmd/testsummary
-go test -json -count=1 -p 2 -timeout 14m ${TEST_PKGS:-./shared/... ./dispatcher/... ./processor/... ./tests/... ./connector/... ./portal/...} 2>&1 \
+go test -json -count=1 -p 2 -timeout 14m ${TEST_PKGS:-./shared/... ./dispatcher/... ./processor/... ./tests/... ./connector/... ./portal/... ./devtools/...} 2>&1 \
   | bin/testsummary

@@ -9,10 +9,9 @@ require github.com/getkin/kin-openapi v0.152.0
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/internal v1.13.0 // indirect
-	github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue v1.0.1
+	github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue v1.0.1 // indirect
 	github.com/go-openapi/jsonpointer v0.22.5 // indirect
 	github.com/go-openapi/swag/jsonname v0.25.5 // indirect
-	github.com/google/go-cmp v0.7.0
 	github.com/gorilla/mux v1.8.0 // indirect
 	github.com/makiuchi-d/gozxing v0.1.1
 	github.com/oasdiff/yaml v0.1.1 // indirect
@@ -97,3 +96,7 @@ replace (
 require github.com/esign-svc/esign/connector v0.0.0-00010101000000-000000000000
 
 replace github.com/esign-svc/esign/connector => ../connector
+
+require github.com/esign-svc/esign/devtools v0.0.0-00010101000000-000000000000
+
+replace github.com/esign-svc/esign/devtools => ../devtools

@@ -7,7 +7,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/delivery"
-	"github.com/esign-svc/esign/shared/delivery/deliveryqueue"
+	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/web"
 )
 
@@ -63,7 +63,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := deliveryqueue.Add(r.Context(), c, req.Mode, p.TenantID, a.Meter); err != nil {
+	if err := effects.EmitDeliveries(r.Context(), c, req.Mode, p.TenantID, a.Meter); err != nil {
 		return err
 	}
 	recipients := make([]string, len(req.Recipients))

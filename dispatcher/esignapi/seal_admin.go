@@ -8,7 +8,7 @@ import (
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
-	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/queues"
 	"github.com/esign-svc/esign/shared/web"
 )
 
@@ -73,7 +73,7 @@ func (a *API) retrySeal(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	msg := esign.SealMessage{GroupID: s.GroupID, TenantID: s.TenantID, Attempt: attempt}
-	if err := funcproto.AddOutput(ctx, effects.BindingSeal, msg); err != nil {
+	if err := effects.Send(ctx, queues.Seal, msg); err != nil {
 		return err
 	}
 	return web.JSON(w, http.StatusAccepted, sealRetryResponse{GroupID: s.GroupID, State: string(s.State), Attempt: attempt})

@@ -21,7 +21,6 @@ import (
 	"github.com/esign-svc/esign/dispatcher/esignapi"
 	"github.com/esign-svc/esign/dispatcher/guard"
 	"github.com/esign-svc/esign/shared/auth"
-	"github.com/esign-svc/esign/shared/delivery/deliveryqueue"
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/kernel"
@@ -130,7 +129,7 @@ func (a *API) render(w http.ResponseWriter, r *http.Request) error {
 		out.ESign = &ans
 	}
 	if c := res.Delivery; c != nil {
-		if err := deliveryqueue.Add(r.Context(), *c, res.DeliveryMode, p.TenantID, a.Meter); err != nil {
+		if err := effects.EmitDeliveries(r.Context(), *c, res.DeliveryMode, p.TenantID, a.Meter); err != nil {
 			return err
 		}
 		ans := deliveryapi.Answer(d.CorrelationID, *c, res.DeliveryRecipients)

@@ -30,6 +30,7 @@ import (
 	"github.com/esign-svc/esign/dispatcher/guard"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
+	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/licensing"
@@ -224,7 +225,7 @@ func (a *API) update(w http.ResponseWriter, r *http.Request, who kernel.Actor, s
 		}
 		return nil, err
 	}
-	return x, emit(r.Context(), x, ch)
+	return x, effects.EmitWorkflow(r.Context(), x, ch)
 }
 
 // actor is who acts: kind participant, reviewer (id: the reviewer turn), approver or initiator

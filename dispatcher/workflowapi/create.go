@@ -14,6 +14,7 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/blobpath"
+	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
@@ -97,7 +98,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 		v.Idempotent = true
 		return web.JSON(w, http.StatusOK, v)
 	}
-	if err := emit(r.Context(), stored, ch); err != nil {
+	if err := effects.EmitWorkflow(r.Context(), stored, ch); err != nil {
 		return err
 	}
 	w.Header().Set("Location", "/api/workflow/"+stored.ID+"/status")

@@ -6,7 +6,9 @@ import (
 
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/dispatch/batchstore"
+	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/queues"
 )
 
 // HandleDispatch is the Dispatch queue function (dispatch.BatchMessage). The first page (From
@@ -33,7 +35,7 @@ func (j *Job) HandleDispatch(ctx context.Context, qm funcproto.QueueMessage) err
 		case err != nil:
 			return j.notQueued(ctx, b, err)
 		case ch.Asks(dispatch.EffectFinish):
-			return effects(ctx, b, ch.Effects)
+			return effects.EmitBatchProgress(ctx, b, ch.Effects)
 		}
 	}
 	if b.State != dispatch.StateProcessing {
@@ -49,14 +51,14 @@ func (j *Job) HandleDispatch(ctx context.Context, qm funcproto.QueueMessage) err
 		if r.State != dispatch.RecordPending {
 			continue
 		}
-		if err := funcproto.AddOutput(ctx, BindingRecord, dispatch.RecordMessage{BatchID: b.BatchID, TenantID: b.TenantID, Index: r.Index}); err != nil {
+		if err := effects.Send(ctx, queues.DispatchRecord, dispatch.RecordMessage{BatchID: b.BatchID, TenantID: b.TenantID, Index: r.Index}); err != nil {
 			return err
 		}
 		n++
 	}
 	if page.Next != "" {
 		next := page.Records[len(page.Records)-1].Index + 1
-		if err := funcproto.AddOutput(ctx, BindingNext, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: b.TenantID, From: next}); err != nil {
+		if err := effects.Send(ctx, queues.Dispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: b.TenantID, From: next}); err != nil {
 			return err
 		}
 	}

@@ -4,12 +4,13 @@ import (
 	"archive/zip"
 	"context"
 	"errors"
-	"github.com/esign-svc/esign/shared/blobpath"
 	"io"
 	"strings"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/dispatch"
+	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/render"
@@ -87,7 +88,7 @@ func (j *Job) finish(ctx context.Context, qm funcproto.QueueMessage, poisoned bo
 		return err
 	}
 	funcproto.Logf(ctx, "dispatch-finish: batch %s %s (%d processed, %d failed)", after.BatchID, after.State, after.ProcessedCount, after.ErrorCount)
-	return effects(ctx, after, ch.Effects)
+	return effects.EmitBatchProgress(ctx, after, ch.Effects)
 }
 
 // eachDone calls fn with every done record of the batch in index order, a page at a time.

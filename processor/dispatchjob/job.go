@@ -25,7 +25,6 @@ import (
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/dispatch/batchstore"
 	"github.com/esign-svc/esign/shared/document"
-	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
@@ -51,13 +50,11 @@ const (
 	FunctionNotify         = "DispatchNotify"
 )
 
-// Output bindings of the functions.
+// The functions' outputs are declared in shared/queues: Dispatch writes queues.DispatchRecord,
+// queues.Dispatch (the next fan-out page) and queues.DispatchFinish; DispatchRecord(Poison)
+// queues.DispatchFinish and DispatchRecord queues.DeliveryInvite; DispatchFinish(Poison)
+// queues.DispatchNotify.
 const (
-	BindingRecord   = "record"              // Dispatch: queue dispatch-record
-	BindingNext     = "next"                // Dispatch: queue dispatch (the next fan-out page)
-	BindingFinish   = "finish"              // Dispatch, DispatchRecord, DispatchRecordPoison: queue dispatch-finish
-	BindingInvite   = "invite"              // DispatchRecord: queue deliveryinvite
-	BindingNotify   = "notify"              // DispatchFinish: queue dispatch-notify
 	ContainerBundle = "bundles"             // the ZIP bundles (bundles/<batchId>.zip)
 	PageSize        = 500                   // records fanned out by one Dispatch invocation
 	combinedName    = dispatch.CombinedName // documents/<tid>/dispatch/<batchId>/combined.pdf
@@ -167,32 +164,4 @@ func (j *Job) loadBatch(ctx context.Context, qm funcproto.QueueMessage) (dispatc
 	}
 	b, err := j.load(ctx, m.BatchID, m.TenantID)
 	return m, b, err
-}
-
-// effects is the processor's interpreter of the batch machine's effects: EffectFinish puts the
-// batch on dispatch-finish, EffectNotifySubmitter puts the finished notice on dispatch-notify.
-// Errors: esign.UnknownEffect (internal) for any other kind, before any output is added;
-// funcproto.AddOutput's.
-func effects(ctx context.Context, b *dispatch.Batch, effs []dispatch.Effect) error {
-	type output struct {
-		binding string
-		msg     any
-	}
-	outs := make([]output, 0, len(effs))
-	for _, e := range effs {
-		switch e.Kind {
-		case dispatch.EffectFinish:
-			outs = append(outs, output{BindingFinish, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: b.TenantID}})
-		case dispatch.EffectNotifySubmitter:
-			outs = append(outs, output{BindingNotify, dispatch.NotifyMessage{BatchID: b.BatchID, TenantID: b.TenantID, Kind: dispatch.NoticeFinished}})
-		default:
-			return esign.UnknownEffect(e.Kind)
-		}
-	}
-	for _, o := range outs {
-		if err := funcproto.AddOutput(ctx, o.binding, o.msg); err != nil {
-			return err
-		}
-	}
-	return nil
 }

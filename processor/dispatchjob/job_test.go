@@ -24,6 +24,7 @@ import (
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/licence/licencetest"
 	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/queues"
 	"github.com/esign-svc/esign/shared/template"
 )
 
@@ -150,7 +151,7 @@ func TestRedeliveredRecordWhileProcessing(t *testing.T) {
 	ctx := context.Background()
 	b := e.batch(t, []map[string]any{e.offer(0), e.offer(1)}, dispatch.Settings{Mode: dispatch.ModeIndividual}, false, nil)
 	r := deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant})
-	if n := len(r.outputs(BindingRecord)); n != 2 {
+	if n := len(r.outputs(queues.DispatchRecord.Binding())); n != 2 {
 		t.Fatalf("%d record messages", n)
 	}
 	msg := dispatch.RecordMessage{BatchID: b.BatchID, TenantID: tenant, Index: 0}
@@ -165,7 +166,7 @@ func TestRedeliveredRecordWhileProcessing(t *testing.T) {
 	}
 	// A redelivered dispatch message of the processing batch fans out only the pending record.
 	r = deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant})
-	if out := r.outputs(BindingRecord); len(out) != 1 || !strings.Contains(string(out[0]), `"index":1`) {
+	if out := r.outputs(queues.DispatchRecord.Binding()); len(out) != 1 || !strings.Contains(string(out[0]), `"index":1`) {
 		t.Fatalf("fan-out again: %s", out)
 	}
 }
@@ -329,16 +330,16 @@ func TestFinishPoisonEndsTheBatch(t *testing.T) {
 	b := e.batch(t, []map[string]any{e.offer(0), e.offer(1)}, dispatch.Settings{Mode: dispatch.ModeCombined}, false, nil)
 	r := deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: b.TenantID})
 	var finish []json.RawMessage
-	for _, m := range r.outputs(BindingRecord) {
-		finish = append(finish, deliver(t, e.job.HandleRecord, m).outputs(BindingFinish)...)
+	for _, m := range r.outputs(queues.DispatchRecord.Binding()) {
+		finish = append(finish, deliver(t, e.job.HandleRecord, m).outputs(queues.DispatchFinish.Binding())...)
 	}
 	if len(finish) != 1 {
 		t.Fatalf("%d finish messages", len(finish))
 	}
 	p := deliver(t, e.job.HandleFinishPoison, finish[0])
 	got := must(e.batches.Load(context.Background(), b.BatchID))
-	if got.State != dispatch.StateCompleted || got.CombinedPath != "" || len(p.outputs(BindingNotify)) != 1 {
-		t.Fatalf("%s combined %q notices %d", got.State, got.CombinedPath, len(p.outputs(BindingNotify)))
+	if got.State != dispatch.StateCompleted || got.CombinedPath != "" || len(p.outputs(queues.DispatchNotify.Binding())) != 1 {
+		t.Fatalf("%s combined %q notices %d", got.State, got.CombinedPath, len(p.outputs(queues.DispatchNotify.Binding())))
 	}
 	if n := e.eventCount(t, b.BatchID, EvArtifactFailed); n != 1 {
 		t.Fatalf("%d %s events", n, EvArtifactFailed)

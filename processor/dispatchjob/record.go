@@ -6,16 +6,18 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"github.com/esign-svc/esign/shared/blobpath"
 	"strconv"
 	"strings"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/document"
+	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/licensing"
+	"github.com/esign-svc/esign/shared/queues"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/template"
 )
@@ -53,14 +55,14 @@ func (j *Job) HandleRecord(ctx context.Context, qm funcproto.QueueMessage) error
 		return err
 	}
 	for _, m := range invites {
-		if err := funcproto.AddOutput(ctx, BindingInvite, m); err != nil {
+		if err := effects.Send(ctx, queues.DeliveryInvite, m); err != nil {
 			return err
 		}
 	}
 	if o.Err != "" { // a failed record made nothing to meter
 		return nil
 	}
-	return j.Meter.Add(ctx, licensing.KindBatchRecord, b.TenantID, b.BatchID, strconv.Itoa(r.Index))
+	return effects.Meter(ctx, j.Meter, licensing.KindBatchRecord, b.TenantID, b.BatchID, strconv.Itoa(r.Index))
 }
 
 // HandleRecordPoison is the DispatchRecordPoison function: the host gave up on a record; it is
@@ -122,7 +124,7 @@ func (j *Job) processed(ctx context.Context, b *dispatch.Batch, r *dispatch.Reco
 	if o.Err != "" {
 		funcproto.Logf(ctx, "dispatch-record: batch %s record %d failed (%s)", b.BatchID, index, o.Err)
 	}
-	return true, effects(ctx, after, ch.Effects)
+	return true, effects.EmitBatchProgress(ctx, after, ch.Effects)
 }
 
 // process renders, stores and delivers one record. A permanent failure comes back as the

@@ -31,6 +31,7 @@ import (
 	"github.com/esign-svc/esign/shared/licence/licencetest"
 	"github.com/esign-svc/esign/shared/notify/outbox"
 	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/queues"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/tokens"
@@ -213,11 +214,11 @@ func (e *env) run(t *testing.T, b *dispatch.Batch) (finishes []reply, invites in
 	for len(pages) > 0 {
 		r := deliver(t, e.job.HandleDispatch, pages[0])
 		pages = pages[1:]
-		records = append(records, r.outputs(BindingRecord)...)
-		for _, n := range r.outputs(BindingNext) {
+		records = append(records, r.outputs(queues.DispatchRecord.Binding())...)
+		for _, n := range r.outputs(queues.Dispatch.Binding()) {
 			pages = append(pages, n)
 		}
-		finishMsgs = append(finishMsgs, r.outputs(BindingFinish)...)
+		finishMsgs = append(finishMsgs, r.outputs(queues.DispatchFinish.Binding())...)
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -228,15 +229,15 @@ func (e *env) run(t *testing.T, b *dispatch.Batch) (finishes []reply, invites in
 			r := deliver(t, e.job.HandleRecord, m)
 			mu.Lock()
 			defer mu.Unlock()
-			finishMsgs = append(finishMsgs, r.outputs(BindingFinish)...)
-			invites += len(r.outputs(BindingInvite))
+			finishMsgs = append(finishMsgs, r.outputs(queues.DispatchFinish.Binding())...)
+			invites += len(r.outputs(queues.DeliveryInvite.Binding()))
 		}()
 	}
 	wg.Wait()
 	for _, m := range finishMsgs {
 		r := deliver(t, e.job.HandleFinish, m)
 		finishes = append(finishes, r)
-		for _, n := range r.outputs(BindingNotify) {
+		for _, n := range r.outputs(queues.DispatchNotify.Binding()) {
 			deliver(t, e.job.HandleNotify, n)
 		}
 	}

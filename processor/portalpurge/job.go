@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/processor/internal/jobkit"
-	"github.com/esign-svc/esign/processor/internal/jobmsg"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
@@ -32,12 +31,10 @@ import (
 	"github.com/esign-svc/esign/shared/portalclient"
 )
 
-// Function, queue and binding names (function.json).
+// Function names (function.json); the queue is queues.PortalPurge.
 const (
 	FunctionName       = "PortalPurge"
 	PoisonFunctionName = "PortalPurgePoison"
-	Queue              = jobmsg.QueuePortalPurge
-	PoisonQueue        = jobmsg.QueuePortalPurgePoison
 )
 
 // Audit event kinds and data.
@@ -53,8 +50,8 @@ const (
 	CodeRetriesExhausted = "retries_exhausted"
 )
 
-// Message is the queue message: the session to purge at the portal (the seal job writes it).
-type Message = jobmsg.PortalPurge
+// Message is the queue message (queues.PortalPurge): the session to purge at the portal.
+type Message = esign.PurgeMessage
 
 // Purger is what the job needs of the portal client (*portalclient.Client).
 type Purger interface {

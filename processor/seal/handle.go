@@ -12,15 +12,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/esign-svc/esign/processor/internal/jobmsg"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/pdf"
+	"github.com/esign-svc/esign/shared/queues"
 )
 
 // systemActor stamps the job's audit events.
@@ -153,14 +154,14 @@ func (j *Job) seal(ctx context.Context, m esign.SealMessage) error {
 	if err != nil || ch == nil {
 		return err
 	}
-	if err := queueNotices(ctx, sess, ch.Effects); err != nil {
+	if err := effects.EmitSealed(ctx, sess, ch.Effects); err != nil {
 		return err
 	}
 	// The portal's copy of the slots' data is purged by its own job (processor/portalpurge).
-	if err := funcproto.AddOutput(ctx, BindingPurge, jobmsg.PortalPurge{GroupID: sess.GroupID, TenantID: sess.TenantID}); err != nil {
+	if err := effects.Send(ctx, queues.PortalPurge, esign.PurgeMessage{GroupID: sess.GroupID, TenantID: sess.TenantID}); err != nil {
 		return err
 	}
-	if err := j.d.Meter.Add(ctx, licensing.KindSessionSealed, sess.TenantID, sess.GroupID); err != nil {
+	if err := effects.Meter(ctx, j.d.Meter, licensing.KindSessionSealed, sess.TenantID, sess.GroupID); err != nil {
 		return err
 	}
 	funcproto.Logf(ctx, "seal: group %s sealed and complete", sess.GroupID)
@@ -377,7 +378,7 @@ func (j *Job) recordFailure(ctx context.Context, sess *esign.Session, slots []es
 	if err != nil || ch == nil {
 		return err
 	}
-	return queueNotices(ctx, sess, ch.Effects)
+	return effects.EmitSealed(ctx, sess, ch.Effects)
 }
 
 // recordCorrupt records seal.failed on a session whose row does not decode, through the
@@ -394,7 +395,7 @@ func (j *Job) recordCorrupt(ctx context.Context, c *corruptSession) error {
 	if err := j.d.Sessions.FailCorruptSeal(ctx, sess, ch); err != nil {
 		return err // a lost race or storage: the retry loads again
 	}
-	return queueNotices(ctx, sess, ch.Effects)
+	return effects.EmitSealed(ctx, sess, ch.Effects)
 }
 
 // failSeal applies FailSeal, retrying once on a lost race; nil change means there is nothing

@@ -37,6 +37,7 @@ import (
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
+	"github.com/esign-svc/esign/shared/queues"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
@@ -343,7 +344,7 @@ func queueData(t testing.TB, v any) map[string]any {
 func (r reply) notices(t testing.TB) []esign.NotifyMessage {
 	t.Helper()
 	var out []esign.NotifyMessage
-	for _, raw := range r.outputs[BindingNotify] {
+	for _, raw := range r.outputs[queues.Notifications.Binding()] {
 		var m esign.NotifyMessage
 		if err := json.Unmarshal(raw, &m); err != nil {
 			t.Fatal(err)

@@ -56,14 +56,6 @@ const (
 	ReconcileLimit = 200
 )
 
-// Output binding names of the functions (function.json).
-const (
-	BindingNotify = "notify"
-	BindingSeal   = "seal"
-	// BindingPurge queues the portal purge (jobmsg.PortalPurge on queue portalpurge).
-	BindingPurge = "purge"
-)
-
 // Sessions is what the job needs of the session store (*sessionstore.Store).
 type Sessions interface {
 	Load(ctx context.Context, groupID string) (*esign.Session, []esign.Slot, error)

@@ -7,9 +7,11 @@ import (
 	"testing"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/queues"
 )
 
 // TestQueueNotices: each sealing notice effect becomes one notify message; an effect kind that
@@ -35,7 +37,7 @@ func TestQueueNotices(t *testing.T) {
 			t.Parallel()
 			var got error
 			h := funcproto.QueueHandler(func(ctx context.Context, _ funcproto.QueueMessage) error {
-				got = queueNotices(ctx, sess, tc.effects)
+				got = effects.EmitSealed(ctx, sess, tc.effects)
 				return nil
 			})
 			r := invoke(t, h, queueData(t, map[string]string{"groupId": "g"}))
@@ -44,7 +46,7 @@ func TestQueueNotices(t *testing.T) {
 				if !errors.As(got, &e) || e.Kind != apperr.KindInternal || e.Code != esign.CodeUnknownEffect || !strings.Contains(e.Detail, string(tc.wantErr)) {
 					t.Fatalf("error %v", got)
 				}
-				if len(r.outputs[BindingNotify]) != 0 {
+				if len(r.outputs[queues.Notifications.Binding()]) != 0 {
 					t.Fatalf("outputs %v", r.outputs)
 				}
 				return

@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/queues"
 )
 
 // PoisonReason is the seal.failed reason recorded for a message that exhausted its retries.
@@ -58,7 +60,7 @@ func (j *Job) HandlePoison(ctx context.Context, msg funcproto.QueueMessage) erro
 		return nil
 	}
 	funcproto.Logf(ctx, "seal-poison: group %s: seal.failed recorded", sess.GroupID)
-	return queueNotices(ctx, sess, ch.Effects)
+	return effects.EmitSealed(ctx, sess, ch.Effects)
 }
 
 // Reconcile is the timer function (every five minutes): it re-queues, through the seal output
@@ -86,7 +88,7 @@ func (j *Job) Reconcile(ctx context.Context, _ funcproto.TimerInfo) error {
 			continue
 		}
 		m := esign.SealMessage{GroupID: s.GroupID, TenantID: s.TenantID, Attempt: attempt(now, since, j.d.StuckAfter)}
-		if err := funcproto.AddOutput(ctx, BindingSeal, m); err != nil {
+		if err := effects.Send(ctx, queues.Seal, m); err != nil {
 			return err
 		}
 		n++

@@ -9,6 +9,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/queues"
 )
 
 var timerData = map[string]any{"timer": map[string]any{
@@ -17,7 +18,7 @@ var timerData = map[string]any{"timer": map[string]any{
 func requeued(t *testing.T, r reply) map[string]esign.SealMessage {
 	t.Helper()
 	out := map[string]esign.SealMessage{}
-	for _, raw := range r.outputs[BindingSeal] {
+	for _, raw := range r.outputs[queues.Seal.Binding()] {
 		var m esign.SealMessage
 		if err := json.Unmarshal(raw, &m); err != nil {
 			t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/delivery"
-	"github.com/esign-svc/esign/shared/delivery/deliveryqueue"
+	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
@@ -32,7 +32,7 @@ import (
 const (
 	FunctionName       = "SignedDelivery"
 	PoisonFunctionName = "SignedDeliveryPoison"
-	QueueName          = "signeddelivery"
+	QueueName          = esign.QueueSignedDelivery
 )
 
 // Message names the completed session (esign.SealMessage's ids).
@@ -104,7 +104,7 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 	if err != nil {
 		return err
 	}
-	if err := deliveryqueue.Add(ctx, c, req.Mode, s.TenantID, j.Meter); err != nil {
+	if err := effects.EmitDeliveries(ctx, c, req.Mode, s.TenantID, j.Meter); err != nil {
 		return err
 	}
 	err = j.record(ctx, s.GroupID, func(s *esign.Session) (esign.Change, error) {

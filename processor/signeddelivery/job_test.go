@@ -18,7 +18,6 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/delivery"
-	"github.com/esign-svc/esign/shared/delivery/deliveryqueue"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
@@ -26,6 +25,7 @@ import (
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/licence/licencetest"
 	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/queues"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/tokens"
 )
@@ -206,7 +206,7 @@ func invoke(t *testing.T, h func(context.Context, funcproto.QueueMessage) error,
 // invites are the reply's invitation messages (one object or an array of them).
 func (r reply) invites(t *testing.T) []delivery.InviteMessage {
 	t.Helper()
-	raw, ok := r.outputs[deliveryqueue.BindingInvite]
+	raw, ok := r.outputs[queues.DeliveryInvite.Binding()]
 	if !ok {
 		return nil
 	}

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/processor/internal/jobkit"
-	"github.com/esign-svc/esign/processor/internal/jobmsg"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/webhook"
@@ -32,15 +31,16 @@ import (
 const (
 	FunctionName       = "WorkflowCallback"
 	PoisonFunctionName = "WorkflowCallbackPoison"
-	QueueName          = jobmsg.QueueWorkflowCallback
+	QueueName          = workflow.QueueCallback
 )
 
 // Backoff is the wait before each retry: attempt n+1 waits Backoff[n-1]. Seven attempts over
 // 20 h 36 min, the last within the 24 h window.
 var Backoff = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 6 * time.Hour, 12 * time.Hour}
 
-// Message names the ended workflow and the attempt (1 for the first; 0 reads as 1).
-type Message = jobmsg.WorkflowCallback
+// Message names the ended workflow and the attempt (1 for the first; 0 reads as 1): the
+// workflow-callback queue's one message type (queues.WorkflowCallback).
+type Message = workflow.CallbackMessage
 
 // Body is the callback's JSON body (spec "Workflow", callback).
 type Body struct {

@@ -32,12 +32,12 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/processor/internal/jobkit"
-	"github.com/esign-svc/esign/processor/internal/jobmsg"
 	"github.com/esign-svc/esign/processor/internal/sealcfg"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/blobpath"
+	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/evidence"
 	"github.com/esign-svc/esign/shared/funcproto"
@@ -58,11 +58,7 @@ import (
 const (
 	FunctionName       = "WorkflowSeal"
 	PoisonFunctionName = "WorkflowSealPoison"
-	QueueName          = "workflow-seal"
-	// BindingCallback is the output binding of the terminal callback (queue workflow-callback).
-	BindingCallback = "callback"
-	// BindingTrigger is the output binding of the auto-trigger (queue workflow-trigger).
-	BindingTrigger = "trigger"
+	QueueName          = workflow.QueueSeal
 )
 
 // Containers the job writes to (DESIGN 3), as the esign seal job.
@@ -205,24 +201,16 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 	return j.outputs(ctx, done, asks(workflow.EffectCallback), asks(workflow.EffectAutoTrigger))
 }
 
-// outputs queues the terminal callback (BindingCallback) when asked and the workflow has a
-// callbackUrl, and the auto-trigger (BindingTrigger) when asked and the workflow has one to
-// start: the host writes them only with this reply's success, so they go out exactly when the
-// completion is stored.
+// outputs queues the usage record, the terminal callback (queues.WorkflowCallback) when asked
+// and the workflow has a callbackUrl, and the auto-trigger (queues.WorkflowTrigger) when asked
+// and the workflow has one to start (effects.EmitWorkflowSealed): the host writes them only
+// with this reply's success, so they go out exactly when the completion is stored.
 func (j *Job) outputs(ctx context.Context, w *workflow.Workflow, callback, trigger bool) error {
 	// a resumed completion queues it again: the id is the workflow's, the service keeps one
-	if err := j.Meter.Add(ctx, licensing.KindWorkflowSealed, w.Tenant, w.ID); err != nil {
+	if err := effects.Meter(ctx, j.Meter, licensing.KindWorkflowSealed, w.Tenant, w.ID); err != nil {
 		return err
 	}
-	if callback && w.Setup.CallbackURL != "" {
-		if err := funcproto.AddOutput(ctx, BindingCallback, jobmsg.WorkflowCallback{WorkflowID: w.ID, TenantID: w.Tenant, Attempt: 1}); err != nil {
-			return err
-		}
-	}
-	if trigger && !w.Triggered() && (len(w.Setup.ESign) > 0 || len(w.Setup.Delivery) > 0) {
-		return funcproto.AddOutput(ctx, BindingTrigger, workflow.TriggerMessage{WorkflowID: w.ID, TenantID: w.Tenant})
-	}
-	return nil
+	return effects.EmitWorkflowSealed(ctx, w, callback, trigger)
 }
 
 // resume queues again, for a complete workflow, what its completion's outputs may have lost:

@@ -24,7 +24,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/esign-svc/esign/processor/internal/jobmsg"
 	"github.com/esign-svc/esign/processor/internal/sealcfg"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
@@ -32,6 +31,7 @@ import (
 	"github.com/esign-svc/esign/shared/evidence"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/queues"
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/workflow"
 	"github.com/esign-svc/esign/shared/workflow/workflowstore"
@@ -372,17 +372,17 @@ func TestSealQueuesTheCallback(t *testing.T) {
 	w := e.sealing(t, e.pkg, "https://receiver.example/hook")
 	invoke := func() map[string]json.RawMessage { return e.invoke(t, w) }
 	out := invoke()
-	var m jobmsg.WorkflowCallback
-	if err := json.Unmarshal(out[BindingCallback], &m); err != nil || m != (jobmsg.WorkflowCallback{WorkflowID: w.ID, TenantID: e.tenant, Attempt: 1}) {
-		t.Fatalf("callback output %s (%v)", out[BindingCallback], err)
+	var m workflow.CallbackMessage
+	if err := json.Unmarshal(out[queues.WorkflowCallback.Binding()], &m); err != nil || m != (workflow.CallbackMessage{WorkflowID: w.ID, TenantID: e.tenant, Attempt: 1}) {
+		t.Fatalf("callback output %s (%v)", out[queues.WorkflowCallback.Binding()], err)
 	}
-	if len(out[BindingTrigger]) != 0 && string(out[BindingTrigger]) != "null" {
-		t.Fatalf("a workflow without esign or delivery settings queued the auto-trigger: %s", out[BindingTrigger])
+	if len(out[queues.WorkflowTrigger.Binding()]) != 0 && string(out[queues.WorkflowTrigger.Binding()]) != "null" {
+		t.Fatalf("a workflow without esign or delivery settings queued the auto-trigger: %s", out[queues.WorkflowTrigger.Binding()])
 	}
 	// redelivered before any attempt: the first invocation's outputs may have been lost with it,
 	// so the callback is queued again
-	if out := invoke(); string(out[BindingCallback]) != string(mustJSON(t, m)) {
-		t.Fatalf("a redelivery before any attempt did not queue the callback again: %s", out[BindingCallback])
+	if out := invoke(); string(out[queues.WorkflowCallback.Binding()]) != string(mustJSON(t, m)) {
+		t.Fatalf("a redelivery before any attempt did not queue the callback again: %s", out[queues.WorkflowCallback.Binding()])
 	}
 	// once an attempt is recorded, a redelivery queues nothing
 	if _, _, err := e.store.Update(context.Background(), w.ID, func(w *workflow.Workflow) (kernel.Change, error) {
@@ -390,8 +390,8 @@ func TestSealQueuesTheCallback(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if out := invoke(); len(out[BindingCallback]) != 0 && string(out[BindingCallback]) != "null" {
-		t.Fatalf("a redelivery after the callback's attempt queued it again: %s", out[BindingCallback])
+	if out := invoke(); len(out[queues.WorkflowCallback.Binding()]) != 0 && string(out[queues.WorkflowCallback.Binding()]) != "null" {
+		t.Fatalf("a redelivery after the callback's attempt queued it again: %s", out[queues.WorkflowCallback.Binding()])
 	}
 }
 
@@ -404,8 +404,8 @@ func TestSealQueuesTheAutoTrigger(t *testing.T) {
 	w := e.sealing(t, e.pkg)
 	want := string(mustJSON(t, Message{WorkflowID: w.ID, TenantID: e.tenant}))
 	for i := range 2 {
-		if out := e.invoke(t, w); string(out[BindingTrigger]) != want {
-			t.Fatalf("invocation %d: trigger output %s, want %s", i, out[BindingTrigger], want)
+		if out := e.invoke(t, w); string(out[queues.WorkflowTrigger.Binding()]) != want {
+			t.Fatalf("invocation %d: trigger output %s, want %s", i, out[queues.WorkflowTrigger.Binding()], want)
 		}
 	}
 	if _, _, err := e.store.Update(context.Background(), w.ID, func(w *workflow.Workflow) (kernel.Change, error) {
@@ -413,8 +413,8 @@ func TestSealQueuesTheAutoTrigger(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if out := e.invoke(t, w); len(out[BindingTrigger]) != 0 && string(out[BindingTrigger]) != "null" {
-		t.Fatalf("a redelivery after the trigger started queued it again: %s", out[BindingTrigger])
+	if out := e.invoke(t, w); len(out[queues.WorkflowTrigger.Binding()]) != 0 && string(out[queues.WorkflowTrigger.Binding()]) != "null" {
+		t.Fatalf("a redelivery after the trigger started queued it again: %s", out[queues.WorkflowTrigger.Binding()])
 	}
 }
 

@@ -22,7 +22,6 @@ import (
 
 	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/delivery/deliveryqueue"
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
@@ -34,12 +33,12 @@ import (
 )
 
 // Function names and the queue (processor/functions/<Name>/function.json). The function's
-// output bindings are effects.BindingNotify (the signers' invitations) and deliveryqueue's
-// BindingInvite and BindingUpload.
+// outputs are the signers' invitations (queues.Notifications) and the deliveries
+// (queues.DeliveryInvite, queues.DeliveryUpload), through shared/effects.
 const (
 	FunctionName       = "WorkflowTrigger"
 	PoisonFunctionName = "WorkflowTriggerPoison"
-	QueueName          = "workflow-trigger"
+	QueueName          = workflow.QueueTrigger
 )
 
 // Message names the complete workflow (what the seal job queues).
@@ -143,7 +142,7 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 		}
 	case st.Delivery != nil:
 		deliveryIDs = st.Delivery.DeliveryIDs
-		if err := deliveryqueue.Add(ctx, *st.Delivery, st.DeliveryMode, w.Tenant, j.Meter); err != nil {
+		if err := effects.EmitDeliveries(ctx, *st.Delivery, st.DeliveryMode, w.Tenant, j.Meter); err != nil {
 			return err
 		}
 	}

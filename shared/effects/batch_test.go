@@ -6,6 +6,7 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/queues"
 )
 
 // A pending-approval batch notifies its approvers, a queued one goes on the dispatch queue, and
@@ -21,12 +22,12 @@ func TestBatchOutputs(t *testing.T) {
 		return c
 	}
 	outs, err := batchOutputs(b, ask(dispatch.EffectNotifyApprovers))
-	if err != nil || len(outs) != 1 || outs[0].binding != BindingDispatchNotify ||
+	if err != nil || len(outs) != 1 || outs[0].binding != queues.DispatchNotify.Binding() ||
 		outs[0].msg != (dispatch.NotifyMessage{BatchID: "b1", TenantID: "t1", Kind: dispatch.NoticeApprovers}) {
 		t.Fatalf("notify approvers: %+v %v", outs, err)
 	}
 	outs, err = batchOutputs(b, ask(dispatch.EffectEnqueue))
-	if err != nil || len(outs) != 1 || outs[0].binding != BindingDispatch || outs[0].msg != (dispatch.BatchMessage{BatchID: "b1", TenantID: "t1"}) {
+	if err != nil || len(outs) != 1 || outs[0].binding != queues.Dispatch.Binding() || outs[0].msg != (dispatch.BatchMessage{BatchID: "b1", TenantID: "t1"}) {
 		t.Fatalf("enqueue: %+v %v", outs, err)
 	}
 	for _, k := range []dispatch.EffectKind{dispatch.EffectFinish, dispatch.EffectNotifySubmitter, "other"} {

@@ -1,9 +1,11 @@
-// Package effects turns a state-machine Change's effects into a function's queue outputs:
-// notifications on the "notify" binding, the seal message on the "seal" binding, the batch's
-// messages. The dispatcher's routes and the processor's jobs that start signing sessions (the
-// workflow auto-trigger) use it alike. The host writes the outputs only when the function
-// answers 2xx, and only after the change was persisted, so a message never announces a
-// transition that did not happen.
+// Package effects is the one place that turns what a change does into queue messages: the
+// interpreters of the state machines' effects (a session's, a sealed session's, a batch's, a
+// workflow's), the deliveries and usage records of a stored change, and Send for the jobs'
+// own messages (a fan-out page, a re-queue). Every message goes to a queue declared in
+// shared/queues, on that queue's output binding, as its one message type; this package alone
+// calls funcproto.AddOutput (a test checks it). The host writes the outputs only when the
+// function answers 2xx, and only after the change was persisted, so a message never announces
+// a transition that did not happen.
 package effects
 
 import (
@@ -12,18 +14,22 @@ import (
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/queues"
 )
 
-// Output binding names in the functions' function.json.
-const (
-	BindingNotify = "notify"
-	BindingSeal   = "seal"
-)
-
-// output is one queue message for an output binding.
+// output is one queue message for its queue's output binding.
 type output struct {
 	binding string
 	msg     any
+}
+
+// to is the output of m on queue q: the registry gives the binding, q's type checks m's.
+func to[M any](q queues.Queue[M], m M) output { return output{q.Binding(), m} }
+
+// Send adds m to the invocation's output binding of q (its function.json must declare it).
+// Errors: funcproto.AddOutput's (outside an invocation; a value that does not marshal).
+func Send[M any](ctx context.Context, q queues.Queue[M], m M) error {
+	return add(ctx, []output{to(q, m)})
 }
 
 // Emit adds the outputs of ch's effects: one notification message for all of a change's
@@ -55,8 +61,9 @@ func outputs(s *esign.Session, slots []esign.Slot, ch esign.Change, reminder boo
 	requester := s.RequestedByEmailEnc != ""
 	var outs []output
 	var invites *esign.NotifyMessage
+	at := -1 // invites' place in outs
 	notice := func(kind notify.Kind, slot int) {
-		outs = append(outs, output{BindingNotify, &esign.NotifyMessage{Kind: string(kind), GroupID: s.GroupID, TenantID: s.TenantID, Slot: slot}})
+		outs = append(outs, to(queues.Notifications, esign.NotifyMessage{Kind: string(kind), GroupID: s.GroupID, TenantID: s.TenantID, Slot: slot}))
 	}
 	for _, e := range ch.Effects {
 		switch e.Kind {
@@ -64,7 +71,7 @@ func outputs(s *esign.Session, slots []esign.Slot, ch esign.Change, reminder boo
 			// One message for all of the change's invitations: one target per slot.
 			if invites == nil {
 				invites = &esign.NotifyMessage{Kind: string(notify.KindInvitation), GroupID: s.GroupID, TenantID: s.TenantID, Reminder: reminder}
-				outs = append(outs, output{BindingNotify, invites})
+				at, outs = len(outs), append(outs, output{}) // its output once all targets are in
 			}
 			invites.Targets = append(invites.Targets, esign.NotifyTarget{Slot: e.Slot, LinkJTI: slots[e.Slot].LinkJTI})
 		case esign.EffectSignerNotice:
@@ -80,13 +87,16 @@ func outputs(s *esign.Session, slots []esign.Slot, ch esign.Change, reminder boo
 				notice(notify.KindRevokeNotice, -1)
 			}
 		case esign.EffectSeal:
-			outs = append(outs, output{BindingSeal, esign.SealMessage{GroupID: s.GroupID, TenantID: s.TenantID}})
+			outs = append(outs, to(queues.Seal, esign.SealMessage{GroupID: s.GroupID, TenantID: s.TenantID}))
 		default:
 			return nil, esign.UnknownEffect(e.Kind)
 		}
 	}
 	if invites != nil && len(invites.Targets) == 1 { // a single invitation keeps the one-slot form
 		invites.Slot, invites.LinkJTI, invites.Targets = invites.Targets[0].Slot, invites.Targets[0].LinkJTI, nil
+	}
+	if invites != nil {
+		outs[at] = to(queues.Notifications, *invites)
 	}
 	return outs, nil
 }

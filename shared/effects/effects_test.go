@@ -1,7 +1,6 @@
 package effects
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -13,46 +12,30 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/queues"
 )
 
 // run emits ch inside a real invocation and returns the queue outputs the host would write.
 func run(t *testing.T, s *esign.Session, ch esign.Change) map[string][]map[string]any {
 	t.Helper()
 	slots := []esign.Slot{{Index: 0, LinkJTI: "j0"}, {Index: 1, LinkJTI: "j1"}}
-	h := funcproto.HTTPInvocation(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := Emit(r.Context(), s, slots, ch, false); err != nil {
-			t.Error(err)
-		}
-		w.WriteHeader(http.StatusOK)
-	}))
-	inv := `{"Data":{"req":{"Url":"http://127.0.0.1/api/x","Method":"POST","Query":{},"Headers":{},"Params":{},"Body":""}},"Metadata":{}}`
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("POST", "/Fn", strings.NewReader(inv)))
-	var resp struct{ Outputs map[string]json.RawMessage }
-	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
-		t.Fatalf("%v: %s", err, rec.Body.String())
-	}
 	out := map[string][]map[string]any{}
-	for name, raw := range resp.Outputs {
+	for name, raws := range invoke(t, func(r *http.Request) error { return Emit(r.Context(), s, slots, ch, false) }) {
 		if name == "res" {
 			continue
 		}
-		var list []map[string]any
-		if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
-			_ = json.Unmarshal(raw, &list)
-		} else {
+		for _, raw := range raws {
 			var one map[string]any
 			_ = json.Unmarshal(raw, &one)
-			list = append(list, one)
+			out[name] = append(out[name], one)
 		}
-		out[name] = list
 	}
 	return out
 }
 
 func notifyKinds(out map[string][]map[string]any) string {
 	var k []string
-	for _, m := range out[BindingNotify] {
+	for _, m := range out[queues.Notifications.Binding()] {
 		k = append(k, m["kind"].(string))
 	}
 	sort.Strings(k)
@@ -99,11 +82,11 @@ func TestInvitesAndSeal(t *testing.T) {
 	t.Parallel()
 	s := &esign.Session{GroupID: "g", TenantID: "t"}
 	out := run(t, s, esign.Change{Effects: []esign.Effect{{Kind: esign.EffectInvite, Slot: 1}, {Kind: esign.EffectSeal, Slot: -1}}})
-	inv := out[BindingNotify]
+	inv := out[queues.Notifications.Binding()]
 	if len(inv) != 1 || inv[0]["kind"] != "invitation" || inv[0]["linkJti"] != "j1" || inv[0]["slot"] != float64(1) || inv[0]["groupId"] != "g" {
 		t.Fatalf("invitation %v", inv)
 	}
-	seal := out[BindingSeal]
+	seal := out[queues.Seal.Binding()]
 	if len(seal) != 1 || seal[0]["groupId"] != "g" || seal[0]["tenantId"] != "t" {
 		t.Fatalf("seal %v", seal)
 	}
@@ -122,7 +105,7 @@ func TestInvitationsOfOneChangeAreOneMessage(t *testing.T) {
 	t.Parallel()
 	s := &esign.Session{GroupID: "g", TenantID: "t"}
 	out := run(t, s, esign.Change{Effects: []esign.Effect{{Kind: esign.EffectInvite, Slot: 0}, {Kind: esign.EffectInvite, Slot: 1}}})
-	inv := out[BindingNotify]
+	inv := out[queues.Notifications.Binding()]
 	if len(inv) != 1 || inv[0]["kind"] != "invitation" {
 		t.Fatalf("invitations %v", inv)
 	}
@@ -158,7 +141,7 @@ func TestUnknownKindIsRefused(t *testing.T) {
 		if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
 			t.Fatalf("%v: %s", err, rec.Body.String())
 		}
-		if _, ok := resp.Outputs[BindingNotify]; ok {
+		if _, ok := resp.Outputs[queues.Notifications.Binding()]; ok {
 			t.Fatalf("%s: outputs %v", kind, resp.Outputs)
 		}
 	}

@@ -7,7 +7,18 @@ import "time"
 const (
 	QueueSeal          = "seal"
 	QueueNotifications = "notifications"
+	// QueueSignedDelivery carries SealMessage: the delivery that waited for the session's
+	// signing (processor/signeddelivery).
+	QueueSignedDelivery = "signeddelivery"
+	// QueuePortalPurge carries PurgeMessage: purge a sealed session's data at the portal.
+	QueuePortalPurge = "portalpurge"
 )
+
+// PurgeMessage asks the processor to purge a sealed session's copy at the portal.
+type PurgeMessage struct {
+	GroupID  string `json:"groupId"`
+	TenantID string `json:"tenantId"`
+}
 
 // SealMessage asks the processor to seal a session whose required slots are all signed. It
 // carries ids only; the processor loads everything else.

@@ -1,7 +1,7 @@
 // Package funcproto is the handler's side of the Azure Functions custom-handler protocol: it
 // decodes the invocation payloads the Functions host POSTs to /{FunctionName}, runs the app's
 // ordinary handlers on them, and encodes the invocation response the host expects. The host's
-// side (the local Functions host) lives in tests/funchost; both follow the same contract.
+// side (the local Functions host) lives in devtools/funchost; both follow the same contract.
 //
 // # Documented (learn.microsoft.com, "Azure Functions custom handlers")
 //

@@ -7,12 +7,8 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 )
 
-// Queue names and the output binding that queues a Usage (function.json).
-const (
-	Queue       = "licence-usage"
-	PoisonQueue = "licence-usage-poison"
-	Binding     = "usage"
-)
+// Queue is the queue of Usage records (declared in shared/queues as queues.LicenceUsage).
+const Queue = "licence-usage"
 
 // Kind is what a usage record meters.
 type Kind string

@@ -67,6 +67,8 @@ func (w *Workflow) ReviewerLive(id string) bool {
 const (
 	QueueNotify = "workflow-notify" // NotifyMessage: invitations and approval e-mails
 	QueueSeal   = "workflow-seal"   // SealMessage: the seal job
+	// QueueTrigger carries TriggerMessage: start a complete workflow's auto-trigger.
+	QueueTrigger = "workflow-trigger"
 )
 
 // Kinds of NotifyMessage.
@@ -101,9 +103,13 @@ type TriggerMessage = SealMessage
 const QueueCallback = "workflow-callback"
 
 // CallbackMessage asks the processor to POST a terminal workflow's callback (DESIGN 10: signed,
-// retried with back-off over 24 h); the processor reads the URL from the workflow.
+// retried with back-off over 24 h); the processor reads the URL and the state it posts from the
+// workflow. The queue's one message type: the dispatcher's (State set, Attempt 0) and the
+// processor's (workflow-seal's first attempt and the callback job's re-queues: Attempt set,
+// State empty) spell the same JSON as before the two types were merged.
 type CallbackMessage struct {
 	WorkflowID string `json:"workflowId"`
 	TenantID   string `json:"tenantId"`
-	State      string `json:"state"`
+	State      string `json:"state,omitempty"`   // the ended state, when the dispatcher queued it
+	Attempt    int    `json:"attempt,omitempty"` // 1 for the first; 0 reads as 1
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/esign-svc/esign/connector/client"
 	"github.com/esign-svc/esign/connector/settings"
-	"github.com/esign-svc/esign/tests/devkeys"
+	"github.com/esign-svc/esign/devtools/devkeys"
 )
 
 func newClient(t *testing.T, set map[string]string) (*client.Client, *client.ClientCredentials) {

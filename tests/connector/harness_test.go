@@ -21,9 +21,9 @@ import (
 
 	"github.com/esign-svc/esign/connector/cli"
 	"github.com/esign-svc/esign/connector/settings"
+	"github.com/esign-svc/esign/devtools/devkeys"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
-	"github.com/esign-svc/esign/tests/devkeys"
 	"github.com/esign-svc/esign/tests/servicetest"
 )
 

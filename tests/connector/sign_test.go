@@ -5,7 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/esign-svc/esign/tests/devkeys"
+	"github.com/esign-svc/esign/devtools/devkeys"
 	"io"
 	"net/http"
 	"net/url"

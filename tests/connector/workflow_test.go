@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/connector/client"
-	"github.com/esign-svc/esign/tests/devkeys"
+	"github.com/esign-svc/esign/devtools/devkeys"
 )
 
 // wfSchema is one step with one field and one approval stage.

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/esign-svc/esign/devtools/funchost"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
-	"github.com/esign-svc/esign/tests/funchost"
 	"github.com/esign-svc/esign/tests/servicetest"
 )
 

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/esign-svc/esign/devtools/devkeys"
+	"github.com/esign-svc/esign/devtools/funchost"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/licence"
-	"github.com/esign-svc/esign/tests/devkeys"
-	"github.com/esign-svc/esign/tests/funchost"
 )
 
 // dispatcherWithLicence starts a second dispatcher on the suite's storage whose licence lists

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/esign-svc/esign/devtools/licensingstub"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/licensing"
-	"github.com/esign-svc/esign/tests/licensingstub"
 )
 
 // refusedTenant is a tenant the suite's licensing service refuses (DESIGN 19); flakyTenant one

@@ -16,12 +16,12 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/esign-svc/esign/devtools/devkeys"
+	"github.com/esign-svc/esign/devtools/funchost"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/callbacksig"
-	"github.com/esign-svc/esign/tests/devkeys"
-	"github.com/esign-svc/esign/tests/funchost"
 )
 
 // TestMakeRunSendsAWorkflowCallbackToThisMachine runs the README's walk-through "A workflow's

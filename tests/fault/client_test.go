@@ -21,12 +21,12 @@ import (
 	"github.com/google/uuid"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/types"
 
+	"github.com/esign-svc/esign/devtools/devkeys"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/callbacksig"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
-	"github.com/esign-svc/esign/tests/devkeys"
 )
 
 const (

@@ -13,10 +13,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/esign-svc/esign/devtools/devkeys"
 	dispatcherapp "github.com/esign-svc/esign/dispatcher/app"
 	processorapp "github.com/esign-svc/esign/processor/app"
 	"github.com/esign-svc/esign/shared/notify/senders"
-	"github.com/esign-svc/esign/tests/devkeys"
 	"software.sslmate.com/src/go-pkcs12"
 )
 
