@@ -19,12 +19,14 @@ import (
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/documents"
+	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/graph"
 	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/version"
 	"github.com/esign-svc/esign/shared/webhook"
+	"github.com/esign-svc/esign/shared/workflow"
 )
 
 // invoked are the functions whose function.json has bindings besides the HTTP trigger and
@@ -103,8 +105,11 @@ func routes(mux *http.ServeMux, d *Deps) {
 	}).Routes(mux)
 	(&dispatchapi.API{Store: d.Batches, Blobs: d.Blobs, Verifier: d.Verifier, Licence: d.Licence,
 		AllowSelfApproval: d.Config.AllowSelfApproval, Now: time.Now}).Routes(mux)
-	(&workflowapi.API{OTPBlock: d.Config.OTPBlock, Store: d.Workflows, Templates: d.Templates, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher,
+	(&workflowapi.API{OTPBlock: d.Config.OTPBlock, Store: d.Workflows,
+		Workflows: &workflow.Service{Store: d.Workflows, Packages: d.Templates, Blobs: d.Blobs, Emit: effects.EmitWorkflow,
+			EmailHash: d.Config.EmailHasher.Email, AllowSelfApproval: d.Config.WorkflowAllowSelfApproval, Now: time.Now},
+		Templates: d.Templates, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher,
 		Verifier: d.Verifier, Licence: d.Licence, Licensing: remote, Email: d.Senders.Email, Callbacks: webhook.Policy{AllowLoopback: d.Config.CallbackAllowLoopback},
-		PortalURL: d.Config.PortalURL, PortalOrigin: d.Config.PortalOrigin, AllowSelfApproval: d.Config.WorkflowAllowSelfApproval,
+		PortalURL: d.Config.PortalURL, PortalOrigin: d.Config.PortalOrigin,
 		Now: time.Now, NewID: uuid.NewString}).Routes(mux)
 }

@@ -21,7 +21,6 @@
 package workflowapi
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -30,7 +29,6 @@ import (
 	"github.com/esign-svc/esign/dispatcher/guard"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
-	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/licensing"
@@ -49,8 +47,10 @@ const HeaderPortalToken = "X-Portal-Token"
 
 // API holds what the routes need.
 type API struct {
-	OTPBlock  time.Duration // how long three locked codes block the participant (OTP_BLOCK_MINUTES; 0: otp.DefaultBlock)
-	Store     *workflowstore.Store
+	OTPBlock time.Duration        // how long three locked codes block the participant (OTP_BLOCK_MINUTES; 0: otp.DefaultBlock)
+	Store    *workflowstore.Store // create's
+	// Workflows is the workflow's use cases: every route but create calls one of its methods.
+	Workflows *workflow.Service
 	Templates *template.Loader
 	Blobs     workflow.SchemaBlobs // schemaPath reads (blobstore.Store)
 	Tokens    *tokens.Codec
@@ -65,11 +65,8 @@ type API struct {
 	// PortalURL is the portal's base: portalUrl = {PortalURL}/workflow/{workflowId}?pt=<token>.
 	PortalURL    string
 	PortalOrigin string // the one CORS origin of the token routes
-	// AllowSelfApproval is WORKFLOW_ALLOW_SELF_APPROVAL: a workflow's creator may decide it
-	// (development only; the domain's other duties rules still hold).
-	AllowSelfApproval bool
-	Now               func() time.Time
-	NewID             func() string
+	Now          func() time.Time
+	NewID        func() string
 }
 
 // Routes registers the routes. The functions whose transitions queue messages are invoked;
@@ -104,23 +101,10 @@ func (a *API) gate(r *http.Request, roles ...string) (auth.Principal, error) {
 	return guard.Gate{Verifier: a.Verifier, Licence: a.Licence, Feature: licence.FeatureWorkflow}.Caller(r, roles...)
 }
 
-// loadOwn loads a workflow of the caller's tenant; another tenant's is not found.
-func (a *API) loadOwn(ctx context.Context, tenant, id string) (*workflow.Workflow, error) {
-	w, err := a.Store.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if w.Tenant != tenant {
-		return nil, workflowstore.ErrNotFound
-	}
-	return w, nil
-}
-
 var (
 	errTokenWorkflow = apperr.New(apperr.KindUnauthenticated, tokens.CodeInvalid, "the token is not for this workflow")
 	errNeedsReviewer = apperr.New(apperr.KindForbidden, "reviewer_token_required", "this route needs a reviewer token")
 	errNeedsPart     = apperr.New(apperr.KindForbidden, "participant_token_required", "this route needs the participant's token")
-	errTurnOver      = apperr.New(apperr.KindForbidden, "reviewer_token_spent", "the reviewer token's turn is over: its approver decided or was passed, or the workflow moved on")
 	errNoToken       = apperr.New(apperr.KindUnauthenticated, tokens.CodeMissing, "the portal token (query parameter token) is required")
 )
 
@@ -161,16 +145,6 @@ func (a *API) participant(w http.ResponseWriter, r *http.Request) (tokens.Workfl
 	return t, nil
 }
 
-// linked runs step only for a token usable on the workflow it is given (usable).
-func linked(w http.ResponseWriter, t tokens.WorkflowPortal, step func(*workflow.Workflow) (kernel.Change, error)) func(*workflow.Workflow) (kernel.Change, error) {
-	return func(x *workflow.Workflow) (kernel.Change, error) {
-		if err := usable(w, t, x); err != nil {
-			return kernel.Change{}, err
-		}
-		return step(x)
-	}
-}
-
 // reviewer is portal for the reviewer routes: the participant's token is 403; the returned id
 // names the approver's turn, checked against the workflow in turn.
 func (a *API) reviewer(w http.ResponseWriter, r *http.Request) (string, error) {
@@ -185,47 +159,18 @@ func (a *API) reviewer(w http.ResponseWriter, r *http.Request) (string, error) {
 	return t.Participant, nil
 }
 
-// usable is the check of any route a portal token reads or acts on: a reviewer token only while
-// its turn is current (the OTP gate is the participant's routes' own). A spent token gets no
-// fresh one.
-func usable(w http.ResponseWriter, t tokens.WorkflowPortal, x *workflow.Workflow) error {
-	if t.Role == tokens.RoleReviewer && !x.ReviewerLive(t.Participant) {
+// link is a verified portal token's claim on the workflow (workflow.Workflow.Usable).
+func link(t tokens.WorkflowPortal) workflow.Link {
+	return workflow.Link{Reviewer: t.Role == tokens.RoleReviewer, Turn: t.Participant, Gen: t.Gen}
+}
+
+// spent is err with the fresh portal token withdrawn when err says the token can no longer
+// act: a reviewer turn that is over, a participant link replaced or ended.
+func spent(w http.ResponseWriter, err error) error {
+	if errors.Is(err, workflow.ErrTurnOver) || errors.Is(err, workflow.ErrLinkReplaced) || errors.Is(err, workflow.ErrLinkEnded) {
 		w.Header().Del(HeaderPortalToken)
-		return errTurnOver
 	}
-	if t.Role == tokens.RoleParticipant {
-		if err := x.ParticipantLink(t.Gen); err != nil {
-			w.Header().Del(HeaderPortalToken)
-			return err
-		}
-	}
-	return nil
-}
-
-// turn is the check of a reviewer's transition: its turn must be the current one; the decision
-// is the current approver's.
-func turn(x *workflow.Workflow, id string) (workflow.Approver, error) {
-	if !x.ReviewerLive(id) {
-		return workflow.Approver{}, errTurnOver
-	}
-	return workflow.Approver{Index: x.Approver}, nil
-}
-
-// update runs step on the workflow and queues the change's effects. A spent reviewer token
-// answers no fresh one.
-func (a *API) update(w http.ResponseWriter, r *http.Request, who kernel.Actor, step func(*workflow.Workflow) (kernel.Change, error)) (*workflow.Workflow, error) {
-	x, ch, err := a.Store.Update(r.Context(), r.PathValue("workflowId"), func(x *workflow.Workflow) (kernel.Change, error) {
-		ch, err := step(x)
-		ch.By(who)
-		return ch, err
-	})
-	if err != nil {
-		if errors.Is(err, errTurnOver) {
-			w.Header().Del(HeaderPortalToken)
-		}
-		return nil, err
-	}
-	return x, effects.EmitWorkflow(r.Context(), x, ch)
+	return err
 }
 
 // actor is who acts: kind participant, reviewer (id: the reviewer turn), approver or initiator

@@ -2,7 +2,6 @@ package workflowapi
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
@@ -15,14 +14,15 @@ import (
 // jwtRoles may read a workflow of their tenant (status, export).
 var jwtRoles = []string{auth.RoleInitiator, auth.RoleWorkflowApprover, auth.RoleAdmin}
 
-// own authenticates the JWT with one of roles and loads the route's workflow of the caller's
+// own authenticates the JWT with one of roles and reads the route's workflow of the caller's
 // tenant (404 for another tenant's).
 func (a *API) own(r *http.Request, roles ...string) (*workflow.Workflow, error) {
 	p, err := a.gate(r, roles...)
 	if err != nil {
 		return nil, err
 	}
-	return a.loadOwn(r.Context(), p.TenantID, r.PathValue("workflowId"))
+	x, _, err := a.Workflows.Read(r.Context(), workflow.Access{Tenant: p.TenantID}, r.PathValue("workflowId"), false)
+	return x, err
 }
 
 func requiredField(field, msg string) error {
@@ -47,40 +47,11 @@ type commentRequest struct {
 	Reason string `json:"reason"`
 }
 
-// jwtApprover is the JWT approver of x's current stage: the position of the caller's e-mail in
-// the stage's routing sequence (-1 when the stage does not name it: only an admin with a reason
-// may then decide, the domain's rule), its keyed hash, the caller's oid and display name, and
-// the admin's stand-in reason.
-func (a *API) jwtApprover(p auth.Principal, s *workflow.Schema, x *workflow.Workflow, reason string) workflow.Approver {
-	by := workflow.Approver{Index: -1, OID: p.CallerID(), Name: sharedtext.Clean(p.Name, maxApproverName), Admin: p.HasRole(auth.RoleAdmin),
-		Reason: reason, AllowSelf: a.AllowSelfApproval}
-	if p.Email != "" {
-		by.Hash = a.Hasher.Email(p.Email)
-	}
-	if x.Stage < len(s.Stages) {
-		for i, addr := range s.Stages[x.Stage].Approvers {
-			if p.Email != "" && strings.EqualFold(addr, p.Email) {
-				by.Index = i
-				if i == x.Approver {
-					break
-				}
-			}
-		}
-	}
-	return by
-}
-
-// reviewerApprover is the current approver named by a live reviewer turn.
-func (a *API) reviewerApprover(id string, s *workflow.Schema, x *workflow.Workflow) (workflow.Approver, error) {
-	by, err := turn(x, id)
-	if err != nil {
-		return by, err
-	}
-	by.AllowSelf = a.AllowSelfApproval
-	if x.Stage < len(s.Stages) && x.Approver < len(s.Stages[x.Stage].Approvers) {
-		by.Hash = a.Hasher.Email(s.Stages[x.Stage].Approvers[x.Approver])
-	}
-	return by, nil
+// caller is the JWT approver deciding: the caller's tenant, oid, display name and e-mail, and a
+// Service.Admin's stand-in reason.
+func caller(p auth.Principal, reason string) workflow.Decider {
+	return workflow.Decider{Caller: &workflow.Caller{Tenant: p.TenantID, OID: p.CallerID(), Name: sharedtext.Clean(p.Name, maxApproverName),
+		Email: p.Email, Admin: p.HasRole(auth.RoleAdmin), Reason: reason}}
 }
 
 // maxApproverName bounds the JWT's display name kept in a decision (the sealed record's).
@@ -100,9 +71,8 @@ func (a *API) approve(w http.ResponseWriter, r *http.Request) error {
 	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
 		return err
 	}
-	return a.jwtDecision(w, r, p, req.Reason, func(_ *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
-		return x.Approve(by, req.Comment, a.now())
-	})
+	x, err := a.Workflows.Approve(r.Context(), r.PathValue("workflowId"), caller(p, req.Reason), actor(r, "approver", p.CallerID()), req.Comment)
+	return a.decided(w, x, "", err)
 }
 
 // reject is POST /api/workflow/{workflowId}/reject {comment, reason}: with a `token`, the
@@ -114,61 +84,36 @@ func (a *API) reject(w http.ResponseWriter, r *http.Request) error {
 	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
 		return err
 	}
-	rej := func(x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
-		return x.Reject(by, req.Comment, a.now())
-	}
-	if !r.URL.Query().Has("token") {
-		p, err := a.gate(r, auth.RoleWorkflowApprover, auth.RoleAdmin)
-		if err != nil {
-			return err
-		}
-		return a.jwtDecision(w, r, p, req.Reason, func(_ *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
-			return rej(x, by)
-		})
-	}
-	id, err := a.reviewer(w, r)
+	d, who, err := a.decider(w, r, req.Reason)
 	if err != nil {
 		return err
 	}
-	return a.reviewerDecision(w, r, id, func(_ *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
-		return rej(x, by)
-	})
+	x, err := a.Workflows.Reject(r.Context(), r.PathValue("workflowId"), d, who, req.Comment)
+	return a.decided(w, x, d.Turn, err)
 }
 
-func (a *API) jwtDecision(w http.ResponseWriter, r *http.Request, p auth.Principal, reason string, decide func(*workflow.Schema, *workflow.Workflow, workflow.Approver) (kernel.Change, error)) error {
-	if _, err := a.loadOwn(r.Context(), p.TenantID, r.PathValue("workflowId")); err != nil {
-		return err
+// decider is who decides on a route open to both kinds of caller: with a `token`, the current
+// reviewer's turn; else the JWT of a Workflow.Approver or Service.Admin with reason.
+func (a *API) decider(w http.ResponseWriter, r *http.Request, reason string) (workflow.Decider, kernel.Actor, error) {
+	if r.URL.Query().Has("token") {
+		id, err := a.reviewer(w, r)
+		return workflow.Decider{Turn: id}, actor(r, "reviewer", id), err
 	}
-	_, s, err := a.loadSchema(r.Context(), r.PathValue("workflowId"))
+	p, err := a.gate(r, auth.RoleWorkflowApprover, auth.RoleAdmin)
 	if err != nil {
-		return err
+		return workflow.Decider{}, kernel.Actor{}, err
 	}
-	x, err := a.update(w, r, actor(r, "approver", p.CallerID()), func(x *workflow.Workflow) (kernel.Change, error) {
-		return decide(s, x, a.jwtApprover(p, s, x, reason))
-	})
-	if err != nil {
-		return err
-	}
-	return web.JSON(w, http.StatusOK, decisionOf(x))
+	return caller(p, reason), actor(r, "approver", p.CallerID()), nil
 }
 
-func (a *API) reviewerDecision(w http.ResponseWriter, r *http.Request, id string, decide func(*workflow.Schema, *workflow.Workflow, workflow.Approver) (kernel.Change, error)) error {
-	_, s, err := a.loadSchema(r.Context(), r.PathValue("workflowId"))
+// decided answers a decision: the workflow's stage, or err (a spent reviewer turn gets no
+// fresh token). The decision spent a reviewer's turn: the fresh token answered would be dead
+// at once.
+func (a *API) decided(w http.ResponseWriter, x *workflow.Workflow, turn string, err error) error {
 	if err != nil {
-		return err
+		return spent(w, err)
 	}
-	x, err := a.update(w, r, actor(r, "reviewer", id), func(x *workflow.Workflow) (kernel.Change, error) {
-		by, err := a.reviewerApprover(id, s, x)
-		if err != nil {
-			return kernel.Change{}, err
-		}
-		return decide(s, x, by)
-	})
-	if err != nil {
-		return err
-	}
-	// The decision spent the turn: the fresh token answered would be dead at once.
-	if !x.ReviewerLive(id) {
+	if turn != "" && !x.ReviewerLive(turn) {
 		w.Header().Del(HeaderPortalToken)
 	}
 	return web.JSON(w, http.StatusOK, decisionOf(x))
@@ -186,39 +131,16 @@ type changesRequest struct {
 // notified. Errors: 400 at changes[i].<key>; 401; 403 role, reviewer_token_required,
 // reviewer_token_spent and the duties codes of approve; 404; 409.
 func (a *API) requestChanges(w http.ResponseWriter, r *http.Request) error {
-	move := func(req changesRequest, s *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
-		return x.RequestChanges(s, by, req.Changes, a.now())
-	}
-	if r.URL.Query().Has("token") {
-		return reviewerJSON(a, w, r, move)
-	}
 	var req changesRequest
 	if err := web.DecodeJSON(r, web.MaxJSONBody, &req); err != nil {
 		return err
 	}
-	p, err := a.gate(r, auth.RoleWorkflowApprover, auth.RoleAdmin)
+	d, who, err := a.decider(w, r, req.Reason)
 	if err != nil {
 		return err
 	}
-	return a.jwtDecision(w, r, p, req.Reason, func(s *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
-		return move(req, s, x, by)
-	})
-}
-
-// reviewerJSON is a reviewer route with a JSON body: the body rule, the reviewer token, then
-// the decision on the workflow.
-func reviewerJSON[T any](a *API, w http.ResponseWriter, r *http.Request, decide func(T, *workflow.Schema, *workflow.Workflow, workflow.Approver) (kernel.Change, error)) error {
-	var req T
-	if err := web.DecodeJSON(r, web.MaxJSONBody, &req); err != nil {
-		return err
-	}
-	id, err := a.reviewer(w, r)
-	if err != nil {
-		return err
-	}
-	return a.reviewerDecision(w, r, id, func(s *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
-		return decide(req, s, x, by)
-	})
+	x, err := a.Workflows.RequestChanges(r.Context(), r.PathValue("workflowId"), d, who, req.Changes)
+	return a.decided(w, x, d.Turn, err)
 }
 
 type governanceRequest struct {
@@ -231,26 +153,39 @@ type governanceRequest struct {
 // required, kept verbatim) or reject. Errors: 400 decision, justification; 401; 403; 404; 409
 // invalid_state, rules_failed.
 func (a *API) governance(w http.ResponseWriter, r *http.Request) error {
-	return reviewerJSON(a, w, r, func(req governanceRequest, _ *workflow.Schema, x *workflow.Workflow, by workflow.Approver) (kernel.Change, error) {
-		return x.GovernanceDecision(by, req.Decision, req.Justification, a.now())
-	})
+	var req governanceRequest
+	if err := web.DecodeJSON(r, web.MaxJSONBody, &req); err != nil {
+		return err
+	}
+	id, err := a.reviewer(w, r)
+	if err != nil {
+		return err
+	}
+	x, err := a.Workflows.Governance(r.Context(), r.PathValue("workflowId"), id, actor(r, "reviewer", id), req.Decision, req.Justification)
+	return a.decided(w, x, id, err)
 }
 
 // escalate is POST /api/workflow/{workflowId}/escalate (JWT Esign.Initiator): the current
 // stage's next approver is notified; the previous one's reviewer token dies. Errors: 401; 403;
 // 404; 409 invalid_state, no_further_approver.
 func (a *API) escalate(w http.ResponseWriter, r *http.Request) error {
-	return a.initiatorMove(w, r, []string{auth.RoleInitiator}, web.NoBody, func(_ auth.Principal, s *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) {
-		return x.Escalate(s, a.now())
-	})
+	p, err := a.gate(r, auth.RoleInitiator)
+	if err != nil {
+		return err
+	}
+	x, err := a.Workflows.Escalate(r.Context(), p.TenantID, r.PathValue("workflowId"), actor(r, "initiator", p.CallerID()), once(func() error { return web.NoBody(r) }))
+	return a.decided(w, x, "", err)
 }
 
 // cancel is POST /api/workflow/{workflowId}/cancel (JWT Esign.Initiator): a live workflow ends
 // as cancelled. Errors: 401; 403; 404; 409 invalid_state.
 func (a *API) cancel(w http.ResponseWriter, r *http.Request) error {
-	return a.initiatorMove(w, r, []string{auth.RoleInitiator}, web.NoBody, func(_ auth.Principal, _ *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) {
-		return x.Cancel(a.now())
-	})
+	p, err := a.gate(r, auth.RoleInitiator)
+	if err != nil {
+		return err
+	}
+	x, err := a.Workflows.Cancel(r.Context(), p.TenantID, r.PathValue("workflowId"), actor(r, "initiator", p.CallerID()), once(func() error { return web.NoBody(r) }))
+	return a.decided(w, x, "", err)
 }
 
 type sealRequest struct {
@@ -264,34 +199,30 @@ type sealRequest struct {
 // workflow.schemaPath, Service.Admin only. The workflow-seal message is queued. Errors: 400
 // reason; 401; 403 role, seal_admin_only; 404; 409 invalid_state.
 func (a *API) seal(w http.ResponseWriter, r *http.Request) error {
+	p, err := a.gate(r, auth.RoleInitiator, auth.RoleAdmin)
+	if err != nil {
+		return err
+	}
 	var req sealRequest
-	decode := func(r *http.Request) error { return web.DecodeOptionalJSON(r, web.MaxJSONBody, &req) }
-	return a.initiatorMove(w, r, []string{auth.RoleInitiator, auth.RoleAdmin}, decode, func(p auth.Principal, s *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) {
-		return x.Seal(s, workflow.Sealer{Admin: p.HasRole(auth.RoleAdmin), Reason: req.Reason}, a.now())
+	body := once(func() error { return web.DecodeOptionalJSON(r, web.MaxJSONBody, &req) })
+	x, err := a.Workflows.Seal(r.Context(), p.TenantID, r.PathValue("workflowId"), actor(r, "initiator", p.CallerID()), func() (workflow.Sealer, error) {
+		if err := body(); err != nil {
+			return workflow.Sealer{}, err
+		}
+		return workflow.Sealer{Admin: p.HasRole(auth.RoleAdmin), Reason: req.Reason}, nil
 	})
+	return a.decided(w, x, "", err)
 }
 
-// initiatorMove is a JWT route of roles on the caller's workflow: the body read by decode, then
-// move on the workflow with its schema.
-func (a *API) initiatorMove(w http.ResponseWriter, r *http.Request, roles []string, decode func(*http.Request) error,
-	move func(auth.Principal, *workflow.Schema, *workflow.Workflow) (kernel.Change, error)) error {
-	p, err := a.gate(r, roles...)
-	if err != nil {
+// once is a body rule the use case runs after its tenant check: the body is read on the first
+// call only (the store may run a transition again after a concurrent write).
+func once(read func() error) func() error {
+	done := false
+	var err error
+	return func() error {
+		if !done {
+			done, err = true, read()
+		}
 		return err
 	}
-	if _, err := a.loadOwn(r.Context(), p.TenantID, r.PathValue("workflowId")); err != nil {
-		return err
-	}
-	if err := decode(r); err != nil {
-		return err
-	}
-	_, s, err := a.loadSchema(r.Context(), r.PathValue("workflowId"))
-	if err != nil {
-		return err
-	}
-	x, err := a.update(w, r, actor(r, "initiator", p.CallerID()), func(x *workflow.Workflow) (kernel.Change, error) { return move(p, s, x) })
-	if err != nil {
-		return err
-	}
-	return web.JSON(w, http.StatusOK, decisionOf(x))
 }

@@ -27,7 +27,8 @@ type exportView struct {
 // label, value, a cell starting with = + - @ (or a tab or carriage return) prefixed with ' so
 // that no spreadsheet reads it as a formula. Errors: 400 format; 401; 403; 404.
 func (a *API) export(w http.ResponseWriter, r *http.Request) error {
-	if _, err := a.own(r, jwtRoles...); err != nil {
+	x, err := a.own(r, jwtRoles...)
+	if err != nil {
 		return err
 	}
 	if err := web.NoBody(r); err != nil {
@@ -37,7 +38,7 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) error {
 	if format != "" && format != "json" && format != "csv" {
 		return apperr.Invalid(workflow.CodeInvalidRequest, apperr.Field("format", "must be json or csv"))
 	}
-	x, s, err := a.loadSchema(r.Context(), r.PathValue("workflowId"))
+	s, err := a.Workflows.SchemaOf(r.Context(), x)
 	if err != nil {
 		return err
 	}

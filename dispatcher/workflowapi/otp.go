@@ -4,11 +4,9 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/otp"
 	"github.com/esign-svc/esign/shared/otp/otpflow"
-	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
 	"github.com/esign-svc/esign/shared/workflow"
@@ -43,24 +41,14 @@ func (a *API) otpSend(w http.ResponseWriter, r *http.Request) error {
 	record := func(code otpflow.Code) (otpflow.Target, error) {
 		var to string
 		var err error
-		x, err = a.update(w, r, who, linked(w, t, func(x *workflow.Workflow) (kernel.Change, error) {
-			if len(x.Setup.Recipients) > 0 {
-				to = x.Setup.Recipients[0].Email
-			}
-			return x.SendOTP(code.Hash("workflow", x.ID), pii.MaskEmail(to), a.now(), a.OTPBlock)
-		}))
+		x, to, err = a.Workflows.SendOTP(r.Context(), id, link(t), who, func(id string) string { return code.Hash("workflow", id) }, a.OTPBlock)
 		if err != nil {
-			return otpflow.Target{}, err
+			return otpflow.Target{}, spent(w, err)
 		}
 		return otpflow.Target{Channel: notify.Email, To: to, CorrelationID: x.CorrelationID}, nil
 	}
 	undo := func(ctx context.Context, reason string) error {
-		_, _, err := a.Store.Update(ctx, id, func(x *workflow.Workflow) (kernel.Change, error) {
-			ch, err := x.UndoOTPSend(reason, a.now())
-			ch.By(who)
-			return ch, err
-		})
-		return err
+		return a.Workflows.UndoOTPSend(ctx, id, who, reason)
 	}
 	if err := a.otpFlow().Send(r.Context(), record, undo); err != nil {
 		return err
@@ -88,14 +76,11 @@ func (a *API) otpVerify(w http.ResponseWriter, r *http.Request) error {
 	}
 	who := actor(r, "participant", workflow.ParticipantID)
 	err = a.otpFlow().Verify(req.OTP, func(code otpflow.Code) (otp.Outcome, *otp.State, error) {
-		var out otp.Outcome
-		x, err := a.update(w, r, who, linked(w, t, func(x *workflow.Workflow) (kernel.Change, error) {
-			ch, o, err := x.VerifyOTP(code.Matches("workflow", x.ID), a.now(), a.OTPBlock)
-			out = o
-			return ch, err
-		}))
+		x, out, err := a.Workflows.VerifyOTP(r.Context(), r.PathValue("workflowId"), link(t), who, func(id string) func(string) bool {
+			return code.Matches("workflow", id)
+		}, a.OTPBlock)
 		if err != nil {
-			return 0, nil, err
+			return 0, nil, spent(w, err)
 		}
 		st := x.OTP.State()
 		return out, &st, nil
@@ -119,14 +104,9 @@ func (a *API) resendInvite(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	x, err := a.update(w, r, actor(r, t.Role, t.Participant), func(x *workflow.Workflow) (kernel.Change, error) {
-		if err := usable(w, t, x); err != nil {
-			return kernel.Change{}, err
-		}
-		return x.ResendInvite(a.now())
-	})
+	x, err := a.Workflows.ResendInvite(r.Context(), r.PathValue("workflowId"), link(t), actor(r, t.Role, t.Participant))
 	if err != nil {
-		return err
+		return spent(w, err)
 	}
 	if t.Role == tokens.RoleParticipant && x.LinkGen != t.Gen {
 		w.Header().Del(HeaderPortalToken) // the new link is in the invitation; this one is replaced

@@ -12,16 +12,6 @@ import (
 	"github.com/esign-svc/esign/shared/workflow"
 )
 
-// loadSchema loads the route's workflow and its schema (the package is cached by ETag).
-func (a *API) loadSchema(ctx context.Context, id string) (*workflow.Workflow, *workflow.Schema, error) {
-	x, err := a.Store.Load(ctx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	s, err := workflow.LoadSchema(ctx, a.Templates, a.Blobs, x)
-	return x, s, err
-}
-
 type stepView struct {
 	Index  int              `json:"index"`
 	ID     string           `json:"id"`
@@ -82,12 +72,10 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	x, s, err := a.loadSchema(r.Context(), r.PathValue("workflowId"))
+	l := link(t)
+	x, s, err := a.Workflows.Read(r.Context(), workflow.Access{Link: &l}, r.PathValue("workflowId"), true)
 	if err != nil {
-		return err
-	}
-	if err := usable(w, t, x); err != nil {
-		return err
+		return spent(w, err)
 	}
 	if err := x.OTPGate(); err != nil && t.Role == tokens.RoleParticipant {
 		return err
@@ -134,13 +122,9 @@ func (a *API) saveStep(w http.ResponseWriter, r *http.Request) error {
 	if req.Data == nil {
 		return requiredField("data", "is required: an object keyed by field key")
 	}
-	_, s, err := a.loadSchema(r.Context(), r.PathValue("workflowId"))
+	x, s, err := a.Workflows.SaveStep(r.Context(), r.PathValue("workflowId"), link(t), actor(r, "participant", workflow.ParticipantID), i, req.Data)
 	if err != nil {
-		return err
-	}
-	x, err := a.update(w, r, actor(r, "participant", workflow.ParticipantID), linked(w, t, gated(func(x *workflow.Workflow) (kernel.Change, error) { return x.SaveStep(s, i, req.Data, a.now()) })))
-	if err != nil {
-		return err
+		return spent(w, err)
 	}
 	st := s.Steps[i]
 	return web.JSON(w, http.StatusOK, stepView{Index: i, ID: st.ID, Title: st.Title, Fields: s.StepFields(i), Data: x.Data[i]})
@@ -167,18 +151,17 @@ func advanceOf(x *workflow.Workflow) advanceView {
 // the validation of all the data (spec: 200 also when it failed, with state validation-failed).
 // Errors: 401; 403; 404; 409 invalid_state.
 func (a *API) advance(w http.ResponseWriter, r *http.Request) error {
-	return a.participantMove(w, r, func(s *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) { return x.Advance(s, a.now()) })
+	return a.participantMove(w, r, a.Workflows.Advance)
 }
 
 // fixValidation is POST /api/workflow/{workflowId}/fix-validation?token=: back to in-progress at
 // the first failing field's step. Errors: 401; 403; 404; 409 invalid_state.
 func (a *API) fixValidation(w http.ResponseWriter, r *http.Request) error {
-	return a.participantMove(w, r, func(s *workflow.Schema, x *workflow.Workflow) (kernel.Change, error) {
-		return x.FixValidation(s, a.now())
-	})
+	return a.participantMove(w, r, a.Workflows.FixValidation)
 }
 
-func (a *API) participantMove(w http.ResponseWriter, r *http.Request, move func(*workflow.Schema, *workflow.Workflow) (kernel.Change, error)) error {
+// participantMove is a participant's route without a body that calls move, a use case.
+func (a *API) participantMove(w http.ResponseWriter, r *http.Request, move func(context.Context, string, workflow.Link, kernel.Actor) (*workflow.Workflow, error)) error {
 	if err := web.NoBody(r); err != nil {
 		return err
 	}
@@ -186,13 +169,9 @@ func (a *API) participantMove(w http.ResponseWriter, r *http.Request, move func(
 	if err != nil {
 		return err
 	}
-	_, s, err := a.loadSchema(r.Context(), r.PathValue("workflowId"))
+	x, err := move(r.Context(), r.PathValue("workflowId"), link(t), actor(r, "participant", workflow.ParticipantID))
 	if err != nil {
-		return err
-	}
-	x, err := a.update(w, r, actor(r, "participant", workflow.ParticipantID), linked(w, t, gated(func(x *workflow.Workflow) (kernel.Change, error) { return move(s, x) })))
-	if err != nil {
-		return err
+		return spent(w, err)
 	}
 	return web.JSON(w, http.StatusOK, advanceOf(x))
 }
@@ -210,26 +189,15 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) error {
 		if t, err = a.portal(w, r); err != nil {
 			return err
 		}
-		if x, err = a.Store.Load(r.Context(), r.PathValue("workflowId")); err == nil {
-			err = usable(w, t, x)
-		}
+		l := link(t)
+		x, _, err = a.Workflows.Read(r.Context(), workflow.Access{Link: &l}, r.PathValue("workflowId"), false)
 	} else {
 		x, err = a.own(r, jwtRoles...)
 	}
 	if err != nil {
-		return err
+		return spent(w, err)
 	}
 	return web.JSON(w, http.StatusOK, statusOf(x))
-}
-
-// gated runs step only past the workflow's OTP gate (403 otp_required).
-func gated(step func(*workflow.Workflow) (kernel.Change, error)) func(*workflow.Workflow) (kernel.Change, error) {
-	return func(x *workflow.Workflow) (kernel.Change, error) {
-		if err := x.OTPGate(); err != nil {
-			return kernel.Change{}, err
-		}
-		return step(x)
-	}
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -23,7 +23,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
@@ -48,8 +47,9 @@ const (
 	ClaimLease = 2 * time.Minute
 )
 
-// ErrNotFound is a workflow that does not exist.
-var ErrNotFound = &apperr.Error{Kind: apperr.KindNotFound, Code: "workflow_not_found", Detail: "no such workflow"}
+// ErrNotFound is a workflow that does not exist (the domain's, which the use cases also answer
+// for another tenant's).
+var ErrNotFound = workflow.ErrNotFound
 
 // Cipher encrypts the personal content (pii.Cipher).
 type Cipher interface {
