@@ -107,7 +107,10 @@ func TestApproveLoadsOnce(t *testing.T) {
 	a.Verifier, a.Now = v, time.Now
 	a.Workflows = &workflow.Service{Store: store, Packages: a.Templates, Blobs: a.Blobs, Now: time.Now,
 		EmailHash: func(e string) string { return "h:" + strings.ToLower(e) },
-		Emit:      func(_ context.Context, _ *workflow.Workflow, ch kernel.Change) error { emitted = append(emitted, ch); return nil }}
+		Emit: func(_ context.Context, _ *workflow.Workflow, ch kernel.Change) error {
+			emitted = append(emitted, ch)
+			return nil
+		}}
 	mux := http.NewServeMux()
 	a.Routes(mux)
 	approve := func(tid string) *httptest.ResponseRecorder {

@@ -65,7 +65,10 @@ func service(t *testing.T) (*Service, *countingRepo, *[]kernel.Change) {
 	repo := &countingRepo{w: *start{state: StatePendingApproval, step: 1, spend: 50}.build(flow)}
 	var emitted []kernel.Change
 	v := &Service{Store: repo, Packages: flowPackages(raw),
-		Emit:      func(_ context.Context, _ *Workflow, ch kernel.Change) error { emitted = append(emitted, ch); return nil },
+		Emit: func(_ context.Context, _ *Workflow, ch kernel.Change) error {
+			emitted = append(emitted, ch)
+			return nil
+		},
 		EmailHash: func(e string) string { return "h:" + e },
 		Now:       func() time.Time { return t0.Add(time.Hour) }}
 	return v, repo, &emitted
