@@ -20,38 +20,8 @@ import (
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/workflow"
+	"github.com/esign-svc/esign/shared/workflow/workflowtest"
 )
-
-// countingStore is the workflow store in memory, counting its reads: Load, and the read
-// Update makes before it runs the step.
-type countingStore struct {
-	w      workflow.Workflow
-	reads  int
-	writes int
-}
-
-func (c *countingStore) Load(_ context.Context, id string) (*workflow.Workflow, error) {
-	c.reads++
-	if id != c.w.ID {
-		return nil, workflow.ErrNotFound
-	}
-	x := c.w
-	return &x, nil
-}
-
-func (c *countingStore) Update(ctx context.Context, id string, step func(*workflow.Workflow) (kernel.Change, error)) (*workflow.Workflow, kernel.Change, error) {
-	x, err := c.Load(ctx, id)
-	if err != nil {
-		return nil, kernel.Change{}, err
-	}
-	ch, err := step(x)
-	if err != nil {
-		return nil, kernel.Change{}, err
-	}
-	c.w = *x
-	c.writes++
-	return x, ch, nil
-}
 
 // jwtSigner is an RS256 key whose JWKS the verifier reads from a file.
 type jwtSigner struct{ key *rsa.PrivateKey }
@@ -100,7 +70,7 @@ func TestApproveLoadsOnce(t *testing.T) {
 	const tenant, other = "11111111-1111-1111-1111-111111111111", "22222222-2222-2222-2222-222222222222"
 	a, _ := createFixture(t)
 	v, signer := newJWT(t)
-	store := &countingStore{w: workflow.Workflow{ID: "wf-1", Tenant: tenant, TemplatePath: "templates/shared/flow/",
+	store := &workflowtest.MemStore{W: workflow.Workflow{ID: "wf-1", Tenant: tenant, TemplatePath: "templates/shared/flow/",
 		State: workflow.StatePendingApproval, Step: 1, TotalSteps: 2, TotalStages: 2, Round: 1, CreatedBy: "oid-creator",
 		Content: workflow.Content{Data: []map[string]any{{"name": "Acme"}, {"spend": json.Number("50")}}}}}
 	var emitted []kernel.Change
@@ -122,16 +92,16 @@ func TestApproveLoadsOnce(t *testing.T) {
 		return rec
 	}
 
-	if rec := approve(other); rec.Code != http.StatusNotFound || store.writes != 0 || len(emitted) != 0 {
-		t.Fatalf("another tenant's approver: %d %s (%d writes), want 404 and nothing written", rec.Code, rec.Body, store.writes)
+	if rec := approve(other); rec.Code != http.StatusNotFound || store.Writes != 0 || len(emitted) != 0 {
+		t.Fatalf("another tenant's approver: %d %s (%d writes), want 404 and nothing written", rec.Code, rec.Body, store.Writes)
 	}
-	store.reads = 0
+	store.Reads = 0
 	rec := approve(tenant)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("approve: %d %s", rec.Code, rec.Body)
 	}
-	if store.reads != 1 || store.writes != 1 {
-		t.Fatalf("approve read the workflow %d times and wrote it %d times, want 1 and 1", store.reads, store.writes)
+	if store.Reads != 1 || store.Writes != 1 {
+		t.Fatalf("approve read the workflow %d times and wrote it %d times, want 1 and 1", store.Reads, store.Writes)
 	}
 	var got decisionView
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.State != string(workflow.StatePendingApproval) || got.CurrentApprovalStage != 2 {
