@@ -39,7 +39,6 @@ import (
 	"github.com/esign-svc/esign/shared/web"
 	"github.com/esign-svc/esign/shared/webhook"
 	"github.com/esign-svc/esign/shared/workflow"
-	"github.com/esign-svc/esign/shared/workflow/workflowstore"
 )
 
 // HeaderPortalToken carries the fresh portal token of every valid token call.
@@ -47,9 +46,8 @@ const HeaderPortalToken = "X-Portal-Token"
 
 // API holds what the routes need.
 type API struct {
-	OTPBlock time.Duration        // how long three locked codes block the participant (OTP_BLOCK_MINUTES; 0: otp.DefaultBlock)
-	Store    *workflowstore.Store // create's
-	// Workflows is the workflow's use cases: every route but create calls one of its methods.
+	OTPBlock time.Duration // how long three locked codes block the participant (OTP_BLOCK_MINUTES; 0: otp.DefaultBlock)
+	// Workflows is the workflow's use cases: every route calls one of its methods.
 	Workflows *workflow.Service
 	Templates *template.Loader
 	Blobs     workflow.SchemaBlobs // schemaPath reads (blobstore.Store)

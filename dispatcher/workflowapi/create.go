@@ -14,7 +14,6 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/blobpath"
-	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
@@ -84,8 +83,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ch.By(actor(r, "initiator", p.CallerID()))
-	stored, created, err := a.Store.Create(r.Context(), x, ch, now)
+	stored, created, err := a.Workflows.Create(r.Context(), x, ch, actor(r, "initiator", p.CallerID()), now)
 	if err != nil {
 		return err
 	}
@@ -97,9 +95,6 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 	if !created {
 		v.Idempotent = true
 		return web.JSON(w, http.StatusOK, v)
-	}
-	if err := effects.EmitWorkflow(r.Context(), stored, ch); err != nil {
-		return err
 	}
 	w.Header().Set("Location", "/api/workflow/"+stored.ID+"/status")
 	return web.JSON(w, http.StatusCreated, v)

@@ -23,6 +23,9 @@ var ErrTurnOver = apperr.New(apperr.KindForbidden, "reviewer_token_spent", "the 
 // read; Update loads, runs step and writes its change with its audit rows (a step error writes
 // nothing).
 type Repo interface {
+	// Create stores a new workflow after claiming its tenant's correlationId; a correlationId
+	// used before returns that workflow and created false, with nothing written.
+	Create(ctx context.Context, w *Workflow, ch kernel.Change, now time.Time) (stored *Workflow, created bool, err error)
 	Load(ctx context.Context, id string) (*Workflow, error)
 	Update(ctx context.Context, id string, step func(*Workflow) (kernel.Change, error)) (*Workflow, kernel.Change, error)
 }
@@ -43,6 +46,18 @@ type Service struct {
 	// AllowSelfApproval lets a workflow's creator decide it (WORKFLOW_ALLOW_SELF_APPROVAL).
 	AllowSelfApproval bool
 	Now               func() time.Time
+}
+
+// Create stores a workflow built by the machine's Create with its change stamped by who, and queues the
+// change's effects (the invitation) when it was created; a correlationId the tenant used before
+// returns that workflow and created false, nothing queued.
+func (v *Service) Create(ctx context.Context, x *Workflow, ch kernel.Change, who kernel.Actor, now time.Time) (*Workflow, bool, error) {
+	ch.By(who)
+	stored, created, err := v.Store.Create(ctx, x, ch, now)
+	if err != nil || !created {
+		return stored, created, err
+	}
+	return stored, true, v.Emit(ctx, stored, ch)
 }
 
 // Link is a portal token's claim on a workflow: the participant's link generation, or a

@@ -101,3 +101,26 @@ func TestServiceRefusals(t *testing.T) {
 		t.Fatalf("read of another tenant's: %v, want workflow_not_found", err)
 	}
 }
+
+// Create stores the workflow stamped by its actor and queues the invitation; the same
+// correlationId again returns the stored workflow with nothing written or queued.
+func TestServiceCreateQueuesOnlyWhenCreated(t *testing.T) {
+	t.Parallel()
+	v, _, emitted := service(t)
+	repo := &workflowtest.MemStore{}
+	v.Store = repo
+	x := &workflow.Workflow{ID: "wf-new", Tenant: "t"}
+	who := kernel.Actor{Kind: "initiator", ID: "oid-1"}
+	ch := kernel.Change{Events: []kernel.Event{{Kind: "workflow.created"}}, Effects: []kernel.Effect{{Kind: workflow.EffectInviteParticipant}}}
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	if _, created, err := v.Create(context.Background(), x, ch, who, now); err != nil || !created {
+		t.Fatalf("create: created %v, %v", created, err)
+	}
+	if len(*emitted) != 1 || repo.Writes != 1 || repo.Stored.Events[0].Actor != who {
+		t.Fatalf("%d emits, %d writes, events %+v: want the invitation queued once, stamped by %+v", len(*emitted), repo.Writes, repo.Stored.Events, who)
+	}
+	stored, created, err := v.Create(context.Background(), &workflow.Workflow{ID: "wf-again", Tenant: "t"}, ch, who, now)
+	if err != nil || created || stored.ID != "wf-new" || len(*emitted) != 1 || repo.Writes != 1 {
+		t.Fatalf("repeat: %v created %v (%v), %d emits, %d writes: want the first workflow, nothing queued or written", stored, created, err, len(*emitted), repo.Writes)
+	}
+}

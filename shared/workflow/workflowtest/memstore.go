@@ -5,6 +5,7 @@ package workflowtest
 
 import (
 	"context"
+	"time"
 
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/workflow"
@@ -18,6 +19,17 @@ type MemStore struct {
 	Reads  int
 	Writes int
 	Stored kernel.Change
+}
+
+// Create keeps w and its change; a workflow already held is returned with created false.
+func (m *MemStore) Create(_ context.Context, w *workflow.Workflow, ch kernel.Change, _ time.Time) (*workflow.Workflow, bool, error) {
+	if m.W.ID != "" {
+		x := m.W
+		return &x, false, nil
+	}
+	m.W, m.Stored = *w, ch
+	m.Writes++
+	return w, true, nil
 }
 
 // Load is a copy of the workflow; another id is workflow.ErrNotFound.
