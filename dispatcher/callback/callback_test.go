@@ -23,6 +23,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/callbacksig"
+	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
@@ -68,7 +69,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	c := &clock{t: time.Now().UTC().Truncate(time.Second)}
-	api := &API{Store: st, Tokens: tokens.NewCodec(ring, tokens.WithClock(c.Now)),
+	api := &API{Sessions: &esign.Sessions{Store: st, Effects: effects.SessionOutputs{}, Now: c.Now}, Tokens: tokens.NewCodec(ring, tokens.WithClock(c.Now)),
 		Lapsed: tokens.NewCodec(ring, tokens.WithLeeway(esign.MaxExpiresInMinutes*time.Minute+time.Hour), tokens.WithClock(c.Now)), Secrets: []string{secret}, Now: c.Now}
 	mux := http.NewServeMux()
 	api.Routes(mux)
