@@ -74,7 +74,7 @@ func routes(mux *http.ServeMux, d *Deps) {
 	requester.SealAdminRoutes(mux)
 
 	signer := &portal.API{
-		Store: d.Sessions, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: portal.LapsedCodec(d.Config.Tokens),
+		Store: d.Sessions, Sessions: useCases, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: portal.LapsedCodec(d.Config.Tokens),
 		PortalOrigin: d.Config.PortalOrigin, Now: time.Now,
 	}
 	signer.Routes(mux) // also answers the CORS preflights of /api/esign/portal/

@@ -16,8 +16,8 @@ import (
 // Errors of the portal routes besides the state machine's and the tokens'.
 var (
 	ErrNoBearer        = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: tokens.CodeMissing, Detail: "send the portal access token as Authorization: Bearer <token>"}
-	ErrTokenNotCurrent = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: tokens.CodeInvalid, Detail: "the access token does not belong to this signer's current portal session"}
-	ErrSecondary       = &apperr.Error{Kind: apperr.KindConflict, Code: esign.CodeDeviceSecondary, Detail: "the signing session moved to another device; this one can only view"}
+	ErrTokenNotCurrent = esign.ErrAccessNotCurrent
+	ErrSecondary       = esign.ErrSecondary
 	ErrOTPRequired     = &apperr.Error{Kind: apperr.KindForbidden, Code: otp.CodeRequired, Detail: "pass the one-time passcode challenge first"}
 )
 
@@ -59,14 +59,7 @@ func (a *API) verifyAccess(ctx context.Context, tok string) (tokens.PortalAccess
 
 // goneErr is the session's 410 when it has ended (expired or cancelled), else nil.
 func (a *API) goneErr(ctx context.Context, groupID string) error {
-	s, _, err := a.Store.Load(ctx, groupID)
-	if err != nil {
-		return nil
-	}
-	if err := esign.CheckLive(s, a.now()); apperr.KindOf(err) == apperr.KindGone {
-		return err
-	}
-	return nil
+	return a.Sessions.Ended(ctx, groupID)
 }
 
 // authorize verifies tok, loads its session and answers 410/409 when the session has ended or
@@ -117,6 +110,11 @@ func (a *API) refresh(c tokens.PortalAccess) (string, tokens.PortalAccess, error
 // signer is the audit actor of a portal request.
 func signer(r *http.Request, sl *esign.Slot) esign.Actor {
 	return esign.Actor{Kind: "signer", ID: sl.SessionID, IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
+}
+
+// device is the signer's browser as r shows it, for the use cases' audit actor.
+func device(r *http.Request) esign.Device {
+	return esign.Device{IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
 }
 
 // requireDevice refuses a view-only (secondary) token for an action that changes the slot.

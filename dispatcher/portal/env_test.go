@@ -21,6 +21,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
@@ -81,7 +82,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	c := &clock{t: time.Now().UTC().Truncate(time.Second)}
-	api := &API{Store: st, Blobs: blobs, Tokens: tokens.NewCodec(ring, tokens.WithClock(c.Now)),
+	api := &API{Store: st, Sessions: &esign.Sessions{Store: st, Effects: effects.SessionOutputs{}, Now: c.Now}, Blobs: blobs, Tokens: tokens.NewCodec(ring, tokens.WithClock(c.Now)),
 		Lapsed: LapsedCodec(ring, tokens.WithClock(c.Now)), PortalOrigin: testOrigin, Now: c.Now}
 	mux := http.NewServeMux()
 	api.Routes(mux)
