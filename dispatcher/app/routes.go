@@ -64,7 +64,8 @@ func routes(mux *http.ServeMux, d *Deps) {
 
 	sessions := &esign.Creator{Store: d.Sessions, Docs: d.Blobs, Templates: d.Templates, Tokens: d.Tokens,
 		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now, Licensing: remote}
-	useCases := &esign.Sessions{Store: d.Sessions, Effects: effects.SessionOutputs{}, Now: time.Now}
+	useCases := &esign.Sessions{Store: d.Sessions, Effects: effects.SessionOutputs{}, Cipher: d.Config.PIICipher,
+		OTPBlock: d.Config.OTPBlock, Now: time.Now}
 	requester := &esignapi.API{
 		Creator: sessions, Sessions: useCases,
 		Store: d.Sessions, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher,
@@ -79,7 +80,7 @@ func routes(mux *http.ServeMux, d *Deps) {
 	}
 	signer.Routes(mux) // also answers the CORS preflights of /api/esign/portal/
 	(&portal.Challenge{
-		API: signer, Senders: d.Senders, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL,
+		API: signer, Senders: d.Senders, Hasher: d.Config.EmailHasher, PortalURL: d.Config.PortalURL,
 		OTPBlock: d.Config.OTPBlock,
 	}).Routes(mux)
 

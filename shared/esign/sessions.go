@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/pii"
 )
 
 // SessionEffects carries out a stored change's effects as queue outputs (shared/effects:
@@ -24,9 +25,11 @@ type SessionEffects interface {
 // change with its audit events and extras in one transaction, carries out the effects and
 // answers what the route encodes. Creating a session is Creator's.
 type Sessions struct {
-	Store   SessionStore
-	Effects SessionEffects
-	Now     func() time.Time
+	Store    SessionStore
+	Effects  SessionEffects
+	Cipher   *pii.Cipher   // decrypts a signer's address for an OTP code
+	OTPBlock time.Duration // how long three locked codes block a slot (0: otp.DefaultBlock)
+	Now      func() time.Time
 }
 
 func (u *Sessions) now() time.Time { return u.Now().UTC() }
