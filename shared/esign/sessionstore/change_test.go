@@ -45,7 +45,9 @@ func TestChangeCommitsTheStepsExtras(t *testing.T) {
 		t.Fatalf("signature extra: %v (%d bytes)", err, len(got.PNG))
 	}
 
-	activate1 := func(s *esign.Session, sl []esign.Slot) (esign.Change, error) { return esign.Activate(s, sl, 1, now, nil) }
+	activate1 := func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
+		return esign.Activate(s, sl, 1, now, nil)
+	}
 	if _, _, _, err := st.Change(ctx, s.GroupID, step(activate1, esign.Extras{CallbackID: "cb-1"})); !errors.Is(err, ErrReplayed) {
 		t.Fatalf("replayed callback id: %v", err)
 	}
