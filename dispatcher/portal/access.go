@@ -83,15 +83,11 @@ func (a *API) authorize(ctx context.Context, tok string) (*access, error) {
 	return bind(claims, s, slots)
 }
 
-// bind checks that the claims belong to slot claims.SlotIndex of s.
+// bind checks that the claims belong to slot claims.SlotIndex of s (esign.TokenSlot).
 func bind(claims tokens.PortalAccess, s *esign.Session, slots []esign.Slot) (*access, error) {
-	i := claims.SlotIndex
-	if i < 0 || i >= len(slots) {
-		return nil, ErrTokenNotCurrent
-	}
-	sl := &slots[i]
-	if sl.SessionID != claims.SessionID || claims.Generation > sl.Generation {
-		return nil, ErrTokenNotCurrent
+	sl, err := esign.TokenSlot(slots, claims)
+	if err != nil {
+		return nil, err
 	}
 	return &access{Claims: claims, Session: s, Slots: slots, Slot: sl, Secondary: claims.Generation < sl.Generation}, nil
 }
@@ -107,22 +103,9 @@ func (a *API) refresh(c tokens.PortalAccess) (string, tokens.PortalAccess, error
 	return tok, issued, nil
 }
 
-// signer is the audit actor of a portal request.
-func signer(r *http.Request, sl *esign.Slot) esign.Actor {
-	return esign.Actor{Kind: "signer", ID: sl.SessionID, IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
-}
-
 // device is the signer's browser as r shows it, for the use cases' audit actor.
 func device(r *http.Request) esign.Device {
 	return esign.Device{IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
-}
-
-// requireDevice refuses a view-only (secondary) token for an action that changes the slot.
-func requireDevice(c tokens.PortalAccess, sl *esign.Slot) error {
-	if c.Generation < sl.Generation {
-		return ErrSecondary
-	}
-	return nil
 }
 
 // CheckDocumentOTP is the OTP gate of the document: nil for a slot without OTP, or once the

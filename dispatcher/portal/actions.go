@@ -36,7 +36,7 @@ func (a *API) act(w http.ResponseWriter, r *http.Request, write bool, t transiti
 		return err
 	}
 	if write {
-		if err := requireDevice(acc.Claims, acc.Slot); err != nil {
+		if err := esign.CheckDevice(acc.Claims, acc.Slot); err != nil {
 			return err
 		}
 	}

@@ -168,7 +168,7 @@ func (x *Challenge) current(r *http.Request) (*access, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := requireDevice(acc.Claims, acc.Slot); err != nil {
+	if err := esign.CheckDevice(acc.Claims, acc.Slot); err != nil {
 		return nil, err
 	}
 	return acc, nil

@@ -24,13 +24,22 @@ func (d Device) actor(sl *Slot) Actor {
 }
 
 // holder is the slot a verified portal access token acts on, checked on the freshly loaded
-// session: the session live (410/409), the token of the slot's current portal session and not
-// of a newer generation (401 token_invalid), and, for a write, of the current device (409
-// device_secondary).
+// session: the session live (410/409), then TokenSlot's checks.
 func holder(s *Session, slots []Slot, c tokens.PortalAccess, write bool, now timeNow) (*Slot, error) {
 	if err := CheckLive(s, now()); err != nil {
 		return nil, err
 	}
+	sl, err := TokenSlot(slots, c)
+	if err == nil && write {
+		err = CheckDevice(c, sl)
+	}
+	return sl, err
+}
+
+// TokenSlot is the slot a verified portal access token names, when the token is of the slot's
+// current portal session and not of a newer generation. Errors: 401 token_invalid
+// (ErrAccessNotCurrent).
+func TokenSlot(slots []Slot, c tokens.PortalAccess) (*Slot, error) {
 	i := c.SlotIndex
 	if i < 0 || i >= len(slots) {
 		return nil, ErrAccessNotCurrent
@@ -39,10 +48,16 @@ func holder(s *Session, slots []Slot, c tokens.PortalAccess, write bool, now tim
 	if sl.SessionID != c.SessionID || c.Generation > sl.Generation {
 		return nil, ErrAccessNotCurrent
 	}
-	if write && c.Generation < sl.Generation {
-		return nil, ErrSecondary
-	}
 	return sl, nil
+}
+
+// CheckDevice refuses a view-only token (an earlier device generation's) for an action that
+// changes the slot: 409 device_secondary.
+func CheckDevice(c tokens.PortalAccess, sl *Slot) error {
+	if c.Generation < sl.Generation {
+		return ErrSecondary
+	}
+	return nil
 }
 
 type timeNow = func() time.Time
