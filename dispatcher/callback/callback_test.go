@@ -21,7 +21,6 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
-	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/callbacksig"
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
@@ -108,7 +107,7 @@ func (e *env) newSession(t *testing.T) *fixture {
 	}
 	ids := []string{"document_reviewed", "electronic_signature", "legally_binding"}
 	for i := range slots {
-		_, _, _, err := e.store.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+		_, _, _, err := e.store.Change(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
 			var all esign.Change
 			for _, step := range []func() (esign.Change, error){
 				func() (esign.Change, error) { return esign.Activate(s, slots, i, now, nil) },
@@ -117,14 +116,14 @@ func (e *env) newSession(t *testing.T) *fixture {
 			} {
 				ch, err := step()
 				if err != nil {
-					return all, nil, err
+					return all, esign.Extras{}, err
 				}
 				all.Slots = append(all.Slots, ch.Slots...)
 				all.Events = append(all.Events, ch.Events...)
 			}
 			all.Slots = []int{i}
 			all.By(esign.Actor{Kind: "signer", ID: slots[i].SessionID})
-			return all, nil, nil
+			return all, esign.Extras{}, nil
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -453,8 +452,8 @@ func TestCallbackSecondaryDeviceAndCancelled(t *testing.T) {
 	f := e.newSession(t)
 	ctx := context.Background()
 	set := func(step func(s *esign.Session, slots []esign.Slot) esign.Change) {
-		if _, _, _, err := e.store.Update(ctx, f.s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
-			return step(s, slots), nil, nil
+		if _, _, _, err := e.store.Change(ctx, f.s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
+			return step(s, slots), esign.Extras{}, nil
 		}); err != nil {
 			t.Fatal(err)
 		}
