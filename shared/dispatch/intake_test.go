@@ -15,7 +15,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/dispatch"
@@ -45,10 +44,7 @@ type fixture struct {
 // package (examples/offer) stored as a blob folder.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := azuritetest.Account(t)
 	suffix := fmt.Sprintf("%x", uuid.New())[:10]
 	st, err := batchstore.New(acct, "dsp"+suffix, "dspidx"+suffix)
 	if err != nil {

@@ -16,7 +16,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/delivery"
@@ -52,10 +51,8 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := azuritetest.Account(t)
+	var err error
 	sfx := strings.ReplaceAll(uuid.NewString(), "-", "")[:10]
 	f := &fixture{blobs: blobstore.New(acct)}
 	if f.docs, err = documentstore.New(acct, "rdoc"+sfx); err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/kernel"
@@ -20,10 +19,7 @@ func TestMain(m *testing.M) { azuritetest.Main(m) }
 
 func newStore(t *testing.T) *Store {
 	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := azuritetest.Account(t)
 	s, err := New(acct, "docs"+fmt.Sprintf("%x", uuid.New())[:10])
 	if err != nil {
 		t.Fatal(err)

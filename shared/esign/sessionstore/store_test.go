@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/esign"
 )
@@ -21,10 +20,7 @@ func TestMain(m *testing.M) { azuritetest.Main(m) }
 
 func newStore(t *testing.T) *Store {
 	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := azuritetest.Account(t)
 	suffix := fmt.Sprintf("%x", uuid.New())[:10]
 	s, err := New(acct, "sess"+suffix, "idx"+suffix)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/notify"
 )
@@ -17,10 +16,7 @@ func TestMain(m *testing.M) { azuritetest.Main(m) }
 
 func newOutbox(t *testing.T) *Outbox {
 	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := azuritetest.Account(t)
 	var b [5]byte
 	_, _ = rand.Read(b[:])
 	o, err := New(acct, "outbox"+hex.EncodeToString(b[:]))

@@ -14,7 +14,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/kernel/aggstore"
@@ -51,10 +50,7 @@ type env struct {
 
 func newEnv(t *testing.T) env {
 	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := azuritetest.Account(t)
 	c, err := pii.ParseCipher("e1:" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", 32))))
 	if err != nil {
 		t.Fatal(err)
