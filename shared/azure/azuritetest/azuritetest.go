@@ -246,6 +246,19 @@ func (in *Instance) Account(tb testing.TB) *azconn.Account {
 	return a
 }
 
+// Ensured is a store fixture's tail: it fails the test on err (the store constructor's), else
+// ensures the store's tables and returns the store.
+func Ensured[S interface{ Ensure(context.Context) error }](tb testing.TB, s S, err error) S {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.Ensure(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
 // Name is prefix and 12 random lower-case hex digits: a table, container or queue name of the
 // test's own (prefix lower-case letters, for a name valid in all three).
 func Name(prefix string) string {
