@@ -4,7 +4,6 @@
 package storetest
 
 import (
-	"context"
 	"encoding/base64"
 	"strings"
 	"testing"
@@ -29,11 +28,5 @@ func New(t testing.TB) (*workflowstore.Store, *azconn.Account, string) {
 	}
 	sfx := strings.ReplaceAll(uuid.NewString(), "-", "")[:10]
 	st, err := workflowstore.New(acct, "wf"+sfx, "wfidx"+sfx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Ensure(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return st, acct, sfx
+	return azuritetest.Ensured(t, st, err), acct, sfx
 }
