@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 DEVDIR ?= .local
 
-.PHONY: help run test package token outbox bench fuzz fmt vet clean
+.PHONY: help run test package token outbox bench fuzz fmt vet deadcode clean
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -34,6 +34,9 @@ fmt: ## gofmt the tree
 
 vet: ## go vet every module
 	@go vet ./shared/... ./dispatcher/... ./processor/... ./tests/... ./connector/... ./portal/... ./devtools/...
+
+deadcode: ## functions nothing reaches (golang.org/x/tools deadcode, pinned; tests count as callers)
+	@bash scripts/deadcode.sh
 
 clean: ## remove build output (keeps .local dev keys and data)
 	rm -rf dist bin

@@ -10,6 +10,7 @@ import (
 	"github.com/esign-svc/esign/processor/deliveryupload"
 	"github.com/esign-svc/esign/processor/dispatchjob"
 	"github.com/esign-svc/esign/processor/expiry"
+	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/processor/invitecheck"
 	"github.com/esign-svc/esign/processor/licenceusage"
 	"github.com/esign-svc/esign/processor/notifyjob"
@@ -157,107 +158,86 @@ func (d *Deps) Ensure(ctx context.Context) error {
 
 // Function is one queue or timer function: its folder name under processor/functions and its
 // invocation handler (funcproto.QueueHandler or TimerHandler).
-type Function struct {
-	Name    string
-	Handler http.Handler
+type Function = jobkit.Function
+
+// job is what every job package builds: New(Deps) (*Job, error), whose Functions are its
+// function table.
+type job interface{ Functions() []jobkit.Function }
+
+// table gathers the jobs' function tables; the first error stops it.
+type table struct {
+	fns []Function
+	err error
 }
 
-// Functions are the processor's jobs: Notify, NotifyPoison, ExpireSessions, Seal, SealPoison,
-// ReconcileSealing, the delivery jobs (DeliveryInvite, DeliveryUpload and their poison
-// handlers), the portal purge (PortalPurge, PortalPurgePoison) and the invitation reconciler
-// (ReconcileInvitations), and the delivery that waited for signing (SignedDelivery,
-// SignedDeliveryPoison), and batch dispatch (Dispatch, DispatchRecord, DispatchRecordPoison,
-// DispatchFinish, DispatchNotify), the workflow seal (WorkflowSeal, WorkflowSealPoison), its
-// auto-trigger (WorkflowTrigger, WorkflowTriggerPoison) and the
-// workflows' terminal callbacks (WorkflowCallback, WorkflowCallbackPoison) and e-mails
-// (WorkflowNotify, WorkflowNotifyPoison).
-// Errors: a wiring mistake (a missing dependency).
+// add takes a job package's New(...) results.
+func (t *table) add(j job, err error) {
+	if t.err != nil {
+		return
+	}
+	if err != nil {
+		t.err = err
+		return
+	}
+	t.fns = append(t.fns, j.Functions()...)
+}
+
+// Functions are the processor's jobs' function tables: every job package is built the same
+// way (New with its Deps) and brings its own functions (the constants next to its
+// processor/functions folders): the notifications (notifyjob), session expiry (expiry), the
+// seal (seal), the delivery uploads and invitations (deliveryupload), the portal purge
+// (portalpurge), the invitation reconciler (invitecheck), the delivery that waited for signing
+// (signeddelivery), batch dispatch (dispatchjob), the workflow seal (workflowseal), its
+// auto-trigger (workflowtrigger), the workflows' terminal callbacks (workflowcallback) and
+// e-mails (workflownotify), and licence metering (licenceusage).
+// Errors: a wiring mistake (a missing dependency), a client's configuration.
 func Functions(d *Deps) ([]Function, error) {
 	// one blob client and one template-package cache (by ETag) for every job
 	blobs := blobstore.New(d.Account)
 	templates := &template.Loader{Blobs: blobs}
 	// usage records are queued only where a licensing service will take them (DESIGN 19)
 	meter := licensing.Meter{On: d.Licensing != nil, Now: d.Now}
-	usage := &licenceusage.Job{}
-	if d.Licensing != nil {
-		usage.Service = d.Licensing
-	}
+	creator := &delivery.Creator{Store: d.Deliveries, Docs: blobs, CheckTarget: graph.DeliveryTargets(d.Graph),
+		Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}
+	// the invitation reconciler drives the notification and invitation jobs' own steps
 	notifier, err := notifyjob.New(notifyjob.Deps{Store: d.Sessions, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
 		Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
 	if err != nil {
 		return nil, err
 	}
-	exp := expiry.New(d.Sessions, d.Now)
-	deliveries, err := deliveryupload.NewWith(d.Deliveries, blobs, d.Graph, deliveryupload.Deps{Account: d.Account,
-		Graph: d.Graph, Tokens: d.Tokens, Cipher: d.Config.PIICipher, Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
+	deliveries, err := deliveryupload.New(deliveryupload.Deps{Store: d.Deliveries, Blobs: blobs, Graph: d.Graph,
+		Tokens: d.Tokens, Cipher: d.Config.PIICipher, Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
 	if err != nil {
 		return nil, err
 	}
-	invites, err := invitecheck.New(invitecheck.Deps{Sessions: d.Sessions, Deliveries: d.Deliveries, Notify: notifier.Notify,
-		MessageID: notifyjob.MessageID, Invite: deliveries.Invite, Now: d.Now})
+	purge, err := portalPurgeDeps(d)
 	if err != nil {
 		return nil, err
 	}
-	sealer := seal.New(seal.Deps{Sessions: d.Sessions, Blobs: blobs, Key: d.Config.Seal.Key,
-		TSAURL: d.Config.Seal.TSAURL, StuckAfter: d.Config.Seal.StuckAfter, LockTTL: d.Config.Seal.LockTTL, EngineVersion: version.Engine, Now: d.Now, Meter: meter})
-	purger, err := portalPurge(d)
-	if err != nil {
-		return nil, err
-	}
-	creator := &delivery.Creator{Store: d.Deliveries, Docs: blobs, CheckTarget: graph.DeliveryTargets(d.Graph),
-		Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}
-	signed := &signeddelivery.Job{Sessions: d.Sessions, Cipher: d.Config.PIICipher, Now: d.Now, Creator: creator, Licence: d.Licence, Meter: meter}
-	batches := dispatchJob(d, creator, blobs, templates)
-	batches.Meter = meter
-	wfCallback, err := workflowCallback(d)
-	if err != nil {
-		return nil, err
-	}
-	wfNotify, err := workflownotify.New(&workflownotify.Job{Workflows: d.Workflows, Packages: templates,
-		Blobs: blobs, Tokens: d.Tokens, Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
-	if err != nil {
-		return nil, err
-	}
+	var t table
+	t.add(notifier, nil)
+	t.add(deliveries, nil)
+	t.add(expiry.New(expiry.Deps{Store: d.Sessions, Now: d.Now}))
+	t.add(invitecheck.New(invitecheck.Deps{Sessions: d.Sessions, Deliveries: d.Deliveries, Notify: notifier.Notify,
+		MessageID: notifyjob.MessageID, Invite: deliveries.Invite, Now: d.Now}))
+	t.add(seal.New(seal.Deps{Sessions: d.Sessions, Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL,
+		StuckAfter: d.Config.Seal.StuckAfter, LockTTL: d.Config.Seal.LockTTL, EngineVersion: version.Engine, Now: d.Now, Meter: meter}))
+	t.add(portalpurge.New(purge))
+	t.add(signeddelivery.New(signeddelivery.Deps{Sessions: d.Sessions, Cipher: d.Config.PIICipher, Now: d.Now,
+		Creator: creator, Licence: d.Licence, Meter: meter}))
+	t.add(dispatchjob.New(dispatchDeps(d, creator, blobs, templates, meter)))
+	t.add(workflowCallback(d))
+	t.add(workflownotify.New(workflownotify.Deps{Workflows: d.Workflows, Packages: templates,
+		Blobs: blobs, Tokens: d.Tokens, Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now}))
 	// the workflow auto-trigger starts sessions and deliveries as a render does
-	wfTrigger := &workflowtrigger.Job{Workflows: d.Workflows, Now: d.Now, Licence: d.Licence, Meter: meter, Starter: render.Starter{Sessions: d.Sessions, Delivery: creator,
-		ESign: &esign.Creator{Store: d.Sessions, Docs: blobs, Templates: templates,
-			Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}}}
-	wfSeal := &workflowseal.Job{Workflows: d.Workflows, Templates: templates,
-		Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Now: d.Now, Meter: meter}
-	return []Function{
-		{notifyjob.FunctionName, funcproto.QueueHandler(notifier.Handle)},
-		{notifyjob.PoisonFunctionName, funcproto.QueueHandler(notifier.HandlePoison)},
-		{expiry.FunctionName, funcproto.TimerHandler(exp.Handle)},
-		{"Seal", funcproto.QueueHandler(sealer.Handle)},
-		{"SealPoison", funcproto.QueueHandler(sealer.HandlePoison)},
-		{"ReconcileSealing", funcproto.TimerHandler(sealer.Reconcile)},
-		{deliveryupload.FunctionName, funcproto.QueueHandler(deliveries.HandleUpload)},
-		{deliveryupload.PoisonFunctionName, funcproto.QueueHandler(deliveries.HandleUploadPoison)},
-		{deliveryupload.InviteFunctionName, funcproto.QueueHandler(deliveries.HandleInvite)},
-		{deliveryupload.InvitePoisonFunctionName, funcproto.QueueHandler(deliveries.HandleInvitePoison)},
-		{portalpurge.FunctionName, funcproto.QueueHandler(purger.Handle)},
-		{portalpurge.PoisonFunctionName, funcproto.QueueHandler(purger.HandlePoison)},
-		{invitecheck.FunctionName, funcproto.TimerHandler(invites.Handle)},
-		{signeddelivery.FunctionName, funcproto.QueueHandler(signed.Handle)},
-		{signeddelivery.PoisonFunctionName, funcproto.QueueHandler(signed.HandlePoison)},
-		{dispatchjob.FunctionDispatch, funcproto.QueueHandler(batches.HandleDispatch)},
-		{dispatchjob.FunctionRecord, funcproto.QueueHandler(batches.HandleRecord)},
-		{dispatchjob.FunctionRecordPoison, funcproto.QueueHandler(batches.HandleRecordPoison)},
-		{dispatchjob.FunctionFinish, funcproto.QueueHandler(batches.HandleFinish)},
-		{dispatchjob.FunctionFinishPoison, funcproto.QueueHandler(batches.HandleFinishPoison)},
-		{dispatchjob.FunctionNotify, funcproto.QueueHandler(batches.HandleNotify)},
-		{dispatchjob.FunctionDispatchPoison, funcproto.QueueHandler(batches.HandleDispatch)},
-		{dispatchjob.FunctionNotifyPoison, funcproto.QueueHandler(batches.HandleNotify)},
-		{workflowseal.FunctionName, funcproto.QueueHandler(wfSeal.Handle)},
-		{workflowseal.PoisonFunctionName, funcproto.QueueHandler(wfSeal.HandlePoison)},
-		{workflowtrigger.FunctionName, funcproto.QueueHandler(wfTrigger.Handle)},
-		{workflowtrigger.PoisonFunctionName, funcproto.QueueHandler(wfTrigger.HandlePoison)},
-		{workflowcallback.FunctionName, funcproto.QueueHandler(wfCallback.Handle)},
-		{workflowcallback.PoisonFunctionName, funcproto.QueueHandler(wfCallback.HandlePoison)},
-		{workflownotify.FunctionName, funcproto.QueueHandler(wfNotify.Handle)},
-		{workflownotify.PoisonFunctionName, funcproto.QueueHandler(wfNotify.HandlePoison)},
-		{licenceusage.FunctionName, funcproto.QueueHandler(usage.Handle)},
-	}, nil
+	t.add(workflowtrigger.New(workflowtrigger.Deps{Workflows: d.Workflows, Now: d.Now, Licence: d.Licence, Meter: meter,
+		Starter: render.Starter{Sessions: d.Sessions, Delivery: creator,
+			ESign: &esign.Creator{Store: d.Sessions, Docs: blobs, Templates: templates,
+				Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}}}))
+	t.add(workflowseal.New(workflowseal.Deps{Workflows: d.Workflows, Templates: templates,
+		Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Now: d.Now, Meter: meter}))
+	t.add(licenceusage.New(licenceUsageDeps(d)))
+	return t.fns, t.err
 }
 
 // New ensures the tables and builds the processor's handler: one invocation route per queue or
@@ -285,12 +265,22 @@ func New(ctx context.Context, d *Deps) (http.Handler, error) {
 	return router, nil
 }
 
-// dispatchJob is the batch processor: record PDFs rendered through the render use case's
+// dispatchDeps are the batch processor's: record PDFs rendered through the render use case's
 // Produce (no auto-trigger: the batch's delivery is its own), deliveries through creator.
-func dispatchJob(d *Deps, creator *delivery.Creator, blobs *blobstore.Store, templates *template.Loader) *dispatchjob.Job {
-	return &dispatchjob.Job{Batches: d.Batches, Templates: templates, Creator: creator, Blobs: blobs,
+func dispatchDeps(d *Deps, creator *delivery.Creator, blobs *blobstore.Store, templates *template.Loader, meter licensing.Meter) dispatchjob.Deps {
+	return dispatchjob.Deps{Batches: d.Batches, Templates: templates, Creator: creator, Blobs: blobs,
 		Producer: &render.Renderer{Templates: templates, Blobs: blobs, Store: d.Documents, Now: d.Now},
-		Cipher:   d.Config.PIICipher, Email: d.Providers.Email, Approvers: d.Config.DispatchApprovers, Licence: d.Licence, Now: d.Now}
+		Cipher:   d.Config.PIICipher, Email: d.Providers.Email, Approvers: d.Config.DispatchApprovers, Licence: d.Licence,
+		Meter: meter, Now: d.Now}
+}
+
+// licenceUsageDeps are the metering job's: the licensing service when LICENSING_URL is set
+// (a nil *licensing.Client must not become a non-nil Recorder).
+func licenceUsageDeps(d *Deps) licenceusage.Deps {
+	if d.Licensing == nil {
+		return licenceusage.Deps{}
+	}
+	return licenceusage.Deps{Service: d.Licensing}
 }
 
 // ReasonNoWebhookSecret is why the workflows' callbacks are off: the processor's start log and
@@ -318,13 +308,13 @@ func workflowCallback(d *Deps) (*workflowcallback.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	job := &workflowcallback.Job{Workflows: d.Workflows, Queue: q, Now: d.Now}
+	deps := workflowcallback.Deps{Workflows: d.Workflows, Queue: q, Now: d.Now}
 	if d.Config.WebhookSecret != "" {
 		poster, err := webhook.New(d.Config.WebhookSecret, webhook.WithPolicy(webhook.Policy{AllowLoopback: d.Config.WebhookAllowLoopback}))
 		if err != nil {
 			return nil, err
 		}
-		job.Poster = poster
+		deps.Poster = poster
 	}
-	return job, nil
+	return workflowcallback.New(deps)
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/appconfig"
 
-	"github.com/esign-svc/esign/processor/seal"
+	"github.com/esign-svc/esign/processor/internal/sealcfg"
 	"github.com/esign-svc/esign/shared/callbacksig"
 	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/licence"
@@ -24,7 +24,7 @@ type Config struct {
 	// and required only when PortalAPIURL is set.
 	PortalAPIURL string
 	PortalSecret string
-	Seal         seal.Config // the seal key and chain, SEAL_TSA_URL, SEAL_RECONCILE_AFTER
+	Seal         sealcfg.Config // the seal key and chain, SEAL_TSA_URL, SEAL_RECONCILE_AFTER
 	// DispatchApprovers is DISPATCH_APPROVERS (comma-separated addresses): who is e-mailed a
 	// batch waiting for approval when the batch names no approversEmail. Kept out of the
 	// settings summary (addresses are personal data).
@@ -68,7 +68,7 @@ func Load(lookup config.Lookup) (Config, error) {
 	c.WebhookAllowLoopback = r.Bool(SettingWebhookAllowLoopback, false)
 	c.Licence = licence.ReadSettings(r)
 	c.Settings = r.Summary()
-	sealCfg, sealErr := seal.LoadConfig(lookup)
+	sealCfg, sealErr := sealcfg.LoadConfig(lookup)
 	c.Seal = sealCfg
 	return c, errors.Join(r.Err(), sealErr)
 }

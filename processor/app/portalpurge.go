@@ -5,17 +5,17 @@ import (
 	"github.com/esign-svc/esign/shared/portalclient"
 )
 
-// portalPurge builds the portal purge job: with a portal client when PORTAL_API_URL is set,
-// else without one (the job then records that the purge was skipped). Errors: the client's
-// configuration errors (Load has already checked the same settings).
-func portalPurge(d *Deps) (*portalpurge.Job, error) {
+// portalPurgeDeps are the portal purge job's: with a portal client when PORTAL_API_URL is
+// set, else without one (the job then records that the purge was skipped). Errors: the
+// client's configuration errors (Load has already checked the same settings).
+func portalPurgeDeps(d *Deps) (portalpurge.Deps, error) {
 	deps := portalpurge.Deps{Sessions: d.Sessions, Now: d.Now}
 	if d.Config.PortalAPIURL != "" {
 		c, err := portalclient.New(d.Config.PortalAPIURL, d.Config.PortalSecret)
 		if err != nil {
-			return nil, err
+			return deps, err
 		}
 		deps.Portal = c
 	}
-	return portalpurge.New(deps)
+	return deps, nil
 }

@@ -26,8 +26,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
@@ -46,16 +46,18 @@ const (
 	InvitePoisonFunctionName = "DeliveryInvitePoison"
 )
 
-// Deps are what New needs. Graph is the document-library client the app built from its
-// GRAPH_* settings; nil when they are not set (uploads then fail with graph_not_configured).
+// Deps are the job's dependencies. Store, Tokens, Cipher, Email and PortalURL are required.
+// Graph is the document-library client the app built from its GRAPH_* settings; nil when they
+// are not set (uploads then fail with graph_not_configured).
 type Deps struct {
-	Account   *azconn.Account
+	Store     *deliverystore.Store
+	Blobs     *blobstore.Store
 	Graph     *graph.Client
 	Tokens    *tokens.Codec
 	Cipher    *pii.Cipher
 	Email     notify.Sender
 	PortalURL string
-	Now       func() time.Time
+	Now       func() time.Time // default time.Now
 }
 
 // Job handles the delivery queues.
@@ -70,25 +72,26 @@ type Job struct {
 	now       func() time.Time
 }
 
-// New builds the job. It does no I/O. Errors: a missing dependency.
+// New makes the job. It does no I/O. Errors: a missing dependency.
 func New(d Deps) (*Job, error) {
-	if d.Account == nil || d.Tokens == nil || d.Cipher == nil || d.Email == nil || d.PortalURL == "" {
-		return nil, errors.New("deliveryupload: Account, Tokens, Cipher, Email and PortalURL are required")
+	if d.Store == nil || d.Tokens == nil || d.Cipher == nil || d.Email == nil || d.PortalURL == "" {
+		return nil, errors.New("deliveryupload: Store, Tokens, Cipher, Email and PortalURL are required")
 	}
-	store, err := deliverystore.New(d.Account, deliverystore.TableSessions, deliverystore.TableIndex)
-	if err != nil {
-		return nil, err
-	}
-	return NewWith(store, blobstore.New(d.Account), d.Graph, d)
-}
-
-// NewWith builds the job over given stores and Graph client (tests).
-func NewWith(store *deliverystore.Store, blobs *blobstore.Store, gc *graph.Client, d Deps) (*Job, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &Job{store: store, blobs: blobs, graph: gc, tokens: d.Tokens, cipher: d.Cipher, email: d.Email,
+	return &Job{store: d.Store, blobs: d.Blobs, graph: d.Graph, tokens: d.Tokens, cipher: d.Cipher, email: d.Email,
 		portalURL: d.PortalURL, now: d.Now}, nil
+}
+
+// Functions is the job's function table: the upload and invitation queues and their poison queues.
+func (j *Job) Functions() []jobkit.Function {
+	return []jobkit.Function{
+		{Name: FunctionName, Handler: funcproto.QueueHandler(j.HandleUpload)},
+		{Name: PoisonFunctionName, Handler: funcproto.QueueHandler(j.HandleUploadPoison)},
+		{Name: InviteFunctionName, Handler: funcproto.QueueHandler(j.HandleInvite)},
+		{Name: InvitePoisonFunctionName, Handler: funcproto.QueueHandler(j.HandleInvitePoison)},
+	}
 }
 
 var system = delivery.Actor{Kind: "system", ID: "processor"}

@@ -58,7 +58,7 @@ func newJob(t *testing.T) (*Job, *deliverystore.Store) {
 	}
 	ring, _ := tokens.ParseKeyRing("k1:" + key())
 	cipher, _ := pii.ParseCipher("e1:" + key())
-	j, err := NewWith(st, nil, nil, Deps{Tokens: tokens.NewCodec(ring), Cipher: cipher, Email: &sentMail{}, PortalURL: "https://portal.test"})
+	j, err := New(Deps{Store: st, Tokens: tokens.NewCodec(ring), Cipher: cipher, Email: &sentMail{}, PortalURL: "https://portal.test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,11 @@ package dispatchjob
 
 import (
 	"context"
+	"errors"
 	"io"
 	"time"
 
+	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/delivery"
@@ -75,8 +77,8 @@ type Creator interface {
 	Create(ctx context.Context, by delivery.Requester, key string, req delivery.CreateRequest) (delivery.Created, error)
 }
 
-// Job is the batch processor. Safe for concurrent use.
-type Job struct {
+// Deps are the batch processor's dependencies.
+type Deps struct {
 	Batches   *batchstore.Store
 	Templates render.Templates
 	Producer  Producer
@@ -95,8 +97,34 @@ type Job struct {
 	// Page is how many records one fan-out invocation queues and one listing reads (0:
 	// PageSize).
 	Page int
+}
 
+// Job is the batch processor. Safe for concurrent use (New builds it).
+type Job struct {
+	Deps
 	cache cache
+}
+
+// New makes the job. It does no I/O. Errors: a missing dependency.
+func New(d Deps) (*Job, error) {
+	if d.Batches == nil || d.Templates == nil || d.Producer == nil || d.Creator == nil || d.Blobs == nil || d.Cipher == nil || d.Email == nil || d.Licence == nil {
+		return nil, errors.New("dispatchjob: Batches, Templates, Producer, Creator, Blobs, Cipher, Email and Licence are required")
+	}
+	return &Job{Deps: d}, nil
+}
+
+// Functions is the job's function table: the batch queues and their poison queues (a dispatch or notice poison message is handled as the message itself: both are idempotent and record their own failure).
+func (j *Job) Functions() []jobkit.Function {
+	return []jobkit.Function{
+		{Name: FunctionDispatch, Handler: funcproto.QueueHandler(j.HandleDispatch)},
+		{Name: FunctionDispatchPoison, Handler: funcproto.QueueHandler(j.HandleDispatch)},
+		{Name: FunctionRecord, Handler: funcproto.QueueHandler(j.HandleRecord)},
+		{Name: FunctionRecordPoison, Handler: funcproto.QueueHandler(j.HandleRecordPoison)},
+		{Name: FunctionFinish, Handler: funcproto.QueueHandler(j.HandleFinish)},
+		{Name: FunctionFinishPoison, Handler: funcproto.QueueHandler(j.HandleFinishPoison)},
+		{Name: FunctionNotify, Handler: funcproto.QueueHandler(j.HandleNotify)},
+		{Name: FunctionNotifyPoison, Handler: funcproto.QueueHandler(j.HandleNotify)},
+	}
 }
 
 func (j *Job) page() int {

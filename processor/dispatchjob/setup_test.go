@@ -118,11 +118,11 @@ func newEnv(t *testing.T) *env {
 	}
 	now := func() time.Time { return e.now }
 	templates := &template.Loader{Blobs: e.blobs}
-	e.job = &Job{Batches: e.batches, Templates: templates, Blobs: e.blobs, Cipher: e.cipher, Email: e.box, Now: now,
+	e.job = &Job{Deps: Deps{Batches: e.batches, Templates: templates, Blobs: e.blobs, Cipher: e.cipher, Email: e.box, Now: now,
 		Licence:  licencetest.New(t),
 		Producer: &render.Renderer{Templates: templates, Blobs: e.blobs, Store: e.docs, Now: now},
 		Creator: &delivery.Creator{Store: e.deliveries, Docs: e.blobs, Tokens: tokens.NewCodec(ring), Hasher: hasher,
-			Cipher: e.cipher, PortalURL: "https://portal.example.test", Now: now}}
+			Cipher: e.cipher, PortalURL: "https://portal.example.test", Now: now}}}
 	return e
 }
 

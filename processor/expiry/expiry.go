@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
@@ -48,12 +49,28 @@ type Job struct {
 	now   func() time.Time
 }
 
-// New makes the job; now is time.Now when nil.
-func New(store Store, now func() time.Time) *Job {
-	if now == nil {
-		now = time.Now
+// Deps are the job's dependencies. Store is required.
+type Deps struct {
+	Store Store
+	Now   func() time.Time // default time.Now
+}
+
+// New makes the job. It does no I/O. Errors: a missing dependency.
+func New(d Deps) (*Job, error) {
+	if d.Store == nil {
+		return nil, errors.New("expiry: Store is required")
 	}
-	return &Job{store: store, now: now}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Job{store: d.Store, now: d.Now}, nil
+}
+
+// Functions is the job's function table: the expiry timer.
+func (j *Job) Functions() []jobkit.Function {
+	return []jobkit.Function{
+		{Name: FunctionName, Handler: funcproto.TimerHandler(j.Handle)},
+	}
 }
 
 // Handle is the timer function.

@@ -72,7 +72,10 @@ func TestRunExpiresDueSessionsOnly(t *testing.T) {
 	ended := create(t, st, start, time.Minute, func(s *esign.Session, _ []esign.Slot) { s.State = esign.SessionComplete })
 
 	later := start.Add(2 * time.Minute)
-	job := New(st, func() time.Time { return later })
+	job, err := New(Deps{Store: st, Now: func() time.Time { return later }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	n, err := job.Run(ctx)
 	if err != nil || n != 1 {
 		t.Fatalf("Run = %d, %v; want 1 expired", n, err)
@@ -146,7 +149,11 @@ func TestRunSweepsLapsedTransferTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(st, func() time.Time { return now }).Run(ctx); err != nil {
+	job, err := New(Deps{Store: st, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := job.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.TransferGroup(ctx, hash); err == nil {

@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
@@ -90,6 +91,13 @@ func New(d Deps) (*Job, error) {
 		d.Now = time.Now
 	}
 	return &Job{d: d}, nil
+}
+
+// Functions is the job's function table: the invitation reconciler timer.
+func (j *Job) Functions() []jobkit.Function {
+	return []jobkit.Function{
+		{Name: FunctionName, Handler: funcproto.TimerHandler(j.Handle)},
+	}
 }
 
 // Result counts what a run did.

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/licensing"
 )
@@ -34,9 +35,24 @@ var _ Recorder = (*licensing.Client)(nil)
 // kept in the poison queue).
 var errNotConfigured = errors.New("licence-usage: LICENSING_URL is not set on the processor; the record is kept for retry")
 
-// Job is the metering job. A nil Service is a processor without LICENSING_URL.
-type Job struct {
+// Deps are the metering job's dependencies. A nil Service is a processor without LICENSING_URL.
+type Deps struct {
 	Service Recorder
+}
+
+// Job is the metering job (New builds it).
+type Job struct{ Deps }
+
+// New makes the job. It does no I/O; it has no required dependency (the error is nil).
+func New(d Deps) (*Job, error) {
+	return &Job{Deps: d}, nil
+}
+
+// Functions is the job's function table: the licence-usage queue.
+func (j *Job) Functions() []jobkit.Function {
+	return []jobkit.Function{
+		{Name: FunctionName, Handler: funcproto.QueueHandler(j.Handle)},
+	}
 }
 
 // Handle is the licence-usage queue function. Replies (through funcproto.QueueHandler): nil

@@ -43,7 +43,7 @@ func newJob(t *testing.T, status int) (*Job, *service) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Job{Service: c}, s
+	return &Job{Deps: Deps{Service: c}}, s
 }
 
 // invoke runs Handle as the host does (funcproto.QueueHandler) and returns the reply status:
@@ -85,13 +85,13 @@ func TestNotTakenIsRetried(t *testing.T) {
 			t.Errorf("service %d: acknowledged", status)
 		}
 	}
-	if code := invoke(t, &Job{}, usage(t)); code == http.StatusOK {
+	if code := invoke(t, &Job{Deps: Deps{}}, usage(t)); code == http.StatusOK {
 		t.Error("no service configured: acknowledged (the record would be lost)")
 	}
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closed.Close()
 	c, _ := licensing.New(closed.URL, "a.b.c")
-	if code := invoke(t, &Job{Service: c}, usage(t)); code == http.StatusOK {
+	if code := invoke(t, &Job{Deps: Deps{Service: c}}, usage(t)); code == http.StatusOK {
 		t.Error("unreachable service: acknowledged")
 	}
 }

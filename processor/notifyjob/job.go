@@ -27,6 +27,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
@@ -87,6 +88,14 @@ func New(d Deps) (*Job, error) {
 		d.Now = time.Now
 	}
 	return &Job{d: d}, nil
+}
+
+// Functions is the job's function table: the notification queue and its poison queue.
+func (j *Job) Functions() []jobkit.Function {
+	return []jobkit.Function{
+		{Name: FunctionName, Handler: funcproto.QueueHandler(j.Handle)},
+		{Name: PoisonFunctionName, Handler: funcproto.QueueHandler(j.HandlePoison)},
+	}
 }
 
 var actor = esign.Actor{Kind: "system", ID: "notify"}

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
@@ -92,6 +93,14 @@ func New(d Deps) (*Job, error) {
 		d.Now = time.Now
 	}
 	return &Job{d: d}, nil
+}
+
+// Functions is the job's function table: the purge queue and its poison queue.
+func (j *Job) Functions() []jobkit.Function {
+	return []jobkit.Function{
+		{Name: FunctionName, Handler: funcproto.QueueHandler(j.Handle)},
+		{Name: PoisonFunctionName, Handler: funcproto.QueueHandler(j.HandlePoison)},
+	}
 }
 
 // load decodes the message and reads its session. A nil session with a nil error means ack.

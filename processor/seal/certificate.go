@@ -9,6 +9,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/evidence"
 	"github.com/esign-svc/esign/shared/pdf/certificate"
 )
 
@@ -108,7 +109,7 @@ func lastSeen(sl esign.Slot, events []sessionstore.AuditEvent) (string, string) 
 func declineReason(events []sessionstore.AuditEvent) string {
 	for _, ev := range events {
 		if ev.Kind == esign.EvSlotDeclined {
-			r, _ := clean(ev.Data["reason"]).(string)
+			r, _ := evidence.Clean(ev.Data["reason"]).(string)
 			return r
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/esign-svc/esign/processor/internal/sealcfg"
 	"image"
 	"image/color"
 	"image/png"
@@ -43,11 +44,11 @@ func TestMain(m *testing.M) { azuritetest.Main(m) }
 
 var (
 	keyOnce sync.Once
-	testKey SealKey
+	testKey sealcfg.Key
 )
 
 // sealKey is one RSA-2048 self-signed seal certificate shared by the package's tests.
-func sealKey(t testing.TB) SealKey {
+func sealKey(t testing.TB) sealcfg.Key {
 	t.Helper()
 	keyOnce.Do(func() {
 		k, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -55,7 +56,7 @@ func sealKey(t testing.TB) SealKey {
 			panic(err)
 		}
 		c := selfSigned(k, "esign test seal")
-		testKey = SealKey{Signer: k, Chain: []*x509.Certificate{c}}
+		testKey = sealcfg.Key{Signer: k, Chain: []*x509.Certificate{c}}
 	})
 	return testKey
 }
@@ -109,7 +110,10 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := New(Deps{Sessions: st, Blobs: bs, Key: sealKey(t), EngineVersion: "test-1.2.3"})
+	job, err := New(Deps{Sessions: st, Blobs: bs, Key: sealKey(t), EngineVersion: "test-1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &env{store: st, rows: rows, blobs: bs, job: job}
 }
 

@@ -20,26 +20,38 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"io"
 	"time"
 
+	"github.com/esign-svc/esign/processor/internal/jobkit"
+	"github.com/esign-svc/esign/processor/internal/sealcfg"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/licensing"
+)
+
+// Function names (the folders under processor/functions).
+const (
+	FunctionName          = "Seal"
+	PoisonFunctionName    = "SealPoison"
+	ReconcileFunctionName = "ReconcileSealing"
 )
 
 // Containers the job writes to (DESIGN 3).
 const (
-	ContainerSigned   = "signed"
-	ContainerEvidence = "evidence"
+	ContainerSigned   = blobpath.ContainerSigned
+	ContainerEvidence = blobpath.ContainerEvidence
 )
 
 // Defaults of Deps.
 const (
-	DefaultStuckAfter = 15 * time.Minute
-	DefaultLockTTL    = time.Minute
+	DefaultStuckAfter = sealcfg.DefaultStuckAfter
+	DefaultLockTTL    = sealcfg.DefaultLockTTL
 	// ReconcileLimit bounds the sessions one reconciler run re-queues.
 	ReconcileLimit = 200
 )
@@ -76,7 +88,7 @@ var (
 type Deps struct {
 	Sessions      Sessions
 	Blobs         Blobs
-	Key           SealKey
+	Key           sealcfg.Key
 	TSAURL        string           // optional RFC 3161 authority (SEAL_TSA_URL)
 	EngineVersion string           // shown in the certificate (version.Engine)
 	Now           func() time.Time // default time.Now
@@ -100,11 +112,11 @@ type Job struct {
 	afterRenew func()
 }
 
-// New makes the job; zero optional Deps get their defaults. It panics when a required
-// dependency is missing (a wiring mistake caught at start).
-func New(d Deps) *Job {
+// New makes the job; zero optional Deps get their defaults. It does no I/O. Errors: a missing
+// dependency.
+func New(d Deps) (*Job, error) {
 	if d.Sessions == nil || d.Blobs == nil || d.Key.Signer == nil || len(d.Key.Chain) == 0 {
-		panic("seal: Sessions, Blobs and Key are required")
+		return nil, errors.New("seal: Sessions, Blobs and Key are required")
 	}
 	if d.Now == nil {
 		d.Now = time.Now
@@ -115,7 +127,16 @@ func New(d Deps) *Job {
 	if d.LockTTL <= 0 {
 		d.LockTTL = DefaultLockTTL
 	}
-	return &Job{d: d}
+	return &Job{d: d}, nil
+}
+
+// Functions is the job's function table: the seal queue, its poison queue and the reconciler timer.
+func (j *Job) Functions() []jobkit.Function {
+	return []jobkit.Function{
+		{Name: FunctionName, Handler: funcproto.QueueHandler(j.Handle)},
+		{Name: PoisonFunctionName, Handler: funcproto.QueueHandler(j.HandlePoison)},
+		{Name: ReconcileFunctionName, Handler: funcproto.TimerHandler(j.Reconcile)},
+	}
 }
 
 func (j *Job) now() time.Time { return j.d.Now().UTC() }

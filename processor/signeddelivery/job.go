@@ -13,6 +13,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/delivery"
@@ -42,14 +43,33 @@ type Creator interface {
 	Create(ctx context.Context, by delivery.Requester, key string, req delivery.CreateRequest) (delivery.Created, error)
 }
 
-// Job is the signed-delivery job. Licence is required.
-type Job struct {
+// Deps are the dependencies of the signed-delivery job. Licence is required.
+type Deps struct {
 	Sessions *sessionstore.Store
 	Creator  Creator
 	Cipher   *pii.Cipher
 	Licence  *licence.Licence // the deployment's, checked again before the deliveries are made
 	Meter    licensing.Meter  // delivery.created per new delivery (DESIGN 19)
 	Now      func() time.Time
+}
+
+// Job is the signed-delivery job (New builds it).
+type Job struct{ Deps }
+
+// New makes the job. It does no I/O. Errors: a missing dependency.
+func New(d Deps) (*Job, error) {
+	if d.Sessions == nil || d.Creator == nil || d.Cipher == nil || d.Licence == nil {
+		return nil, errors.New("signeddelivery: Sessions, Creator, Cipher and Licence are required")
+	}
+	return &Job{Deps: d}, nil
+}
+
+// Functions is the job's function table: the signed-delivery queue and its poison queue.
+func (j *Job) Functions() []jobkit.Function {
+	return []jobkit.Function{
+		{Name: FunctionName, Handler: funcproto.QueueHandler(j.Handle)},
+		{Name: PoisonFunctionName, Handler: funcproto.QueueHandler(j.HandlePoison)},
+	}
 }
 
 var systemActor = kernel.Actor{Kind: "system", ID: "signed-delivery"}

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/webhook"
@@ -67,13 +68,32 @@ type Queue interface {
 
 var _ Workflows = (*workflowstore.Store)(nil)
 
-// Job is the callback job. Workflows and Queue are required; a nil Poster (WEBHOOK_SECRETS not
-// set) ends every callback as failed with code webhook_not_configured.
-type Job struct {
+// Deps are the callback job's dependencies. Workflows and Queue are required; a nil Poster
+// (WEBHOOK_SECRETS not set) ends every callback as failed with code webhook_not_configured.
+type Deps struct {
 	Workflows Workflows
 	Poster    Poster
 	Queue     Queue
 	Now       func() time.Time // default time.Now
+}
+
+// Job is the callback job (New builds it).
+type Job struct{ Deps }
+
+// New makes the job. It does no I/O. Errors: a missing dependency.
+func New(d Deps) (*Job, error) {
+	if d.Workflows == nil || d.Queue == nil {
+		return nil, errors.New("workflowcallback: Workflows and Queue are required")
+	}
+	return &Job{Deps: d}, nil
+}
+
+// Functions is the job's function table: the callback queue and its poison queue.
+func (j *Job) Functions() []jobkit.Function {
+	return []jobkit.Function{
+		{Name: FunctionName, Handler: funcproto.QueueHandler(j.Handle)},
+		{Name: PoisonFunctionName, Handler: funcproto.QueueHandler(j.HandlePoison)},
+	}
 }
 
 var systemActor = kernel.Actor{Kind: "system", ID: "workflow-callback"}
@@ -172,7 +192,7 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (Message, *wo
 		return m, nil, err
 	}
 	m.Attempt = max(m.Attempt, 1)
-	w, err := workflowstore.Named(ctx, j.Workflows, "workflow-callback", m.WorkflowID, m.TenantID)
+	w, err := jobkit.Workflow(ctx, j.Workflows, "workflow-callback", m.WorkflowID, m.TenantID)
 	if err != nil || w == nil {
 		return m, nil, err
 	}

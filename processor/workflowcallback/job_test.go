@@ -95,7 +95,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	q := &requeued{}
-	return &env{store: st, rc: rc, url: srv.URL + "/hook?token=s3cr3t-query", queue: q, job: &Job{Workflows: st, Poster: poster, Queue: q}}
+	return &env{store: st, rc: rc, url: srv.URL + "/hook?token=s3cr3t-query", queue: q, job: &Job{Deps: Deps{Workflows: st, Poster: poster, Queue: q}}}
 }
 
 const schemaYAML = `

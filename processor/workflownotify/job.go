@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
@@ -61,8 +62,8 @@ type Workflows interface {
 
 var _ Workflows = (*workflowstore.Store)(nil)
 
-// Job is the workflow-notify job. Every field but Now is required (New checks).
-type Job struct {
+// Deps are the workflow-notify job's dependencies. Every field but Now is required (New checks).
+type Deps struct {
 	Workflows Workflows
 	Packages  workflow.Packages    // the template packages (*template.Loader): the approvers
 	Blobs     workflow.SchemaBlobs // a schemaPath's blob (*blobstore.Store)
@@ -72,15 +73,26 @@ type Job struct {
 	Now       func() time.Time // default time.Now
 }
 
-// New checks the job's wiring. Errors: a missing dependency.
-func New(j *Job) (*Job, error) {
-	if j.Workflows == nil || j.Packages == nil || j.Blobs == nil || j.Tokens == nil || j.Email == nil || j.PortalURL == "" {
+// Job is the workflow-notify job (New builds it).
+type Job struct{ Deps }
+
+// New makes the job. It does no I/O. Errors: a missing dependency.
+func New(d Deps) (*Job, error) {
+	if d.Workflows == nil || d.Packages == nil || d.Blobs == nil || d.Tokens == nil || d.Email == nil || d.PortalURL == "" {
 		return nil, errors.New("workflownotify: Workflows, Packages, Blobs, Tokens, Email and PortalURL are required")
 	}
-	if j.Now == nil {
-		j.Now = time.Now
+	if d.Now == nil {
+		d.Now = time.Now
 	}
-	return j, nil
+	return &Job{Deps: d}, nil
+}
+
+// Functions is the job's function table: the workflow e-mail queue and its poison queue.
+func (j *Job) Functions() []jobkit.Function {
+	return []jobkit.Function{
+		{Name: FunctionName, Handler: funcproto.QueueHandler(j.Handle)},
+		{Name: PoisonFunctionName, Handler: funcproto.QueueHandler(j.HandlePoison)},
+	}
 }
 
 var systemActor = kernel.Actor{Kind: "system", ID: "workflow-notify"}
@@ -158,7 +170,7 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (workflow.Not
 	default:
 		return m, nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("kind", "must be workflow_invitation, workflow_changes or workflow_approval")))
 	}
-	w, err := workflowstore.Named(ctx, j.Workflows, "workflow-notify", m.WorkflowID, m.TenantID)
+	w, err := jobkit.Workflow(ctx, j.Workflows, "workflow-notify", m.WorkflowID, m.TenantID)
 	return m, w, err
 }
 

@@ -104,7 +104,7 @@ func newEnv(t *testing.T) *env {
 	}
 	codec := tokens.NewCodec(ring)
 	send := &failing{next: box}
-	job, err := New(&Job{Workflows: st, Packages: &template.Loader{Blobs: blobs}, Blobs: blobs, Tokens: codec, Email: send, PortalURL: "https://portal.example/"})
+	job, err := New(Deps{Workflows: st, Packages: &template.Loader{Blobs: blobs}, Blobs: blobs, Tokens: codec, Email: send, PortalURL: "https://portal.example/"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,10 +31,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/esign-svc/esign/processor/seal"
+	"github.com/esign-svc/esign/processor/internal/jobkit"
+	"github.com/esign-svc/esign/processor/internal/sealcfg"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/evidence"
@@ -61,8 +63,8 @@ const (
 
 // Containers the job writes to (DESIGN 3), as the esign seal job.
 const (
-	ContainerSigned   = seal.ContainerSigned
-	ContainerEvidence = seal.ContainerEvidence
+	ContainerSigned   = blobpath.ContainerSigned
+	ContainerEvidence = blobpath.ContainerEvidence
 )
 
 // Message names the workflow to seal (what the dispatcher queues).
@@ -93,17 +95,36 @@ var (
 	_ Blobs     = (*blobstore.Store)(nil)
 )
 
-// Job is the workflow-seal job. Workflows, Templates, Blobs and Key are required.
-type Job struct {
+// Deps are the dependencies of the workflow-seal job. Workflows, Templates, Blobs and Key are required.
+type Deps struct {
 	Workflows Workflows
 	Templates Templates
 	Blobs     Blobs
-	Key       seal.SealKey
+	Key       sealcfg.Key
 	TSAURL    string           // optional RFC 3161 authority (SEAL_TSA_URL)
 	Now       func() time.Time // default time.Now
 	// Meter queues workflow.sealed with the completion's outputs (DESIGN 19); off without
 	// LICENSING_URL.
 	Meter licensing.Meter
+}
+
+// Job is the workflow-seal job (New builds it).
+type Job struct{ Deps }
+
+// New makes the job. It does no I/O. Errors: a missing dependency.
+func New(d Deps) (*Job, error) {
+	if d.Workflows == nil || d.Templates == nil || d.Blobs == nil || d.Key.Signer == nil || len(d.Key.Chain) == 0 {
+		return nil, errors.New("workflowseal: Workflows, Templates, Blobs and Key are required")
+	}
+	return &Job{Deps: d}, nil
+}
+
+// Functions is the job's function table: the workflow-seal queue and its poison queue.
+func (j *Job) Functions() []jobkit.Function {
+	return []jobkit.Function{
+		{Name: FunctionName, Handler: funcproto.QueueHandler(j.Handle)},
+		{Name: PoisonFunctionName, Handler: funcproto.QueueHandler(j.HandlePoison)},
+	}
 }
 
 var systemActor = kernel.Actor{Kind: "system", ID: "workflow-seal"}
@@ -237,7 +258,7 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (*workflow.Wo
 	if err := qm.Decode(&m); err != nil {
 		return nil, err
 	}
-	w, err := workflowstore.Named(ctx, j.Workflows, "workflow-seal", m.WorkflowID, m.TenantID)
+	w, err := jobkit.Workflow(ctx, j.Workflows, "workflow-seal", m.WorkflowID, m.TenantID)
 	if err != nil || w == nil {
 		return nil, err
 	}
@@ -358,7 +379,7 @@ func (j *Job) evidence(ctx context.Context, w *workflow.Workflow) (string, error
 		data := map[string]any{"actorKind": ev.ActorKind}
 		// workflow events carry indexes, counts, decisions and hashes only; cleaned all the same,
 		// as the session bundle is (no address, phone number, token or code)
-		if d, ok := seal.Clean(ev.Data).(map[string]any); ok && len(d) > 0 {
+		if d, ok := evidence.Clean(ev.Data).(map[string]any); ok && len(d) > 0 {
 			data["data"] = d
 		}
 		if _, err := ew.Append(ev.Kind, ev.At, data); err != nil {

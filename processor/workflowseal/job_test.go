@@ -24,8 +24,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/esign-svc/esign/processor/seal"
-	"github.com/esign-svc/esign/processor/workflowcallback"
+	"github.com/esign-svc/esign/processor/internal/sealcfg"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/esign"
@@ -66,10 +65,10 @@ approval:
 
 var (
 	keyOnce sync.Once
-	testKey seal.SealKey
+	testKey sealcfg.Key
 )
 
-func sealKey() seal.SealKey {
+func sealKey() sealcfg.Key {
 	keyOnce.Do(func() {
 		k, err := rsa.GenerateKey(rand.Reader, 2048)
 		if err != nil {
@@ -86,7 +85,7 @@ func sealKey() seal.SealKey {
 		if err != nil {
 			panic(err)
 		}
-		testKey = seal.SealKey{Signer: k, Chain: []*x509.Certificate{c}}
+		testKey = sealcfg.Key{Signer: k, Chain: []*x509.Certificate{c}}
 	})
 	return testKey
 }
@@ -130,7 +129,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := &Job{Workflows: st, Templates: &template.Loader{Blobs: blobs}, Blobs: blobs, Key: sealKey()}
+	job := &Job{Deps: Deps{Workflows: st, Templates: &template.Loader{Blobs: blobs}, Blobs: blobs, Key: sealKey()}}
 	return &env{store: st, blobs: blobs, job: job, schema: s, pkg: template.Container + "/" + dir, tenant: "t-" + sfx}
 }
 
@@ -373,8 +372,8 @@ func TestSealQueuesTheCallback(t *testing.T) {
 	w := e.sealing(t, e.pkg, "https://receiver.example/hook")
 	invoke := func() map[string]json.RawMessage { return e.invoke(t, w) }
 	out := invoke()
-	var m workflowcallback.Message
-	if err := json.Unmarshal(out[queues.WorkflowCallback.Binding()], &m); err != nil || m != (workflowcallback.Message{WorkflowID: w.ID, TenantID: e.tenant, Attempt: 1}) {
+	var m workflow.CallbackMessage
+	if err := json.Unmarshal(out[queues.WorkflowCallback.Binding()], &m); err != nil || m != (workflow.CallbackMessage{WorkflowID: w.ID, TenantID: e.tenant, Attempt: 1}) {
 		t.Fatalf("callback output %s (%v)", out[queues.WorkflowCallback.Binding()], err)
 	}
 	if len(out[queues.WorkflowTrigger.Binding()]) != 0 && string(out[queues.WorkflowTrigger.Binding()]) != "null" {

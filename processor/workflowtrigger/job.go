@@ -20,6 +20,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/funcproto"
@@ -59,13 +60,32 @@ var (
 	_ Starter   = render.Starter{}
 )
 
-// Job is the workflow auto-trigger job. Workflows, Starter and Licence are required.
-type Job struct {
+// Deps are the dependencies of the workflow auto-trigger job. Workflows, Starter and Licence are required.
+type Deps struct {
 	Workflows Workflows
 	Starter   Starter
 	Licence   *licence.Licence // the deployment's, checked again before anything starts
 	Meter     licensing.Meter  // delivery.created per new delivery (DESIGN 19)
 	Now       func() time.Time // default time.Now
+}
+
+// Job is the workflow auto-trigger job (New builds it).
+type Job struct{ Deps }
+
+// New makes the job. It does no I/O. Errors: a missing dependency.
+func New(d Deps) (*Job, error) {
+	if d.Workflows == nil || d.Starter == nil || d.Licence == nil {
+		return nil, errors.New("workflowtrigger: Workflows, Starter and Licence are required")
+	}
+	return &Job{Deps: d}, nil
+}
+
+// Functions is the job's function table: the auto-trigger queue and its poison queue.
+func (j *Job) Functions() []jobkit.Function {
+	return []jobkit.Function{
+		{Name: FunctionName, Handler: funcproto.QueueHandler(j.Handle)},
+		{Name: PoisonFunctionName, Handler: funcproto.QueueHandler(j.HandlePoison)},
+	}
 }
 
 var systemActor = kernel.Actor{Kind: "system", ID: "workflow-trigger"}
@@ -176,7 +196,7 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (*workflow.Wo
 	if err := qm.Decode(&m); err != nil {
 		return nil, err
 	}
-	w, err := workflowstore.Named(ctx, j.Workflows, "workflow-trigger", m.WorkflowID, m.TenantID)
+	w, err := jobkit.Workflow(ctx, j.Workflows, "workflow-trigger", m.WorkflowID, m.TenantID)
 	if err != nil || w == nil {
 		return nil, err
 	}

@@ -111,7 +111,7 @@ func TestTriggerStartsTheSessionAndQueuesItsInvitation(t *testing.T) {
 	s := &esign.Session{GroupID: "g-1", TenantID: "t1"}
 	st := &starter{out: render.Started{ESignNew: true, ESign: &esign.Created{Session: s, Slots: []esign.Slot{{Index: 0, LinkJTI: "j"}},
 		Change: esign.Change{Effects: []kernel.Effect{{Kind: esign.EffectInvite, Slot: 0}}}}}}
-	j := &Job{Workflows: store, Starter: st, Licence: licencetest.New(t), Now: func() time.Time { return time.Unix(0, 0) }}
+	j := &Job{Deps: Deps{Workflows: store, Starter: st, Licence: licencetest.New(t), Now: func() time.Time { return time.Unix(0, 0) }}}
 	code, out := invoke(t, j.Handle, "t1")
 	if w, evs := store.w(), store.events(); code != 200 || len(out["notify"]) == 0 || w.ESignGroupID != "g-1" || !slices.Equal(evs, []string{workflow.EvESignStarted}) {
 		t.Fatalf("%d %s %+v %v", code, out, w, evs)
@@ -126,7 +126,7 @@ func TestTriggerRefusedIsRecordedOnce(t *testing.T) {
 	t.Parallel()
 	store := newStore(t, complete(false))
 	st := &starter{err: apperr.Invalid("pdf_not_found", apperr.Field("pdfBlobPath", "no blob"))}
-	j := &Job{Workflows: store, Starter: st, Licence: licencetest.New(t)}
+	j := &Job{Deps: Deps{Workflows: store, Starter: st, Licence: licencetest.New(t)}}
 	if code, out := invoke(t, j.Handle, "t1"); code != 200 || len(out) != 0 || store.w().TriggerFailure != "pdf_not_found" {
 		t.Fatalf("%d %s %+v", code, out, store.w())
 	}
@@ -138,7 +138,7 @@ func TestTriggerRefusedIsRecordedOnce(t *testing.T) {
 func TestTriggerRetriesStorageAndPoisons(t *testing.T) {
 	t.Parallel()
 	store := newStore(t, complete(false))
-	j := &Job{Workflows: store, Starter: &starter{err: errors.New("storage down")}, Licence: licencetest.New(t)}
+	j := &Job{Deps: Deps{Workflows: store, Starter: &starter{err: errors.New("storage down")}, Licence: licencetest.New(t)}}
 	if code, _ := invoke(t, j.Handle, "t1"); code != 500 || store.w().Triggered() || len(store.events()) != 0 {
 		t.Fatalf("a storage failure must be retried: %d %+v", code, store.w())
 	}
@@ -151,7 +151,7 @@ func TestTriggerRefusesAnotherTenantsMessage(t *testing.T) {
 	t.Parallel()
 	store := newStore(t, complete(false))
 	st := &starter{}
-	j := &Job{Workflows: store, Starter: st, Licence: licencetest.New(t)}
+	j := &Job{Deps: Deps{Workflows: store, Starter: st, Licence: licencetest.New(t)}}
 	if code, _ := invoke(t, j.Handle, "t2"); code != 200 || st.calls != 0 || store.w().Triggered() || len(store.events()) != 0 {
 		t.Fatalf("another tenant's message: %d, %d starts", code, st.calls)
 	}
@@ -174,7 +174,7 @@ func TestTriggerTheLicenceNoLongerAllows(t *testing.T) {
 			t.Parallel()
 			store := newStore(t, complete(c.esignOn))
 			st := &starter{}
-			j := &Job{Workflows: store, Starter: st, Licence: licencetest.New(t, c.has, licence.FeatureWorkflow)}
+			j := &Job{Deps: Deps{Workflows: store, Starter: st, Licence: licencetest.New(t, c.has, licence.FeatureWorkflow)}}
 			if code, out := invoke(t, j.Handle, "t1"); code != 200 || len(out) != 0 || st.calls != 0 ||
 				store.w().TriggerFailure != licence.CodeFeatureMissing {
 				t.Fatalf("%d %s, %d starts, %+v", code, out, st.calls, store.w())

@@ -14,6 +14,13 @@ import (
 // CodeInvalidBlobPath is the code of every error ParsePath returns.
 const CodeInvalidBlobPath = "invalid_blob_path"
 
+// Containers the seal jobs write to (DESIGN 3): the signed PDFs and certificates, and the JSONL
+// evidence bundles.
+const (
+	ContainerSigned   = "signed"
+	ContainerEvidence = "evidence"
+)
+
 // MaxBlobNameLength is the service's limit on a blob name, in characters.
 const MaxBlobNameLength = 1024
 

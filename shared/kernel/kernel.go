@@ -1,5 +1,5 @@
-// Package kernel is what every aggregate of the service (signing sessions, deliveries, and next
-// render documents, dispatch batches and workflows) shares in its pure state machine: the audit
+// Package kernel is what every aggregate of the service (signing sessions, deliveries, render
+// documents, dispatch batches and workflows) shares in its pure state machine: the audit
 // Event a transition records, the Actor who caused it, the Effects it asks for, and the Change
 // that carries them from the machine to the store. It imports no storage: a machine returns a
 // Change, a store (kernel/aggstore) writes the aggregate's rows and the change's events in one

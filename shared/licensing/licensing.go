@@ -102,9 +102,6 @@ type Client struct {
 // Option adjusts a Client.
 type Option func(*Client)
 
-// WithHTTPClient replaces the default HTTP client (tests).
-func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
-
 // WithTimeout replaces DefaultTimeout (tests).
 func WithTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = d } }
 

@@ -59,10 +59,6 @@ type Registry struct {
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry { return &Registry{builders: map[string]Builder{}} }
 
-// DefaultRegistry is the registry the package-level Register and FromConfig use (for provider
-// packages that register themselves in an init function).
-var DefaultRegistry = NewRegistry()
-
 // Register makes name available for channel ch. A later registration of the same name and
 // channel replaces the earlier one (so an app built twice, as in tests, registers again).
 // Registering an empty name, an unknown channel or a nil builder is a programming error and
@@ -82,12 +78,6 @@ func (r *Registry) builder(name string, ch Channel) (Builder, bool) {
 	b, ok := r.builders[string(ch)+"/"+name]
 	return b, ok
 }
-
-// Register registers on DefaultRegistry.
-func Register(name string, ch Channel, b Builder) { DefaultRegistry.Register(name, ch, b) }
-
-// FromConfig builds the providers from DefaultRegistry.
-func FromConfig(lookup config.Lookup) (Providers, error) { return DefaultRegistry.FromConfig(lookup) }
 
 // FromConfig reads EMAIL_PROVIDER (default outbox; outbox, operator, customer-acs or smtp) and
 // SMS_PROVIDER (default outbox; outbox or customer-acs) and builds each chosen sender with its

@@ -10,7 +10,6 @@ import (
 	"crypto"
 	"crypto/x509"
 	"errors"
-	"io"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/pdf/certificate"
@@ -19,14 +18,13 @@ import (
 	"github.com/esign-svc/esign/shared/pdf/stamp"
 )
 
-// MaxSourceBytes bounds the source PDF read from SealInput.SourceReader.
+// MaxSourceBytes bounds the source PDF the seal jobs read.
 const MaxSourceBytes = 256 << 20
 
-// SealInput is everything a seal needs. Give Source or SourceReader.
+// SealInput is everything a seal needs.
 type SealInput struct {
-	Source       []byte
-	SourceReader io.Reader
-	Placements   []stamp.Placement
+	Source     []byte
+	Placements []stamp.Placement
 	// SignaturePage, when non-empty, appends a signature page with these boxes (the caller
 	// sets it when the document has no field manifest; see stamp.Manifest).
 	SignaturePage []stamp.SignatureBox
@@ -45,21 +43,11 @@ type SealOutput struct {
 }
 
 // Seal stamps, appends the signature page and certificate, and signs. Errors: apperr invalid
-// ("pdf_unreadable", "pdf_encrypted", "placement_invalid", "image_invalid", "pdf_too_large")
+// ("pdf_unreadable", "pdf_encrypted", "placement_invalid", "image_invalid")
 // for input that can never be sealed; otherwise signer, timestamp or context errors, which are
 // worth a retry.
 func Seal(ctx context.Context, in SealInput) (SealOutput, error) {
 	src := in.Source
-	if src == nil && in.SourceReader != nil {
-		b, err := io.ReadAll(io.LimitReader(in.SourceReader, MaxSourceBytes+1))
-		if err != nil {
-			return SealOutput{}, err
-		}
-		if len(b) > MaxSourceBytes {
-			return SealOutput{}, apperr.Invalid("pdf_too_large", apperr.Field("source", "the document is larger than 256 MiB"))
-		}
-		src = b
-	}
 	if len(src) == 0 || !bytes.HasPrefix(bytes.TrimLeft(src[:min(len(src), 1024)], "\x00\r\n\t "), []byte("%PDF-")) {
 		return SealOutput{}, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field("source", "not a PDF"))
 	}

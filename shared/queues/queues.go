@@ -45,14 +45,8 @@ func (s *Spec) PoisonQueue() string { return s.Name + "-poison" }
 // Queue is a declared queue of messages of type M.
 type Queue[M any] struct{ spec *Spec }
 
-// Spec is q's declaration.
-func (q Queue[M]) Spec() *Spec { return q.spec }
-
 // Binding is q's output binding name.
 func (q Queue[M]) Binding() string { return q.spec.Binding }
-
-// Name is q's queue name.
-func (q Queue[M]) Name() string { return q.spec.Name }
 
 var all []*Spec
 

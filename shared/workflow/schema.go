@@ -9,7 +9,6 @@ package workflow
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
@@ -113,9 +112,4 @@ func (s *Schema) FirstFailingStep(results []template.Result) int {
 		}
 	}
 	return max(first, 0)
-}
-
-// HasErrors reports whether any result is a failed error.
-func HasErrors(results []template.Result) bool {
-	return slices.ContainsFunc(results, template.Result.Blocks)
 }

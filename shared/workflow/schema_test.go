@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -140,17 +141,17 @@ func TestValidateAndFirstFailingStep(t *testing.T) {
 	// spec 001 validationResults[]: the rules that held are listed too, passed, and block nothing.
 	r := s.Validate(ok, now)
 	if len(r) != 2 || r[0].RuleID != "spend-cap" || !r[0].Passed || r[0].Severity != template.SeverityError || r[0].FieldKey != "annualSpend" ||
-		r[1].RuleID != "soon" || !r[1].Passed || HasErrors(r) || s.FirstFailingStep(r) != 0 {
+		r[1].RuleID != "soon" || !r[1].Passed || slices.ContainsFunc(r, template.Result.Blocks) || s.FirstFailingStep(r) != 0 {
 		t.Fatalf("results = %+v", r)
 	}
 	spend := map[string]any{"companyName": "Acme", "annualSpend": 200000.0, "contactEmail": "a@example.com", "startDate": "2025-02-01"}
 	r = s.Validate(spend, now)
 	if len(r) != 2 || r[0].RuleID != "spend-cap" || r[0].Passed || r[1].Severity != template.SeverityWarning || r[1].Passed ||
-		!HasErrors(r) || s.FirstFailingStep(r) != 0 {
+		!slices.ContainsFunc(r, template.Result.Blocks) || s.FirstFailingStep(r) != 0 {
 		t.Fatalf("results = %+v", r)
 	}
 	// a failed warning with a passed error rule does not block
-	if HasErrors([]template.Result{{RuleID: "a", Passed: true, Severity: template.SeverityError}, {RuleID: "b", Severity: template.SeverityWarning}}) {
+	if slices.ContainsFunc([]template.Result{{RuleID: "a", Passed: true, Severity: template.SeverityError}, {RuleID: "b", Severity: template.SeverityWarning}}, template.Result.Blocks) {
 		t.Fatal("a passed error rule blocks")
 	}
 	missing := map[string]any{"companyName": "Acme"}

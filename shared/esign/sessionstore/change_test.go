@@ -1,4 +1,4 @@
-package sessionstore
+package sessionstore_test
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/esign/sessionstore/storetest"
 	"github.com/esign-svc/esign/shared/tokens"
 )
 
@@ -18,7 +20,7 @@ import (
 // oversized signature refuses the whole change, and CountEvents counts one kind.
 func TestChangeCommitsTheStepsExtras(t *testing.T) {
 	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
+	ctx, st := context.Background(), storetest.New(t)
 	now := time.Now().UTC()
 	s, slots := newSession("t1", "C-change", now, 2)
 	create(t, st, s, slots, now)
@@ -48,10 +50,10 @@ func TestChangeCommitsTheStepsExtras(t *testing.T) {
 	activate1 := func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
 		return esign.Activate(s, sl, 1, now, nil)
 	}
-	if _, _, _, err := st.Change(ctx, s.GroupID, step(activate1, esign.Extras{CallbackID: "cb-1"})); !errors.Is(err, ErrReplayed) {
+	if _, _, _, err := st.Change(ctx, s.GroupID, step(activate1, esign.Extras{CallbackID: "cb-1"})); !errors.Is(err, sessionstore.ErrReplayed) {
 		t.Fatalf("replayed callback id: %v", err)
 	}
-	big := &esign.SignatureRecord{Slot: 1, PNG: make([]byte, MaxSignaturePNG+1)}
+	big := &esign.SignatureRecord{Slot: 1, PNG: make([]byte, sessionstore.MaxSignaturePNG+1)}
 	if _, _, _, err := st.Change(ctx, s.GroupID, step(activate1, esign.Extras{Signature: big})); apperr.KindOf(err) != apperr.KindTooLarge {
 		t.Fatalf("oversized signature: %v", err)
 	}

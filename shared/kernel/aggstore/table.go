@@ -1,6 +1,6 @@
 // Package aggstore is the storage half of the aggregate kernel (DESIGN 3 and 13): what every
-// aggregate's store (signing sessions, deliveries, and next batches and workflows) does the same
-// way, so that a new store is its row codec and a few lines.
+// aggregate's store (signing sessions, deliveries, render documents, dispatch batches and
+// workflows) does the same way, so that a new store is its row codec and a few lines.
 //
 //   - Table: one partition per aggregate. The aggregate is one root row (its children inside
 //     it, so a load is ONE point read, whose cost does not grow with the table), its audit rows,

@@ -25,13 +25,3 @@ func NewSMSFromLookup(lookup config.Lookup) (notify.Sender, error) {
 	}
 	return NewSMS(cfg)
 }
-
-// Register makes "customer-acs" available for EMAIL_PROVIDER and SMS_PROVIDER on
-// notify.DefaultRegistry.
-func Register() { RegisterOn(notify.DefaultRegistry) }
-
-// RegisterOn makes "customer-acs" available for both channels on reg.
-func RegisterOn(reg *notify.Registry) {
-	reg.Register(notify.ProviderCustomerACS, notify.Email, NewEmailFromLookup)
-	reg.Register(notify.ProviderCustomerACS, notify.SMS, NewSMSFromLookup)
-}

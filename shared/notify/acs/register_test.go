@@ -9,10 +9,12 @@ import (
 	"github.com/esign-svc/esign/shared/notify"
 )
 
-func TestRegisterOnRegistry(t *testing.T) {
+func TestProvidersFromRegistry(t *testing.T) {
 	t.Parallel()
 	reg := notify.NewRegistry()
-	RegisterOn(reg)
+	// as notify/senders registers it
+	reg.Register(notify.ProviderCustomerACS, notify.Email, NewEmailFromLookup)
+	reg.Register(notify.ProviderCustomerACS, notify.SMS, NewSMSFromLookup)
 	env := map[string]string{
 		"EMAIL_PROVIDER": "customer-acs", "SMS_PROVIDER": "customer-acs",
 		"ACS_CONNECTION_STRING": "endpoint=https://r.communication.azure.com/;accesskey=" + base64.StdEncoding.EncodeToString(testKey),

@@ -8,10 +8,10 @@ import (
 	"github.com/esign-svc/esign/shared/notify"
 )
 
-func TestRegisterOnRegistry(t *testing.T) {
+func TestProvidersFromRegistry(t *testing.T) {
 	t.Parallel()
 	reg := notify.NewRegistry()
-	RegisterOn(reg)
+	reg.Register(notify.ProviderSMTP, notify.Email, NewFromLookup) // as notify/senders registers it
 	// SMS_PROVIDER defaults to the outbox, which this package does not provide.
 	reg.Register(notify.ProviderOutbox, notify.SMS, func(config.Lookup) (notify.Sender, error) { return &Sender{}, nil })
 	env := map[string]string{"EMAIL_PROVIDER": "smtp", "SMTP_HOST": "smtp.example.com", "SMTP_FROM": "no-reply@example.com"}

@@ -11,7 +11,6 @@ import (
 	"log"
 	"math/big"
 	"net"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -191,5 +190,3 @@ func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
 	pool.AddCert(leaf)
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
 }
-
-func (ts *testServer) portString() string { return strconv.Itoa(ts.port) }

@@ -233,18 +233,8 @@ func pdfDate(t time.Time) string {
 	return "D:" + t.Format("20060102150405") + "+00'00'"
 }
 
-// Digest returns the SHA-256 over the byte ranges of a signed file (used by tests and the
-// verifier); br must lie within the file.
-func Digest(file []byte, br [4]int) [32]byte {
-	h := sha256.New()
-	h.Write(file[br[0] : br[0]+br[1]])
-	h.Write(file[br[2] : br[2]+br[3]])
-	var s [32]byte
-	copy(s[:], h.Sum(nil))
-	return s
-}
-
-// digestParts is Digest over the file base||upd without joining the two: br is
+// digestParts is the SHA-256 over the byte ranges of the signed file base||upd, without
+// joining the two: br is
 // [0, a, b, rest] with a and b inside upd.
 func digestParts(base, upd []byte, br [4]int) [32]byte {
 	n := len(base)

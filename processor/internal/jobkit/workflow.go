@@ -1,4 +1,4 @@
-package workflowstore
+package jobkit
 
 import (
 	"context"
@@ -7,23 +7,24 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/workflow"
+	"github.com/esign-svc/esign/shared/workflow/workflowstore"
 )
 
-// Loader reads a workflow (*Store).
+// Loader reads a workflow (*workflowstore.Store).
 type Loader interface {
 	Load(ctx context.Context, id string) (*workflow.Workflow, error)
 }
 
-// Named reads the workflow a processor job's queue message names, the one way the workflow
+// Workflow reads the workflow a processor job's queue message names, the one way the workflow
 // jobs (notify, seal, callback, trigger) read theirs: nil, logged under job and acknowledged,
 // when it is gone; funcproto.Permanent for a message without ids (invalid_message) or of another
 // tenant (tenant_mismatch); the store's errors (retried).
-func Named(ctx context.Context, s Loader, job, workflowID, tenantID string) (*workflow.Workflow, error) {
+func Workflow(ctx context.Context, s Loader, job, workflowID, tenantID string) (*workflow.Workflow, error) {
 	if workflowID == "" || tenantID == "" {
 		return nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("workflowId", "workflowId and tenantId are required")))
 	}
 	w, err := s.Load(ctx, workflowID)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, workflowstore.ErrNotFound) {
 		funcproto.Logf(ctx, "%s: no workflow %s; message acknowledged", job, workflowID)
 		return nil, nil
 	}

@@ -1,11 +1,14 @@
-package seal
+package sealcfg
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +19,7 @@ import (
 	"github.com/esign-svc/esign/shared/config"
 )
 
-func TestLoadSealKey(t *testing.T) {
+func TestLoadKey(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -56,7 +59,7 @@ func TestLoadSealKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			key, err := LoadSealKey(config.MapLookup(tt.settings))
+			key, err := LoadKey(config.MapLookup(tt.settings))
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -76,7 +79,7 @@ func TestLoadSealKey(t *testing.T) {
 	}
 }
 
-func TestLoadSealKeyPKCS12(t *testing.T) {
+func TestLoadKeyPKCS12(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("openssl"); err != nil {
 		// scripts/install-pdf-tools.sh (run by scripts/test.sh) installs it: under CI a missing
@@ -96,11 +99,11 @@ func TestLoadSealKeyPKCS12(t *testing.T) {
 	if out, err := exec.Command("openssl", "pkcs12", "-export", "-inkey", keyFile, "-in", certFile, "-out", p12, "-passout", "pass:pw-123").CombinedOutput(); err != nil {
 		t.Fatalf("openssl: %v %s", err, out)
 	}
-	key, err := LoadSealKey(config.MapLookup(map[string]string{SettingPKCS12File: p12, SettingPKCS12Password: "pw-123"}))
+	key, err := LoadKey(config.MapLookup(map[string]string{SettingPKCS12File: p12, SettingPKCS12Password: "pw-123"}))
 	if err != nil || !key.Chain[0].Equal(cert) {
 		t.Fatalf("pkcs12: %v", err)
 	}
-	_, err = LoadSealKey(config.MapLookup(map[string]string{SettingPKCS12File: p12, SettingPKCS12Password: "wrong-pw"}))
+	_, err = LoadKey(config.MapLookup(map[string]string{SettingPKCS12File: p12, SettingPKCS12Password: "wrong-pw"}))
 	if err == nil || !strings.HasPrefix(err.Error(), SettingPKCS12File+":") || strings.Contains(err.Error(), "wrong-pw") {
 		t.Fatalf("wrong password: %v", err)
 	}
@@ -137,4 +140,19 @@ func writeFile(t *testing.T, dir, name string, b []byte) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// selfSigned is a one-day self-signed certificate of k.
+func selfSigned(k crypto.Signer, cn string) *x509.Certificate {
+	tpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), KeyUsage: x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, k.Public(), k)
+	if err != nil {
+		panic(err)
+	}
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		panic(err)
+	}
+	return c
 }

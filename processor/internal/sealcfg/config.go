@@ -1,4 +1,7 @@
-package seal
+// Package sealcfg is the seal key and the seal settings (SEAL_*) that the processor's two seal
+// jobs, the session seal (processor/seal) and the workflow seal (processor/workflowseal), share:
+// a package of its own so that neither job package imports the other.
+package sealcfg
 
 import (
 	"crypto"
@@ -13,7 +16,7 @@ import (
 	"github.com/esign-svc/esign/shared/pdf/pades"
 )
 
-// Settings of the seal job.
+// Settings of the seal jobs.
 const (
 	SettingCertFile       = "SEAL_CERT_FILE"
 	SettingKeyFile        = "SEAL_KEY_FILE"
@@ -24,19 +27,25 @@ const (
 	SettingLockTTL        = "SEAL_LOCK_TTL"
 )
 
+// Defaults of Config.
+const (
+	DefaultStuckAfter = 15 * time.Minute
+	DefaultLockTTL    = time.Minute
+)
+
 // MinLockTTL is the shortest seal lock SEAL_LOCK_TTL accepts (the lock is renewed every third
 // of it, and a storage call must fit in that).
 const MinLockTTL = 3 * time.Second
 
-// SealKey is the seal's signing key and its certificate chain (signer certificate first).
-type SealKey struct {
+// Key is the seal's signing key and its certificate chain (signer certificate first).
+type Key struct {
 	Signer crypto.Signer
 	Chain  []*x509.Certificate
 }
 
-// Config is the seal job's validated configuration.
+// Config is the seal jobs' validated configuration.
 type Config struct {
-	Key    SealKey
+	Key    Key
 	TSAURL string // optional RFC 3161 authority
 	// StuckAfter is how long a session may sit in sealing before the reconciler re-queues it.
 	StuckAfter time.Duration
@@ -45,7 +54,7 @@ type Config struct {
 	LockTTL time.Duration
 }
 
-// LoadConfig reads the seal key (see LoadSealKey), SEAL_TSA_URL (optional absolute http(s)
+// LoadConfig reads the seal key (see LoadKey), SEAL_TSA_URL (optional absolute http(s)
 // URL), SEAL_RECONCILE_AFTER (Go duration, default 15m, at least 5m) and SEAL_LOCK_TTL (Go
 // duration, default 1m, at least MinLockTTL and below SEAL_RECONCILE_AFTER). The error names
 // every setting at fault.
@@ -61,15 +70,15 @@ func LoadConfig(lookup config.Lookup) (Config, error) {
 	if c.LockTTL < MinLockTTL || c.LockTTL >= c.StuckAfter {
 		r.Check(SettingLockTTL, fmt.Errorf("must be at least %s and less than %s", MinLockTTL, SettingStuckAfter))
 	}
-	key, err := LoadSealKey(lookup)
+	key, err := LoadKey(lookup)
 	return Config{Key: key, TSAURL: c.TSAURL, StuckAfter: c.StuckAfter, LockTTL: c.LockTTL}, errors.Join(r.Err(), err)
 }
 
-// LoadSealKey loads the seal key from SEAL_PKCS12_FILE (with SEAL_PKCS12_PASSWORD, which may
+// LoadKey loads the seal key from SEAL_PKCS12_FILE (with SEAL_PKCS12_PASSWORD, which may
 // be empty) or from SEAL_CERT_FILE and SEAL_KEY_FILE (PEM; the key file may also hold the
 // chain). Exactly one of the two forms must be set. Errors name the setting at fault and never
 // carry the password or key material.
-func LoadSealKey(lookup config.Lookup) (SealKey, error) {
+func LoadKey(lookup config.Lookup) (Key, error) {
 	get := func(name string) string {
 		v, _ := lookup(name)
 		return v
@@ -77,29 +86,29 @@ func LoadSealKey(lookup config.Lookup) (SealKey, error) {
 	p12, certFile, keyFile := get(SettingPKCS12File), get(SettingCertFile), get(SettingKeyFile)
 	switch {
 	case p12 != "" && (certFile != "" || keyFile != ""):
-		return SealKey{}, settingErr(SettingPKCS12File, errors.New("set either it or "+SettingCertFile+" and "+SettingKeyFile+", not both"))
+		return Key{}, settingErr(SettingPKCS12File, errors.New("set either it or "+SettingCertFile+" and "+SettingKeyFile+", not both"))
 	case p12 != "":
 		data, err := os.ReadFile(p12)
 		if err != nil {
-			return SealKey{}, settingErr(SettingPKCS12File, fileErr(err))
+			return Key{}, settingErr(SettingPKCS12File, fileErr(err))
 		}
 		signer, chain, err := pades.LoadPKCS12(data, get(SettingPKCS12Password))
 		if err != nil {
-			return SealKey{}, settingErr(SettingPKCS12File, err)
+			return Key{}, settingErr(SettingPKCS12File, err)
 		}
-		return SealKey{Signer: signer, Chain: chain}, nil
+		return Key{Signer: signer, Chain: chain}, nil
 	case certFile == "":
-		return SealKey{}, settingErr(SettingCertFile, errors.New("is required (or "+SettingPKCS12File+")"))
+		return Key{}, settingErr(SettingCertFile, errors.New("is required (or "+SettingPKCS12File+")"))
 	case keyFile == "":
-		return SealKey{}, settingErr(SettingKeyFile, errors.New("is required with "+SettingCertFile))
+		return Key{}, settingErr(SettingKeyFile, errors.New("is required with "+SettingCertFile))
 	}
 	certPEM, err := os.ReadFile(certFile)
 	if err != nil {
-		return SealKey{}, settingErr(SettingCertFile, fileErr(err))
+		return Key{}, settingErr(SettingCertFile, fileErr(err))
 	}
 	keyPEM, err := os.ReadFile(keyFile)
 	if err != nil {
-		return SealKey{}, settingErr(SettingKeyFile, fileErr(err))
+		return Key{}, settingErr(SettingKeyFile, fileErr(err))
 	}
 	signer, chain, err := pades.LoadPEM(certPEM, keyPEM)
 	if err != nil {
@@ -108,9 +117,9 @@ func LoadSealKey(lookup config.Lookup) (SealKey, error) {
 		if !hasKey(keyPEM) {
 			name = SettingKeyFile
 		}
-		return SealKey{}, settingErr(name, err)
+		return Key{}, settingErr(name, err)
 	}
-	return SealKey{Signer: signer, Chain: chain}, nil
+	return Key{Signer: signer, Chain: chain}, nil
 }
 
 // hasKey reports whether data holds a parseable private key PEM block.
