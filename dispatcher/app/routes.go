@@ -65,25 +65,27 @@ func routes(mux *http.ServeMux, d *Deps) {
 
 	sessions := &esign.Creator{Store: d.Sessions, Docs: d.Blobs, Templates: d.Templates, Tokens: d.Tokens,
 		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now, Licensing: remote}
+	useCases := &esign.Sessions{Store: d.Sessions, Effects: effects.SessionOutputs{}, Cipher: d.Config.PIICipher,
+		OTPBlock: d.Config.OTPBlock, Now: time.Now}
 	requester := &esignapi.API{
-		Creator: sessions,
-		Store:   d.Sessions, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher,
+		Creator: sessions, Sessions: useCases,
+		Store: d.Sessions, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher,
 		Verifier: d.Verifier, Licence: d.Licence, PortalURL: d.Config.PortalURL, Now: time.Now,
 	}
 	requester.Routes(mux)
 	requester.SealAdminRoutes(mux)
 
 	signer := &portal.API{
-		Store: d.Sessions, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: portal.LapsedCodec(d.Config.Tokens),
+		Store: d.Sessions, Sessions: useCases, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: portal.LapsedCodec(d.Config.Tokens),
 		PortalOrigin: d.Config.PortalOrigin, Now: time.Now,
 	}
 	signer.Routes(mux) // also answers the CORS preflights of /api/esign/portal/
 	(&portal.Challenge{
-		API: signer, Senders: d.Senders, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL,
+		API: signer, Senders: d.Senders, Hasher: d.Config.EmailHasher, PortalURL: d.Config.PortalURL,
 		OTPBlock: d.Config.OTPBlock,
 	}).Routes(mux)
 
-	(&callback.API{Store: d.Sessions, Tokens: d.Tokens, Lapsed: signer.Lapsed, Secrets: d.Config.CallbackSecrets, Now: time.Now}).Routes(mux)
+	(&callback.API{Sessions: useCases, Tokens: d.Tokens, Lapsed: signer.Lapsed, Secrets: d.Config.CallbackSecrets, Now: time.Now}).Routes(mux)
 
 	deliveries := &delivery.Creator{Store: d.Deliveries, Docs: d.Blobs, CheckTarget: graph.DeliveryTargets(d.Graph), Tokens: d.Tokens,
 		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now, Licensing: remote}

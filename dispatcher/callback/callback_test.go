@@ -21,8 +21,8 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
-	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/callbacksig"
+	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
@@ -68,7 +68,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	c := &clock{t: time.Now().UTC().Truncate(time.Second)}
-	api := &API{Store: st, Tokens: tokens.NewCodec(ring, tokens.WithClock(c.Now)),
+	api := &API{Sessions: &esign.Sessions{Store: st, Effects: effects.SessionOutputs{}, Now: c.Now}, Tokens: tokens.NewCodec(ring, tokens.WithClock(c.Now)),
 		Lapsed: tokens.NewCodec(ring, tokens.WithLeeway(esign.MaxExpiresInMinutes*time.Minute+time.Hour), tokens.WithClock(c.Now)), Secrets: []string{secret}, Now: c.Now}
 	mux := http.NewServeMux()
 	api.Routes(mux)
@@ -107,7 +107,7 @@ func (e *env) newSession(t *testing.T) *fixture {
 	}
 	ids := []string{"document_reviewed", "electronic_signature", "legally_binding"}
 	for i := range slots {
-		_, _, _, err := e.store.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+		_, _, _, err := e.store.Change(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
 			var all esign.Change
 			for _, step := range []func() (esign.Change, error){
 				func() (esign.Change, error) { return esign.Activate(s, slots, i, now, nil) },
@@ -116,14 +116,14 @@ func (e *env) newSession(t *testing.T) *fixture {
 			} {
 				ch, err := step()
 				if err != nil {
-					return all, nil, err
+					return all, esign.Extras{}, err
 				}
 				all.Slots = append(all.Slots, ch.Slots...)
 				all.Events = append(all.Events, ch.Events...)
 			}
 			all.Slots = []int{i}
 			all.By(esign.Actor{Kind: "signer", ID: slots[i].SessionID})
-			return all, nil, nil
+			return all, esign.Extras{}, nil
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -452,8 +452,8 @@ func TestCallbackSecondaryDeviceAndCancelled(t *testing.T) {
 	f := e.newSession(t)
 	ctx := context.Background()
 	set := func(step func(s *esign.Session, slots []esign.Slot) esign.Change) {
-		if _, _, _, err := e.store.Update(ctx, f.s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
-			return step(s, slots), nil, nil
+		if _, _, _, err := e.store.Change(ctx, f.s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
+			return step(s, slots), esign.Extras{}, nil
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,6 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
-	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/licence"
@@ -26,7 +25,8 @@ import (
 
 // API holds what the routes need.
 type API struct {
-	Creator   *esign.Creator // the create use case
+	Creator   *esign.Creator  // the create use case
+	Sessions  *esign.Sessions // the use cases on a stored session (cancel, revoke, resend, seal retry, erasure)
 	Store     *sessionstore.Store
 	Blobs     *blobstore.Store
 	Tokens    *tokens.Codec
@@ -83,7 +83,7 @@ func (a *API) loadOwn(ctx context.Context, tenant, groupID string) (*esign.Sessi
 		return nil, nil, err
 	}
 	if s.TenantID != tenant {
-		return nil, nil, sessionstore.ErrNotFound
+		return nil, nil, esign.ErrSessionNotFound
 	}
 	return s, slots, nil
 }
@@ -96,18 +96,6 @@ func groupIDParam(r *http.Request) (string, error) {
 		return "", apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("groupId", "must be the session's groupId (a UUID)"))
 	}
 	return groupID, nil
-}
-
-// apply runs a transition on one of the tenant's sessions (another tenant's is not found).
-func (a *API) apply(ctx context.Context, tenant, groupID string,
-	step func(s *esign.Session, slots []esign.Slot) (esign.Change, error)) (*esign.Session, []esign.Slot, esign.Change, error) {
-	return a.Store.Update(ctx, groupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
-		if s.TenantID != tenant {
-			return esign.Change{}, nil, sessionstore.ErrNotFound
-		}
-		ch, err := step(s, slots)
-		return ch, nil, err
-	})
 }
 
 func (a *API) portalLink(s *esign.Session, sl *esign.Slot) (string, error) {

@@ -33,36 +33,9 @@ func (a *API) eraseEmail(w http.ResponseWriter, r *http.Request) error {
 	}
 	who := actor(r, p)
 	who.Kind = "admin"
-	// Check first, on a copy, that the slot may be erased (nothing changes when it may not).
-	cur, curSlots, err := a.loadOwn(r.Context(), p.TenantID, groupID)
+	s, n, err := a.Sessions.EraseEmail(r.Context(), p.TenantID, groupID, idx, who)
 	if err != nil {
 		return err
 	}
-	var hash string
-	if idx < len(curSlots) {
-		hash = curSlots[idx].EmailHash
-	}
-	if _, err := esign.EraseContact(cur, curSlots, idx, a.Now().UTC()); err != nil {
-		return err
-	}
-	// Scrub the audit rows before the slot forgets the hash, so a scrub that fails can be done
-	// again by a retry; and after, for rows written meanwhile.
-	before, err := a.Store.ScrubEmailHash(r.Context(), cur.GroupID, hash)
-	if err != nil {
-		return err
-	}
-	s, _, _, err := a.apply(r.Context(), p.TenantID, cur.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, error) {
-		ch, err := esign.EraseContact(s, slots, idx, a.Now().UTC())
-		ch.By(who)
-		return ch, err
-	})
-	if err != nil {
-		return err
-	}
-	after, err := a.Store.ScrubEmailHash(r.Context(), s.GroupID, hash)
-	if err != nil {
-		return err
-	}
-	n := before + after
 	return web.JSON(w, http.StatusOK, eraseResponse{GroupID: s.GroupID, SlotIndex: idx, Erased: true, AuditRowsClean: n})
 }

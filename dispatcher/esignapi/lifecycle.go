@@ -3,11 +3,7 @@ package esignapi
 import (
 	"net/http"
 
-	"github.com/google/uuid"
-
-	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
-	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/web"
 )
@@ -35,16 +31,8 @@ func (a *API) end(w http.ResponseWriter, r *http.Request, reason esign.CancelRea
 	if err != nil {
 		return err
 	}
-	who := actor(r, p)
-	s, slots, ch, err := a.apply(r.Context(), p.TenantID, groupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, error) {
-		ch, err := esign.Cancel(s, a.Now().UTC(), reason, who.ID)
-		ch.By(who)
-		return ch, err
-	})
+	s, err := a.Sessions.End(r.Context(), p.TenantID, groupID, reason, actor(r, p))
 	if err != nil {
-		return err
-	}
-	if err := effects.Emit(r.Context(), s, slots, ch, false); err != nil {
 		return err
 	}
 	return web.JSON(w, http.StatusOK, lifecycleResponse{GroupID: s.GroupID, State: string(s.State), CancelReason: string(s.CancelReason)})
@@ -73,51 +61,12 @@ func (a *API) resend(w http.ResponseWriter, r *http.Request) error {
 	if err := web.DecodeOptionalJSON(r, web.MaxJSONBody, &req); err != nil {
 		return err
 	}
-	groupID, err := a.Store.GroupByCorrelation(r.Context(), p.TenantID, r.PathValue("correlationId"))
+	s, slots, resent, err := a.Sessions.Resend(r.Context(), p.TenantID, r.PathValue("correlationId"), req.SlotIndex, actor(r, p))
 	if err != nil {
-		return err
-	}
-	who := actor(r, p)
-	s, slots, ch, err := a.apply(r.Context(), p.TenantID, groupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, error) {
-		now := a.Now().UTC()
-		if err := esign.CheckLive(s, now); err != nil {
-			return esign.Change{}, err
-		}
-		var all esign.Change
-		for i := range slots {
-			if req.SlotIndex != nil && *req.SlotIndex != i {
-				continue
-			}
-			ch, err := esign.Reinvite(s, slots, i, now)
-			if err != nil {
-				if req.SlotIndex != nil {
-					return esign.Change{}, err
-				}
-				continue // not eligible: skipped when resending to all
-			}
-			slots[i].LinkJTI, slots[i].LinkUsed = uuid.NewString(), false
-			all.Slots = append(all.Slots, ch.Slots...)
-			all.Events = append(all.Events, ch.Events...)
-			all.Effects = append(all.Effects, ch.Effects...)
-		}
-		if req.SlotIndex != nil && (*req.SlotIndex < 0 || *req.SlotIndex >= len(slots)) {
-			return esign.Change{}, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("slotIndex", "no such slot"))
-		}
-		if len(all.Effects) == 0 {
-			return all, apperr.New(apperr.KindConflict, "nothing_to_resend",
-				"no slot is activated, viewed or otp_verified; pending slots still hold their unused link")
-		}
-		all.By(who)
-		return all, nil
-	})
-	if err != nil {
-		return err
-	}
-	if err := effects.Emit(r.Context(), s, slots, ch, true); err != nil {
 		return err
 	}
 	resp := resendResponse{GroupID: s.GroupID}
-	for _, i := range ch.Slots {
+	for _, i := range resent {
 		link, err := a.portalLink(s, &slots[i])
 		if err != nil {
 			return err

@@ -4,11 +4,6 @@ import (
 	"net/http"
 
 	"github.com/esign-svc/esign/shared/auth"
-	"github.com/esign-svc/esign/shared/azure/tablestore"
-	"github.com/esign-svc/esign/shared/effects"
-	"github.com/esign-svc/esign/shared/esign"
-	"github.com/esign-svc/esign/shared/esign/sessionstore"
-	"github.com/esign-svc/esign/shared/queues"
 	"github.com/esign-svc/esign/shared/web"
 )
 
@@ -40,40 +35,10 @@ func (a *API) retrySeal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
 	who := actor(r, p)
 	who.Kind = "admin"
-	var attempt int
-	s, _, _, err := a.Store.Update(ctx, groupID, func(s *esign.Session, _ []esign.Slot) (esign.Change, []tablestore.Op, error) {
-		if s.TenantID != p.TenantID {
-			return esign.Change{}, nil, sessionstore.ErrNotFound
-		}
-		var since = s.CreatedAt
-		previous := 0
-		if s.State == esign.SessionSealing { // the store is read only when the answer can be yes
-			if since, err = a.Store.SealingSince(ctx, s.GroupID); err != nil {
-				return esign.Change{}, nil, err
-			}
-			events, err := a.Store.Events(ctx, s.GroupID)
-			if err != nil {
-				return esign.Change{}, nil, err
-			}
-			for _, e := range events {
-				if e.Kind == esign.EvSealRequeued {
-					previous++
-				}
-			}
-		}
-		ch, n, err := esign.RequeueSeal(s, a.Now().UTC(), since, previous)
-		attempt = n
-		ch.By(who)
-		return ch, nil, err
-	})
+	s, attempt, err := a.Sessions.RetrySeal(r.Context(), p.TenantID, groupID, who)
 	if err != nil {
-		return err
-	}
-	msg := esign.SealMessage{GroupID: s.GroupID, TenantID: s.TenantID, Attempt: attempt}
-	if err := effects.Send(ctx, queues.Seal, msg); err != nil {
 		return err
 	}
 	return web.JSON(w, http.StatusAccepted, sealRetryResponse{GroupID: s.GroupID, State: string(s.State), Attempt: attempt})

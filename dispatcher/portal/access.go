@@ -16,8 +16,8 @@ import (
 // Errors of the portal routes besides the state machine's and the tokens'.
 var (
 	ErrNoBearer        = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: tokens.CodeMissing, Detail: "send the portal access token as Authorization: Bearer <token>"}
-	ErrTokenNotCurrent = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: tokens.CodeInvalid, Detail: "the access token does not belong to this signer's current portal session"}
-	ErrSecondary       = &apperr.Error{Kind: apperr.KindConflict, Code: esign.CodeDeviceSecondary, Detail: "the signing session moved to another device; this one can only view"}
+	ErrTokenNotCurrent = esign.ErrAccessNotCurrent
+	ErrSecondary       = esign.ErrSecondary
 	ErrOTPRequired     = &apperr.Error{Kind: apperr.KindForbidden, Code: otp.CodeRequired, Detail: "pass the one-time passcode challenge first"}
 )
 
@@ -59,14 +59,7 @@ func (a *API) verifyAccess(ctx context.Context, tok string) (tokens.PortalAccess
 
 // goneErr is the session's 410 when it has ended (expired or cancelled), else nil.
 func (a *API) goneErr(ctx context.Context, groupID string) error {
-	s, _, err := a.Store.Load(ctx, groupID)
-	if err != nil {
-		return nil
-	}
-	if err := esign.CheckLive(s, a.now()); apperr.KindOf(err) == apperr.KindGone {
-		return err
-	}
-	return nil
+	return a.Sessions.Ended(ctx, groupID)
 }
 
 // authorize verifies tok, loads its session and answers 410/409 when the session has ended or
@@ -90,15 +83,11 @@ func (a *API) authorize(ctx context.Context, tok string) (*access, error) {
 	return bind(claims, s, slots)
 }
 
-// bind checks that the claims belong to slot claims.SlotIndex of s.
+// bind checks that the claims belong to slot claims.SlotIndex of s (esign.TokenSlot).
 func bind(claims tokens.PortalAccess, s *esign.Session, slots []esign.Slot) (*access, error) {
-	i := claims.SlotIndex
-	if i < 0 || i >= len(slots) {
-		return nil, ErrTokenNotCurrent
-	}
-	sl := &slots[i]
-	if sl.SessionID != claims.SessionID || claims.Generation > sl.Generation {
-		return nil, ErrTokenNotCurrent
+	sl, err := esign.TokenSlot(slots, claims)
+	if err != nil {
+		return nil, err
 	}
 	return &access{Claims: claims, Session: s, Slots: slots, Slot: sl, Secondary: claims.Generation < sl.Generation}, nil
 }
@@ -114,17 +103,9 @@ func (a *API) refresh(c tokens.PortalAccess) (string, tokens.PortalAccess, error
 	return tok, issued, nil
 }
 
-// signer is the audit actor of a portal request.
-func signer(r *http.Request, sl *esign.Slot) esign.Actor {
-	return esign.Actor{Kind: "signer", ID: sl.SessionID, IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
-}
-
-// requireDevice refuses a view-only (secondary) token for an action that changes the slot.
-func requireDevice(c tokens.PortalAccess, sl *esign.Slot) error {
-	if c.Generation < sl.Generation {
-		return ErrSecondary
-	}
-	return nil
+// device is the signer's browser as r shows it, for the use cases' audit actor.
+func device(r *http.Request) esign.Device {
+	return esign.Device{IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
 }
 
 // CheckDocumentOTP is the OTP gate of the document: nil for a slot without OTP, or once the

@@ -1,14 +1,14 @@
 package portal
 
 import (
+	"context"
 	"net/http"
 	"unicode/utf8"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/tablestore"
-	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/text"
+	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
 )
 
@@ -19,14 +19,14 @@ const MaxDeclineReason = 500
 var ErrConsentVersion = &apperr.Error{Kind: apperr.KindConflict, Code: "consent_version_changed",
 	Detail: "the consent statements changed; reload them and accept the current version " + esign.ConsentVersion}
 
-// transition is a state-machine step on the slot the token names.
-type transition func(s *esign.Session, slots []esign.Slot, i int) (esign.Change, error)
+// transition is a use case on the slot the token names (esign.Sessions: Viewed, Consent,
+// Decline).
+type transition func(ctx context.Context, c tokens.PortalAccess, d esign.Device) (*esign.Session, *esign.Slot, error)
 
-// act authorises the bearer token (410/409 for an ended session first), runs t on a freshly
-// loaded session in one transaction with its audit events, and answers the slot's state with a
-// refreshed token. write refuses a view-only token (409 device_secondary). emit carries out the
-// change's effects as queue outputs (only the invoked decline function has them).
-func (a *API) act(w http.ResponseWriter, r *http.Request, write, emit bool, t transition) error {
+// act authorises the bearer token (410/409 for an ended session first), runs t and answers the
+// slot's state with a refreshed token. write refuses a view-only token (409 device_secondary)
+// before t is run (t checks it again on the session it loads).
+func (a *API) act(w http.ResponseWriter, r *http.Request, write bool, t transition) error {
 	tok, err := bearer(r)
 	if err != nil {
 		return err
@@ -36,40 +36,18 @@ func (a *API) act(w http.ResponseWriter, r *http.Request, write, emit bool, t tr
 		return err
 	}
 	if write {
-		if err := requireDevice(acc.Claims, acc.Slot); err != nil {
+		if err := esign.CheckDevice(acc.Claims, acc.Slot); err != nil {
 			return err
 		}
 	}
-	s, slots, ch, err := a.Store.Update(r.Context(), acc.Session.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
-		if err := esign.CheckLive(s, a.now()); err != nil {
-			return esign.Change{}, nil, err
-		}
-		cur, err := bind(acc.Claims, s, slots)
-		if err != nil {
-			return esign.Change{}, nil, err
-		}
-		if write {
-			if err := requireDevice(acc.Claims, cur.Slot); err != nil {
-				return esign.Change{}, nil, err
-			}
-		}
-		ch, err := t(s, slots, cur.Slot.Index)
-		ch.By(signer(r, cur.Slot))
-		return ch, nil, err
-	})
+	s, sl, err := t(r.Context(), acc.Claims, device(r))
 	if err != nil {
 		return err
-	}
-	if emit {
-		if err := effects.Emit(r.Context(), s, slots, ch, false); err != nil {
-			return err
-		}
 	}
 	next, issued, err := a.refresh(acc.Claims)
 	if err != nil {
 		return err
 	}
-	sl := &slots[acc.Claims.SlotIndex]
 	return web.JSON(w, http.StatusOK, stateView{tokenFields: newTokenFields(next, issued),
 		SlotState: string(sl.State), SessionState: string(s.State), ConsentsAccepted: accepted(sl)})
 }
@@ -80,9 +58,7 @@ func (a *API) viewed(w http.ResponseWriter, r *http.Request) error {
 	if err := web.NoBody(r); err != nil {
 		return err
 	}
-	return a.act(w, r, false, false, func(s *esign.Session, slots []esign.Slot, i int) (esign.Change, error) {
-		return esign.MarkViewed(s, slots, i, a.now(), nil)
-	})
+	return a.act(w, r, false, a.Sessions.Viewed)
 }
 
 type consentRequest struct {
@@ -114,8 +90,8 @@ func (a *API) consent(w http.ResponseWriter, r *http.Request) error {
 	if req.Version != esign.ConsentVersion {
 		return ErrConsentVersion
 	}
-	return a.act(w, r, true, false, func(s *esign.Session, slots []esign.Slot, i int) (esign.Change, error) {
-		return esign.Consent(s, slots, i, a.now(), req.Statements)
+	return a.act(w, r, true, func(ctx context.Context, c tokens.PortalAccess, d esign.Device) (*esign.Session, *esign.Slot, error) {
+		return a.Sessions.Consent(ctx, c, d, req.Statements)
 	})
 }
 
@@ -140,7 +116,7 @@ func (a *API) decline(w http.ResponseWriter, r *http.Request) error {
 	if utf8.RuneCountInString(req.Reason) > MaxDeclineReason {
 		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("reason", "at most 500 characters of text"))
 	}
-	return a.act(w, r, true, true, func(s *esign.Session, slots []esign.Slot, i int) (esign.Change, error) {
-		return esign.Decline(s, slots, i, a.now(), req.Reason, nil)
+	return a.act(w, r, true, func(ctx context.Context, c tokens.PortalAccess, d esign.Device) (*esign.Session, *esign.Slot, error) {
+		return a.Sessions.Decline(ctx, c, d, req.Reason)
 	})
 }

@@ -1,20 +1,18 @@
 package portal
 
 import (
-	"crypto/subtle"
 	"net/http"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
 )
 
-// Errors of activation.
+// Errors of activation (esign.Sessions.Activate's).
 var (
-	ErrLinkUsed     = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: "link_used", Detail: "this signing link was already used; ask the sender for a new one"}
-	ErrLinkReplaced = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: "link_replaced", Detail: "a newer signing link replaced this one; use the latest invitation"}
+	ErrLinkUsed     = esign.ErrLinkUsed
+	ErrLinkReplaced = esign.ErrLinkReplaced
 )
 
 type activateRequest struct {
@@ -46,38 +44,10 @@ func (a *API) activate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var who esign.Actor
-	s, slots, _, err := a.Store.Update(r.Context(), claims.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
-		now := a.now()
-		if err := esign.CheckLive(s, now); err != nil {
-			return esign.Change{}, nil, err
-		}
-		if claims.SlotIndex >= len(slots) {
-			return esign.Change{}, nil, ErrLinkReplaced
-		}
-		sl := &slots[claims.SlotIndex]
-		if subtle.ConstantTimeCompare([]byte(claims.ID), []byte(sl.LinkJTI)) != 1 {
-			return esign.Change{}, nil, ErrLinkReplaced
-		}
-		if sl.LinkUsed {
-			return esign.Change{}, nil, ErrLinkUsed
-		}
-		ch, err := esign.Activate(s, slots, sl.Index, now, map[string]any{"generation": sl.Generation})
-		if err != nil {
-			return ch, nil, err
-		}
-		sl.LinkUsed = true
-		who = signer(r, sl)
-		ch.By(who)
-		return ch, nil, nil
-	})
-	if apperr.KindOf(err) == apperr.KindNotFound {
-		return ErrLinkReplaced // the token was signed by us, but its session is gone (erased)
-	}
+	s, sl, err := a.Sessions.Activate(r.Context(), claims, device(r))
 	if err != nil {
 		return err
 	}
-	sl := &slots[claims.SlotIndex]
 	tok, issued, err := a.Tokens.IssuePortalAccess(tokens.PortalAccess{GroupID: s.GroupID, SlotIndex: sl.Index,
 		SessionID: sl.SessionID, Generation: sl.Generation, SessionExpiresAt: s.ExpiresAt})
 	if err != nil {

@@ -19,9 +19,10 @@ import (
 
 // API holds what the portal routes need.
 type API struct {
-	Store  *sessionstore.Store
-	Blobs  *blobstore.Store
-	Tokens *tokens.Codec
+	Store    *sessionstore.Store // reads (the session view, the document)
+	Sessions *esign.Sessions     // the transitions (activate, viewed, consent, decline, OTP, transfer)
+	Blobs    *blobstore.Store
+	Tokens   *tokens.Codec
 	// Lapsed verifies tokens whose own expiry has passed, only to tell a signer whose session
 	// has ended (410, as the spec wants for a link used after expiry) from one whose token
 	// merely lapsed (401). Nothing else is ever done with such a token. Nil: every expired

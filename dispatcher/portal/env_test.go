@@ -20,7 +20,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
-	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
@@ -81,7 +81,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	c := &clock{t: time.Now().UTC().Truncate(time.Second)}
-	api := &API{Store: st, Blobs: blobs, Tokens: tokens.NewCodec(ring, tokens.WithClock(c.Now)),
+	api := &API{Store: st, Sessions: &esign.Sessions{Store: st, Effects: effects.SessionOutputs{}, Now: c.Now}, Blobs: blobs, Tokens: tokens.NewCodec(ring, tokens.WithClock(c.Now)),
 		Lapsed: LapsedCodec(ring, tokens.WithClock(c.Now)), PortalOrigin: testOrigin, Now: c.Now}
 	mux := http.NewServeMux()
 	api.Routes(mux)
@@ -163,8 +163,8 @@ func (e *env) link(t *testing.T, s *esign.Session, sl *esign.Slot) string {
 // update runs a raw step on the stored session (test set-up of states the portal cannot reach).
 func (e *env) update(t *testing.T, groupID string, step func(s *esign.Session, slots []esign.Slot) esign.Change) {
 	t.Helper()
-	_, _, _, err := e.store.Update(context.Background(), groupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
-		return step(s, slots), nil, nil
+	_, _, _, err := e.store.Change(context.Background(), groupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
+		return step(s, slots), esign.Extras{}, nil
 	})
 	if err != nil {
 		t.Fatal(err)

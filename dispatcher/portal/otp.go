@@ -3,11 +3,9 @@ package portal
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/otp"
@@ -28,8 +26,7 @@ const (
 var (
 	ErrOTPSendFailed = &apperr.Error{Kind: apperr.KindUnavailable, Code: otp.CodeSendFailed,
 		Detail: "the code could not be sent; nothing was recorded, ask for a new one"}
-	ErrNoDestination = &apperr.Error{Kind: apperr.KindConflict, Code: "otp_destination_missing",
-		Detail: "no address is on record for this signer's chosen channel"}
+	ErrNoDestination = esign.ErrNoDestination
 )
 
 // Challenge serves the signer's OTP challenge (send, verify) and the cross-device transfer
@@ -39,7 +36,6 @@ type Challenge struct {
 	*API
 	Senders   notify.Providers // e-mail and SMS senders of the codes
 	Hasher    *pii.Hasher      // keyed hash of the codes (PII_HASH_KEY)
-	Cipher    *pii.Cipher      // decrypts the signer's address and phone number
 	PortalURL string           // base of the transfer link: {PortalURL}/transfer?token=...
 	OTPBlock  time.Duration    // how long three locked codes block the slot (OTP_BLOCK_MINUTES; 0: otp.DefaultBlock)
 }
@@ -86,42 +82,17 @@ func (x *Challenge) otpSend(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	i := acc.Claims.SlotIndex
-	var channel esign.OTPChannel
-	var slots []esign.Slot
+	var sent esign.OTPSent
 	record := func(code otpflow.Code) (otpflow.Target, error) {
-		var to string
-		s, stored, _, err := x.Store.Update(r.Context(), acc.Session.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
-			sl, err := x.rebind(acc, s, slots)
-			if err != nil {
-				return esign.Change{}, nil, err
-			}
-			hasPhone := sl.PhoneEnc != ""
-			if channel, err = sl.OTPChannelFor(pick, hasPhone); err != nil {
-				return esign.Change{}, nil, err
-			}
-			var masked string
-			if to, masked, err = x.destination(s.GroupID, sl, channel); err != nil {
-				return esign.Change{}, nil, err
-			}
-			hash := code.Hash(s.GroupID, strconv.Itoa(sl.Index))
-			ch, err := esign.SendOTP(s, slots, sl.Index, x.now(), pick, hasPhone, hash, masked, x.OTPBlock)
-			ch.By(signer(r, sl))
-			return ch, nil, err
-		})
-		if err != nil {
+		var err error
+		if sent, err = x.Sessions.RecordOTP(r.Context(), acc.Claims, device(r), pick, code); err != nil {
 			return otpflow.Target{}, err
 		}
-		slots = stored
-		return otpflow.Target{Channel: notify.Channel(channel), To: to, DocumentName: s.DocumentID, CorrelationID: s.CorrelationID}, nil
+		return otpflow.Target{Channel: notify.Channel(sent.Channel), To: sent.To, DocumentName: sent.Session.DocumentID,
+			CorrelationID: sent.Session.CorrelationID}, nil
 	}
 	undo := func(ctx context.Context, _ string) error {
-		_, _, _, err := x.Store.Update(ctx, acc.Session.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
-			ch := esign.UndoOTPSend(s, slots, i, x.now())
-			ch.By(signer(r, &slots[i]))
-			return ch, nil, nil
-		})
-		return err
+		return x.Sessions.UndoOTP(ctx, acc.Claims, device(r))
 	}
 	if err := x.otpFlow().Send(r.Context(), record, undo); err != nil {
 		return err
@@ -130,9 +101,9 @@ func (x *Challenge) otpSend(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sl := &slots[i]
+	sl := sent.Slot
 	return web.JSON(w, http.StatusOK, otpSendResponse{tokenFields: newTokenFields(next, issued), OK: true,
-		Channel: string(channel), Destination: sl.OTP.Destination, ExpiresAt: ts(sl.OTP.ExpiresAt),
+		Channel: string(sent.Channel), Destination: sl.OTP.Destination, ExpiresAt: ts(sl.OTP.ExpiresAt),
 		ResendAfter: ts(sl.OTP.SentAt.Add(otp.SendInterval))})
 }
 
@@ -157,27 +128,17 @@ func (x *Challenge) otpVerify(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var acc *access
-	var slots []esign.Slot
+	var sl *esign.Slot
 	err := x.otpFlow().Verify(req.Code, func(code otpflow.Code) (otp.Outcome, *otp.State, error) {
 		var err error
 		if acc, err = x.current(r); err != nil {
 			return 0, nil, err
 		}
 		var out otp.Outcome
-		_, slots, _, err = x.Store.Update(r.Context(), acc.Session.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
-			sl, err := x.rebind(acc, s, slots)
-			if err != nil {
-				return esign.Change{}, nil, err
-			}
-			ch, o, err := esign.VerifyOTP(s, slots, sl.Index, x.now(), code.Matches(s.GroupID, strconv.Itoa(sl.Index)), x.OTPBlock)
-			out = o
-			ch.By(signer(r, sl))
-			return ch, nil, err
-		})
-		if err != nil {
+		if out, sl, err = x.Sessions.VerifyOTP(r.Context(), acc.Claims, device(r), code); err != nil {
 			return 0, nil, err
 		}
-		return out, &slots[acc.Claims.SlotIndex].OTP, nil
+		return out, &sl.OTP, nil
 	})
 	if err != nil {
 		return err
@@ -187,7 +148,7 @@ func (x *Challenge) otpVerify(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return web.JSON(w, http.StatusOK, otpVerifyResponse{tokenFields: newTokenFields(next, issued), Verified: true,
-		SlotState: string(slots[acc.Claims.SlotIndex].State)})
+		SlotState: string(sl.State)})
 }
 
 // otpFlow is the signers' code flow: signing codes by e-mail or SMS, the verify field "code".
@@ -207,40 +168,8 @@ func (x *Challenge) current(r *http.Request) (*access, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := requireDevice(acc.Claims, acc.Slot); err != nil {
+	if err := esign.CheckDevice(acc.Claims, acc.Slot); err != nil {
 		return nil, err
 	}
 	return acc, nil
-}
-
-// rebind repeats the checks of current on a freshly loaded session inside a transaction.
-func (x *Challenge) rebind(acc *access, s *esign.Session, slots []esign.Slot) (*esign.Slot, error) {
-	if err := esign.CheckLive(s, x.now()); err != nil {
-		return nil, err
-	}
-	cur, err := bind(acc.Claims, s, slots)
-	if err != nil {
-		return nil, err
-	}
-	if err := requireDevice(acc.Claims, cur.Slot); err != nil {
-		return nil, err
-	}
-	return cur.Slot, nil
-}
-
-// destination decrypts the address of the channel (AAD bound to the slot row) and masks it.
-func (x *Challenge) destination(groupID string, sl *esign.Slot, ch esign.OTPChannel) (to, masked string, err error) {
-	idx := strconv.Itoa(sl.Index)
-	enc, aad, mask := sl.EmailEnc, pii.AAD(groupID, "slot", idx), pii.MaskEmail
-	if ch == esign.OTPSMS {
-		enc, aad, mask = sl.PhoneEnc, pii.AAD(groupID, "phone", idx), pii.MaskPhone
-	}
-	if enc == "" {
-		return "", "", ErrNoDestination
-	}
-	to, err = x.Cipher.DecryptString(enc, aad)
-	if err != nil {
-		return "", "", err
-	}
-	return to, mask(to), nil
 }

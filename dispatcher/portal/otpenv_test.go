@@ -90,8 +90,9 @@ func newOTPEnv(t *testing.T) *otpEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.api.Sessions.Cipher = cipher
 	o := &otpEnv{env: e, email: &recorder{}, sms: &recorder{}}
-	o.ch = &Challenge{API: e.api, Senders: notify.Providers{Email: o.email, SMS: o.sms}, Hasher: hasher, Cipher: cipher,
+	o.ch = &Challenge{API: e.api, Senders: notify.Providers{Email: o.email, SMS: o.sms}, Hasher: hasher,
 		PortalURL: testOrigin + "/"}
 	mux := http.NewServeMux()
 	e.api.Routes(mux)
@@ -106,13 +107,13 @@ func (o *otpEnv) otpSession(t *testing.T, ch esign.OTPChannel, withPhone bool) (
 	t.Helper()
 	f := o.newSession(t, sessionOpts{})
 	gid := f.s.GroupID
-	emailEnc, err := o.ch.Cipher.EncryptString(testEmail, pii.AAD(gid, "slot", strconv.Itoa(0)))
+	emailEnc, err := o.ch.Sessions.Cipher.EncryptString(testEmail, pii.AAD(gid, "slot", strconv.Itoa(0)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	phoneEnc := ""
 	if withPhone {
-		if phoneEnc, err = o.ch.Cipher.EncryptString(testPhone, pii.AAD(gid, "phone", strconv.Itoa(0))); err != nil {
+		if phoneEnc, err = o.ch.Sessions.Cipher.EncryptString(testPhone, pii.AAD(gid, "phone", strconv.Itoa(0))); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,10 +10,6 @@ import (
 	qrcode "github.com/skip2/go-qrcode"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/tablestore"
-	"github.com/esign-svc/esign/shared/esign"
-	"github.com/esign-svc/esign/shared/esign/sessionstore"
-	"github.com/esign-svc/esign/shared/logging"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
 )
@@ -44,32 +40,8 @@ func (x *Challenge) transferCreate(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	token, hash, err := tokens.NewOpaque()
+	token, tr, err := x.Sessions.CreateTransfer(r.Context(), acc.Claims, device(r))
 	if err != nil {
-		return apperr.Wrap(err, apperr.KindInternal, tokens.CodeIssueFailed, "could not make a transfer code")
-	}
-	gid := acc.Session.GroupID
-	// The index row goes first: should the transaction below fail, it points at nothing and a
-	// redeem reads it as unknown.
-	if err := x.Store.IndexTransfer(r.Context(), gid, esign.Transfer{Hash: hash, ExpiresAt: x.now().Add(esign.TransferTTL)}); err != nil {
-		return err
-	}
-	var tr esign.Transfer
-	_, _, _, err = x.Store.Update(r.Context(), gid, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
-		sl, err := x.rebind(acc, s, slots)
-		if err != nil {
-			return esign.Change{}, nil, err
-		}
-		ch, t, err := esign.CreateTransfer(s, slots, sl.Index, x.now(), hash)
-		if err != nil {
-			return ch, nil, err
-		}
-		tr = t
-		ch.By(signer(r, sl))
-		return ch, []tablestore.Op{sessionstore.TransferOp(s.GroupID, t)}, nil
-	})
-	if err != nil {
-		_ = x.Store.ForgetTransfer(r.Context(), hash)
 		return err
 	}
 	link := strings.TrimRight(x.PortalURL, "/") + "/transfer?token=" + url.QueryEscape(token)
@@ -107,37 +79,10 @@ func (x *Challenge) transferRedeem(w http.ResponseWriter, r *http.Request) error
 	if req.Token == "" {
 		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("token", "the token of the transfer link is required"))
 	}
-	if !tokens.OpaqueValid(req.Token) {
-		return esign.ErrTransferInvalid
-	}
-	hash := tokens.OpaqueHash(req.Token)
-	gid, err := x.Store.TransferGroup(r.Context(), hash)
+	s, sl, err := x.Sessions.RedeemTransfer(r.Context(), req.Token, device(r))
 	if err != nil {
 		return err
 	}
-	ip, ua := web.ClientIP(r), web.UserAgent(r)
-	s, slots, ch, err := x.Store.Update(r.Context(), gid, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
-		t, err := x.Store.Transfer(r.Context(), gid, hash)
-		if err != nil {
-			return esign.Change{}, nil, err
-		}
-		ch, err := esign.RedeemTransfer(s, slots, t, x.now(), map[string]any{"ip": ip, "userAgent": ua})
-		if err != nil {
-			return ch, nil, err
-		}
-		ch.By(esign.Actor{Kind: "signer", ID: slots[t.Slot].SessionID, IP: ip, UserAgent: ua})
-		return ch, []tablestore.Op{sessionstore.RedeemOp(gid, t)}, nil
-	})
-	if apperr.KindOf(err) == apperr.KindNotFound {
-		return esign.ErrTransferInvalid // the session was erased
-	}
-	if err != nil {
-		return err
-	}
-	if ferr := x.Store.ForgetTransfer(r.Context(), hash); ferr != nil {
-		logging.From(r.Context()).Warn().Err(ferr).Str("route", r.Pattern).Msg("transfer index row not removed")
-	}
-	sl := &slots[ch.Events[0].Slot]
 	tok, issued, err := x.Tokens.IssuePortalAccess(tokens.PortalAccess{GroupID: s.GroupID, SlotIndex: sl.Index,
 		SessionID: sl.SessionID, DeviceID: uuid.NewString(), Generation: sl.Generation, SessionExpiresAt: s.ExpiresAt})
 	if err != nil {

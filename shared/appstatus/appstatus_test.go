@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 )
 
@@ -18,10 +17,7 @@ var tables atomic.Int64
 // store is a Store on a table of the test's own.
 func store(t *testing.T) *Store {
 	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := azuritetest.Account(t)
 	s, err := New(acct, fmt.Sprintf("appstatus%d%d", time.Now().UnixNano()%1e9, tables.Add(1)))
 	if err != nil {
 		t.Fatal(err)

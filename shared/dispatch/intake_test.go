@@ -15,11 +15,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/dispatch/batchstore"
+	"github.com/esign-svc/esign/shared/dispatch/batchstore/storetest"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/licence/licencetest"
@@ -45,20 +45,9 @@ type fixture struct {
 // package (examples/offer) stored as a blob folder.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	suffix := fmt.Sprintf("%x", uuid.New())[:10]
-	st, err := batchstore.New(acct, "dsp"+suffix, "dspidx"+suffix)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.New(t)
 	ctx := context.Background()
-	if err := st.Ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
-	blobs := blobstore.New(acct)
+	blobs := blobstore.New(azuritetest.Account(t))
 	if err := blobs.EnsureContainer(ctx, template.Container); err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/types"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/documents"
@@ -33,10 +32,7 @@ const tenant = "11111111-1111-4111-8111-111111111111"
 
 func store(t testing.TB, az *azuritetest.Instance) *blobstore.Store {
 	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: az.ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := az.Account(t)
 	return blobstore.New(acct)
 }
 

@@ -16,15 +16,17 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
+	deliverystoretest "github.com/esign-svc/esign/shared/delivery/deliverystore/storetest"
 	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/document/documentstore"
+	docstoretest "github.com/esign-svc/esign/shared/document/documentstore/storetest"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	sessionstoretest "github.com/esign-svc/esign/shared/esign/sessionstore/storetest"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence/licencetest"
 	"github.com/esign-svc/esign/shared/pii"
@@ -52,26 +54,9 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sfx := strings.ReplaceAll(uuid.NewString(), "-", "")[:10]
-	f := &fixture{blobs: blobstore.New(acct)}
-	if f.docs, err = documentstore.New(acct, "rdoc"+sfx); err != nil {
-		t.Fatal(err)
-	}
-	if f.sessions, err = sessionstore.New(acct, "rses"+sfx, "rsix"+sfx); err != nil {
-		t.Fatal(err)
-	}
-	if f.deliveries, err = deliverystore.New(acct, "rdel"+sfx, "rdix"+sfx); err != nil {
-		t.Fatal(err)
-	}
-	for _, ensure := range []func(context.Context) error{f.docs.Ensure, f.sessions.Ensure, f.deliveries.Ensure} {
-		if err := ensure(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f := &fixture{blobs: blobstore.New(azuritetest.Account(t)), docs: docstoretest.New(t), sessions: sessionstoretest.New(t),
+		deliveries: deliverystoretest.New(t)}
 	key := base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
 	ring, err := tokens.ParseKeyRing("k1:" + key)
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/template"
@@ -59,10 +58,7 @@ func yamlV(v int) string {
 func TestLoader(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Start(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := azuritetest.Start(t).Account(t)
 	store := blobstore.New(acct)
 	if err := store.EnsureContainer(ctx, template.Container); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package azconn
+package azconn_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 )
 
@@ -41,13 +42,13 @@ func TestNewConnectionString(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			a, err := New(Config{ConnectionString: tc.cs})
+			a, err := azconn.New(azconn.Config{ConnectionString: tc.cs})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
 				}
-				if !strings.Contains(err.Error(), SettingConnectionString) {
-					t.Errorf("err %q does not name %s", err, SettingConnectionString)
+				if !strings.Contains(err.Error(), azconn.SettingConnectionString) {
+					t.Errorf("err %q does not name %s", err, azconn.SettingConnectionString)
 				}
 				if strings.Contains(err.Error(), devKey[:12]) {
 					t.Errorf("err %q leaks the account key", err)
@@ -80,22 +81,22 @@ func TestNewManagedIdentity(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		cfg     Config
+		cfg     azconn.Config
 		blob    string
 		wantErr string
 	}{
-		{name: "system assigned", cfg: Config{AccountName: "esignprod"}, blob: "https://esignprod.blob.core.windows.net/"},
-		{name: "user assigned", cfg: Config{AccountName: "esignprod", ClientID: "00000000-0000-0000-0000-000000000001"}, blob: "https://esignprod.blob.core.windows.net/"},
-		{name: "suffix", cfg: Config{AccountName: "esignprod", EndpointSuffix: "core.usgovcloudapi.net", Credential: fakeCred{}}, blob: "https://esignprod.blob.core.usgovcloudapi.net/"},
-		{name: "bad name", cfg: Config{AccountName: "Esign_Prod"}, wantErr: SettingAccountName},
-		{name: "bad suffix", cfg: Config{AccountName: "esignprod", EndpointSuffix: "evil.example/x"}, wantErr: SettingEndpointSuffix},
-		{name: "both", cfg: Config{AccountName: "esignprod", ConnectionString: "AccountName=a;AccountKey=" + devKey}, wantErr: "not both"},
-		{name: "nothing", cfg: Config{}, wantErr: SettingAccountName},
+		{name: "system assigned", cfg: azconn.Config{AccountName: "esignprod"}, blob: "https://esignprod.blob.core.windows.net/"},
+		{name: "user assigned", cfg: azconn.Config{AccountName: "esignprod", ClientID: "00000000-0000-0000-0000-000000000001"}, blob: "https://esignprod.blob.core.windows.net/"},
+		{name: "suffix", cfg: azconn.Config{AccountName: "esignprod", EndpointSuffix: "core.usgovcloudapi.net", Credential: fakeCred{}}, blob: "https://esignprod.blob.core.usgovcloudapi.net/"},
+		{name: "bad name", cfg: azconn.Config{AccountName: "Esign_Prod"}, wantErr: azconn.SettingAccountName},
+		{name: "bad suffix", cfg: azconn.Config{AccountName: "esignprod", EndpointSuffix: "evil.example/x"}, wantErr: azconn.SettingEndpointSuffix},
+		{name: "both", cfg: azconn.Config{AccountName: "esignprod", ConnectionString: "AccountName=a;AccountKey=" + devKey}, wantErr: "not both"},
+		{name: "nothing", cfg: azconn.Config{}, wantErr: azconn.SettingAccountName},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			a, err := New(tc.cfg)
+			a, err := azconn.New(tc.cfg)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
@@ -117,8 +118,8 @@ func TestNewManagedIdentity(t *testing.T) {
 
 func TestConfigFromLookup(t *testing.T) {
 	t.Parallel()
-	env := map[string]string{SettingAccountName: " acct ", SettingClientID: "cid", SettingEndpointSuffix: "sfx"}
-	got := ConfigFromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	env := map[string]string{azconn.SettingAccountName: " acct ", azconn.SettingClientID: "cid", azconn.SettingEndpointSuffix: "sfx"}
+	got := azconn.ConfigFromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if got.AccountName != "acct" || got.ClientID != "cid" || got.EndpointSuffix != "sfx" || got.ConnectionString != "" {
 		t.Errorf("ConfigFromLookup = %+v", got)
 	}
@@ -126,12 +127,12 @@ func TestConfigFromLookup(t *testing.T) {
 
 func TestPing(t *testing.T) {
 	t.Parallel()
-	a, err := New(Config{ConnectionString: devConnString(t)})
+	a, err := azconn.New(azconn.Config{ConnectionString: devConnString(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := a.Ping(context.Background())
-	for _, svc := range []string{ServiceBlob, ServiceTable, ServiceQueue} {
+	for _, svc := range []string{azconn.ServiceBlob, azconn.ServiceTable, azconn.ServiceQueue} {
 		err, ok := res[svc]
 		if !ok || err != nil {
 			t.Errorf("Ping[%s] = %v (present %v), want nil", svc, err, ok)
@@ -139,14 +140,14 @@ func TestPing(t *testing.T) {
 	}
 
 	// Nothing listens on port 1: every service must report an error.
-	dead, err := New(Config{ConnectionString: azuritetest.ConnectionString("http://127.0.0.1:1/devstoreaccount1", "http://127.0.0.1:1/devstoreaccount1", "http://127.0.0.1:1/devstoreaccount1")})
+	dead, err := azconn.New(azconn.Config{ConnectionString: azuritetest.ConnectionString("http://127.0.0.1:1/devstoreaccount1", "http://127.0.0.1:1/devstoreaccount1", "http://127.0.0.1:1/devstoreaccount1")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	res = dead.Ping(ctx)
-	for _, svc := range []string{ServiceBlob, ServiceTable, ServiceQueue} {
+	for _, svc := range []string{azconn.ServiceBlob, azconn.ServiceTable, azconn.ServiceQueue} {
 		if res[svc] == nil {
 			t.Errorf("Ping[%s] on a dead endpoint = nil, want an error", svc)
 		}
@@ -154,12 +155,12 @@ func TestPing(t *testing.T) {
 
 	// A wrong key reaches the service but is refused.
 	wrong := strings.Replace(devConnString(t), azuriteKey, "AAAA"+azuriteKey[4:], 1)
-	bad, err := New(Config{ConnectionString: wrong})
+	bad, err := azconn.New(azconn.Config{ConnectionString: wrong})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res = bad.Ping(context.Background())
-	for _, svc := range []string{ServiceBlob, ServiceTable, ServiceQueue} {
+	for _, svc := range []string{azconn.ServiceBlob, azconn.ServiceTable, azconn.ServiceQueue} {
 		if res[svc] == nil {
 			t.Errorf("Ping[%s] with a wrong key = nil, want an error", svc)
 		}

@@ -1,4 +1,4 @@
-package azconn
+package azconn_test
 
 import (
 	"testing"

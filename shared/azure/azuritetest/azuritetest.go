@@ -3,12 +3,16 @@
 // loopback ports, stopped when the test or package ends.
 //
 // Use Start for one test, or Main in TestMain to share one instance across a package's tests
-// (tests then use random table, container and queue names so they can run in parallel).
+// (tests then use random table, container and queue names, from Name, so they can run in
+// parallel), and Account for an account on it. A store's own fixture (its storetest package)
+// builds on these.
 package azuritetest
 
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +24,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/esign-svc/esign/shared/azure/azconn"
 )
 
 // AccountName and AccountKey are Azurite's fixed development account.
@@ -222,6 +228,43 @@ func Shared(tb testing.TB) *Instance {
 		tb.Fatal("azuritetest: Shared needs azuritetest.Main in TestMain")
 	}
 	return shared
+}
+
+// Account is an account on the package's instance started by Main, for the test's stores.
+func Account(tb testing.TB) *azconn.Account {
+	tb.Helper()
+	return Shared(tb).Account(tb)
+}
+
+// Account is an account on the instance.
+func (in *Instance) Account(tb testing.TB) *azconn.Account {
+	tb.Helper()
+	a, err := azconn.New(azconn.Config{ConnectionString: in.ConnectionString()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return a
+}
+
+// Ensured is a store fixture's tail: it fails the test on err (the store constructor's), else
+// ensures the store's tables and returns the store.
+func Ensured[S interface{ Ensure(context.Context) error }](tb testing.TB, s S, err error) S {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.Ensure(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// Name is prefix and 12 random lower-case hex digits: a table, container or queue name of the
+// test's own (prefix lower-case letters, for a name valid in all three).
+func Name(prefix string) string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
 }
 
 // RepoRoot finds the repository root (the folder holding go.work) from the working directory.

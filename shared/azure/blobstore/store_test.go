@@ -13,13 +13,16 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/azure/azuritetest"
 )
+
+func TestMain(m *testing.M) { azuritetest.Main(m) }
 
 // newStore gives a store and a fresh container.
 func newStore(t *testing.T) (*Store, string) {
 	t.Helper()
-	s := New(newAccount(t))
-	c := randomName("t-")
+	s := New(azuritetest.Account(t))
+	c := azuritetest.Name("t-")
 	if err := s.EnsureContainer(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +94,7 @@ func TestNotFound(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, c := newStore(t)
-	missing := randomName("missing-")
+	missing := azuritetest.Name("missing-")
 	tests := []struct {
 		name string
 		call func() error
@@ -187,7 +190,7 @@ func TestDelete(t *testing.T) {
 	if err := s.DeleteIfExists(ctx, c, "d"); err != nil {
 		t.Errorf("DeleteIfExists on a missing blob: %v", err)
 	}
-	if err := s.DeleteIfExists(ctx, randomName("missing-"), "d"); err != nil {
+	if err := s.DeleteIfExists(ctx, azuritetest.Name("missing-"), "d"); err != nil {
 		t.Errorf("DeleteIfExists in a missing container: %v", err)
 	}
 }
@@ -379,7 +382,7 @@ func TestCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Into a container that does not exist yet: it is created, the bytes and type are the source's.
-	dst := Path{Container: randomName("cp-"), Name: "copy.pdf"}
+	dst := Path{Container: azuritetest.Name("cp-"), Name: "copy.pdf"}
 	if err := s.Copy(ctx, Path{Container: c, Name: "src/a.pdf"}, dst); err != nil {
 		t.Fatal(err)
 	}

@@ -11,11 +11,14 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/azure/azuritetest"
 )
+
+func TestMain(m *testing.M) { azuritetest.Main(m) }
 
 func newQueue(t *testing.T) *Queue {
 	t.Helper()
-	q, err := New(newAccount(t), randomName("q-"))
+	q, err := New(azuritetest.Account(t), azuritetest.Name("q-"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +107,8 @@ func TestVisibilityDelay(t *testing.T) {
 func TestWireFormat(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	acct := newAccount(t)
-	q, err := New(acct, randomName("wire-"))
+	acct := azuritetest.Account(t)
+	q, err := New(acct, azuritetest.Name("wire-"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +167,7 @@ func TestRefusedValues(t *testing.T) {
 func TestMissingQueue(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	q, err := New(newAccount(t), randomName("missing-"))
+	q, err := New(azuritetest.Account(t), azuritetest.Name("missing-"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +183,7 @@ func TestMissingQueue(t *testing.T) {
 
 func TestQueueNames(t *testing.T) {
 	t.Parallel()
-	acct := newAccount(t)
+	acct := azuritetest.Account(t)
 	for _, n := range []string{"seal", "seal-poison", "abc"} {
 		if _, err := New(acct, n); err != nil {
 			t.Errorf("New(%q): %v", n, err)

@@ -10,12 +10,15 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/google/go-cmp/cmp"
 )
 
+func TestMain(m *testing.M) { azuritetest.Main(m) }
+
 func newStore(t *testing.T) *Store {
 	t.Helper()
-	s, err := New(newAccount(t), strings.ReplaceAll(randomName("t"), "-", ""))
+	s, err := New(azuritetest.Account(t), strings.ReplaceAll(azuritetest.Name("t"), "-", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +188,7 @@ func TestSingleEntityErrors(t *testing.T) {
 		t.Errorf("unconditional delete: %v", err)
 	}
 
-	missing, err := New(newAccount(t), strings.ReplaceAll(randomName("nope"), "-", ""))
+	missing, err := New(azuritetest.Account(t), strings.ReplaceAll(azuritetest.Name("nope"), "-", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +203,7 @@ func TestSingleEntityErrors(t *testing.T) {
 func TestNewRefusesBadTableName(t *testing.T) {
 	t.Parallel()
 	for _, n := range []string{"", "ab", "1abc", "has-hyphen", strings.Repeat("a", 64)} {
-		if _, err := New(newAccount(t), n); err == nil {
+		if _, err := New(azuritetest.Account(t), n); err == nil {
 			t.Errorf("New(%q) accepted", n)
 		}
 	}

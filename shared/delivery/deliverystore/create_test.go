@@ -1,4 +1,4 @@
-package deliverystore
+package deliverystore_test
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/delivery/deliverystore"
+	"github.com/esign-svc/esign/shared/delivery/deliverystore/storetest"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/tokens"
 )
@@ -25,7 +27,7 @@ import (
 
 // failingStore is the store whose session Create fails once, on the failOn-th call (1-based).
 type failingStore struct {
-	*Store
+	*deliverystore.Store
 	failOn     int64
 	failFinish bool // recording a failed run fails too (the run died)
 	calls      atomic.Int64
@@ -63,14 +65,14 @@ func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 type fixture struct {
-	st    *Store
+	st    *deliverystore.Store
 	clk   *clock
 	codec *tokens.Codec
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	return &fixture{st: newStore(t), clk: &clock{t: time.Now().UTC().Truncate(time.Second)}}
+	return &fixture{st: storetest.New(t), clk: &clock{t: time.Now().UTC().Truncate(time.Second)}}
 }
 
 func (f *fixture) creator(t *testing.T, store delivery.CreateStore) *delivery.Creator {
@@ -105,7 +107,7 @@ func request(corr string, n int) delivery.CreateRequest {
 }
 
 // storedIDs lists the deliveryIds stored under the request's correlationId, sorted.
-func storedIDs(t *testing.T, st *Store, corr string) []string {
+func storedIDs(t *testing.T, st *deliverystore.Store, corr string) []string {
 	t.Helper()
 	list, err := st.ListByCorrelation(context.Background(), initiator.TenantID, corr)
 	if err != nil {
@@ -308,7 +310,7 @@ func TestCreateRunThatDied(t *testing.T) {
 	left := storedIDs(t, f.st, corr)
 
 	cr := f.creator(t, f.st)
-	f.clk.add(CreateLease - time.Second)
+	f.clk.add(deliverystore.CreateLease - time.Second)
 	_, err = cr.Create(ctx, initiator, key, request(corr, 3))
 	wantErr(t, err, delivery.ErrCreateInProgress)
 

@@ -1,4 +1,4 @@
-package deliverystore
+package deliverystore_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/delivery/deliverystore"
+	"github.com/esign-svc/esign/shared/delivery/deliverystore/storetest"
 	"github.com/esign-svc/esign/shared/kernel/aggstore"
 )
 
@@ -18,7 +20,7 @@ import (
 // not; a checked entry is forgotten.
 func TestInviteChecksOfEmailedDeliveries(t *testing.T) {
 	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
+	ctx, st := context.Background(), storetest.New(t)
 	st.InviteChecks().SetAfter(4 * time.Minute)
 	at := time.Now().UTC()
 	made := map[delivery.Mode]string{}
@@ -59,14 +61,14 @@ func TestInviteChecksOfEmailedDeliveries(t *testing.T) {
 // over and its holder's record then loses.
 func TestInviteClaim(t *testing.T) {
 	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
+	ctx, st := context.Background(), storetest.New(t)
 	s := create(t, st, "t1", "claim")
 	at, lease := time.Now().UTC(), time.Minute
 	c, err := st.ClaimInvite(ctx, s.DeliveryID, at, lease)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.ClaimInvite(ctx, s.DeliveryID, at.Add(time.Second), lease); !errors.Is(err, ErrInviteInFlight) {
+	if _, err := st.ClaimInvite(ctx, s.DeliveryID, at.Add(time.Second), lease); !errors.Is(err, deliverystore.ErrInviteInFlight) {
 		t.Fatalf("second claim: %v, want ErrInviteInFlight", err)
 	}
 	if err := st.ReleaseInvite(ctx, c); err != nil {
@@ -81,7 +83,7 @@ func TestInviteClaim(t *testing.T) {
 		t.Fatalf("stale claim not taken over: %v", err)
 	}
 	invited := func(s *delivery.Session) (delivery.Change, error) { return delivery.Invited(s, now, "email") }
-	if _, _, err := st.UpdateInvited(ctx, stale, at, invited); !errors.Is(err, ErrConcurrent) {
+	if _, _, err := st.UpdateInvited(ctx, stale, at, invited); !errors.Is(err, deliverystore.ErrConcurrent) {
 		t.Fatalf("record under a lost claim: %v, want ErrConcurrent", err)
 	}
 	if got, _ := st.Load(ctx, s.DeliveryID); !got.SentAt.IsZero() {
@@ -93,7 +95,7 @@ func TestInviteClaim(t *testing.T) {
 	if got, _ := st.Load(ctx, s.DeliveryID); !got.SentAt.Equal(now) {
 		t.Fatalf("sentAt %v", got.SentAt)
 	}
-	if _, err := st.ClaimInvite(ctx, s.DeliveryID, at.Add(time.Hour), lease); !errors.Is(err, ErrInviteSent) {
+	if _, err := st.ClaimInvite(ctx, s.DeliveryID, at.Add(time.Hour), lease); !errors.Is(err, deliverystore.ErrInviteSent) {
 		t.Fatalf("claim after sending: %v, want ErrInviteSent", err)
 	}
 }

@@ -1,4 +1,4 @@
-package deliverystore
+package deliverystore_test
 
 import (
 	"context"
@@ -9,33 +9,17 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/delivery/deliverystore"
+	"github.com/esign-svc/esign/shared/delivery/deliverystore/storetest"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
 
-func newStore(t *testing.T) *Store {
-	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	suffix := fmt.Sprintf("%x", uuid.New())[:10]
-	s, err := New(acct, "dlv"+suffix, "dlvidx"+suffix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Ensure(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 var now = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
-func create(t *testing.T, st *Store, tenant, corr string) *delivery.Session {
+func create(t *testing.T, st *deliverystore.Store, tenant, corr string) *delivery.Session {
 	t.Helper()
 	s := &delivery.Session{DeliveryID: uuid.NewString(), TenantID: tenant, CorrelationID: corr, DocumentName: "a.pdf",
 		PDFBlobPath: "documents/a.pdf", Mode: delivery.ModeBoth, RecipientHash: "h", RecipientEnc: "enc", RequireOTP: true,
@@ -51,7 +35,7 @@ func create(t *testing.T, st *Store, tenant, corr string) *delivery.Session {
 
 func TestCreateLoadUpdateEvents(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	s := create(t, st, "t1", "c1")
 	got, err := st.Load(ctx, s.DeliveryID)
@@ -93,7 +77,7 @@ func TestCreateLoadUpdateEvents(t *testing.T) {
 
 func TestStaleETagIsConcurrent(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	s := create(t, st, "t1", "c1")
 	a, _ := st.Load(ctx, s.DeliveryID)
@@ -103,21 +87,21 @@ func TestStaleETagIsConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	ch, _ = delivery.Open(b, now)
-	if err := st.Apply(ctx, b, ch); !errors.Is(err, ErrConcurrent) {
+	if err := st.Apply(ctx, b, ch); !errors.Is(err, deliverystore.ErrConcurrent) {
 		t.Fatalf("stale write: %v", err)
 	}
 	evs, _ := st.Events(ctx, s.DeliveryID)
 	if len(evs) != 2 {
 		t.Fatalf("%d events: the lost write left an event", len(evs))
 	}
-	if _, err := st.Load(ctx, uuid.NewString()); !errors.Is(err, ErrNotFound) {
+	if _, err := st.Load(ctx, uuid.NewString()); !errors.Is(err, deliverystore.ErrNotFound) {
 		t.Fatalf("missing: %v", err)
 	}
 }
 
 func TestListByCorrelationIsPerTenant(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	a1 := create(t, st, "t1", "c1")
 	a2 := create(t, st, "t1", "c1")

@@ -1,4 +1,4 @@
-package batchstore
+package batchstore_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/dispatch"
+	"github.com/esign-svc/esign/shared/dispatch/batchstore/storetest"
 	"github.com/esign-svc/esign/shared/kernel"
 )
 
@@ -17,7 +18,7 @@ import (
 // slot, and the failed record's event names its error.
 func TestBatchLifeAuditEvents(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	b, _ := newBatch(t, st, "tenant-events", 3, true, false)
 	at := func(minutes int) time.Time { return now.Add(time.Duration(minutes) * time.Minute) }

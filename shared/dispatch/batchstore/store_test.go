@@ -1,4 +1,4 @@
-package batchstore
+package batchstore_test
 
 import (
 	"context"
@@ -10,35 +10,19 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/dispatch"
+	"github.com/esign-svc/esign/shared/dispatch/batchstore"
+	"github.com/esign-svc/esign/shared/dispatch/batchstore/storetest"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
-
-func newStore(t *testing.T) *Store {
-	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	suffix := fmt.Sprintf("%x", uuid.New())[:10]
-	s, err := New(acct, "dsp"+suffix, "dspidx"+suffix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Ensure(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 var now = time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
 
 // newBatch stores a batch of n records, every seventh with a warning and, when invalid is set,
 // every tenth invalid.
-func newBatch(t *testing.T, st *Store, tenant string, n int, requireApproval, invalid bool) (*dispatch.Batch, []dispatch.Record) {
+func newBatch(t *testing.T, st *batchstore.Store, tenant string, n int, requireApproval, invalid bool) (*dispatch.Batch, []dispatch.Record) {
 	t.Helper()
 	b := &dispatch.Batch{BatchID: uuid.NewString(), TenantID: tenant, CorrelationID: "batch-" + uuid.NewString(),
 		Title: "Offers", TemplatePath: "templates/offer.zip", TemplateName: "Offer letter", TemplateVersion: 1,
@@ -66,7 +50,7 @@ func newBatch(t *testing.T, st *Store, tenant string, n int, requireApproval, in
 // then finishes partially-failed.
 func TestCountersExactUnderConcurrentAndRedeliveredRecords(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	b, recs := newBatch(t, st, "t1", 250, false, false)
 	if b.State != dispatch.StateQueued || b.ReadyCount != 250 || b.WarningCount != 35 || b.Readiness != dispatch.ReadyPartial {
@@ -142,7 +126,7 @@ func TestCountersExactUnderConcurrentAndRedeliveredRecords(t *testing.T) {
 // tenant's batches by state.
 func TestRecordsPagesAndList(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	b, _ := newBatch(t, st, "t2", 120, true, true)
 	if b.State != dispatch.StateInvalid || b.Readiness != dispatch.ReadyInvalid || b.FailedCount != 12 {

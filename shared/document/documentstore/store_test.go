@@ -1,45 +1,27 @@
-package documentstore
+package documentstore_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/document"
+	"github.com/esign-svc/esign/shared/document/documentstore/storetest"
 	"github.com/esign-svc/esign/shared/kernel"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
-
-func newStore(t *testing.T) *Store {
-	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(acct, "docs"+fmt.Sprintf("%x", uuid.New())[:10])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Ensure(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 // TestDocumentLifecycle stores a rendered document with document.rendered, refuses a second
 // create under its correlationId, records what auto-trigger started once each, and reads the
 // row and trail back as written.
 func TestDocumentLifecycle(t *testing.T) {
 	t.Parallel()
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	at := time.Date(2026, 11, 23, 7, 0, 0, 123456789, time.UTC)
 	d := &document.Document{CorrelationID: "offer-1", TenantID: "t1", CreatedBy: "oid-1", DocumentID: "OFFER-1",

@@ -1,4 +1,4 @@
-package sessionstore
+package sessionstore_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/esign/sessionstore/storetest"
 )
 
 // TestScrubEmailHashLeavesItNowhere: erasure cuts a slot's hash out of every audit row of the
@@ -15,7 +17,7 @@ import (
 // leaves the other slot's hash and everything else as it was.
 func TestScrubEmailHashLeavesItNowhere(t *testing.T) {
 	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
+	ctx, st := context.Background(), storetest.New(t)
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	s, slots := newSession("t1", "C-scrub", now, 2)
 	slots[0].EmailHash, slots[1].EmailHash = "0a1b2c3d4e5f", "9f8e7d6c5b4a"
@@ -38,7 +40,7 @@ func TestScrubEmailHashLeavesItNowhere(t *testing.T) {
 	if err != nil || n != 3 { // slot.invited, slot.activated (its column), slot.reinvited
 		t.Fatalf("scrubbed %d rows: %v", n, err)
 	}
-	rows, err := st.t.Query(ctx, s.GroupID, nil)
+	rows, err := st.Table().Query(ctx, s.GroupID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +48,7 @@ func TestScrubEmailHashLeavesItNowhere(t *testing.T) {
 	for _, r := range rows {
 		for k, v := range r.Props {
 			str, _ := v.(string)
-			if strings.HasPrefix(r.RowKey, prefixEvent) && strings.Contains(str, "0a1b2c3d4e5f") {
+			if strings.HasPrefix(r.RowKey, sessionstore.PrefixEvent) && strings.Contains(str, "0a1b2c3d4e5f") {
 				t.Errorf("row %s (%s) still holds the hash in %s: %s", r.RowKey, r.String("kind"), k, str)
 			}
 			if strings.Contains(str, "9f8e7d6c5b4a") {

@@ -1,4 +1,4 @@
-package sessionstore
+package sessionstore_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/esign/sessionstore/storetest"
 	"github.com/esign-svc/esign/shared/kernel/aggstore"
 )
 
@@ -16,7 +17,7 @@ import (
 // changes that invite nobody add nothing, and a checked entry is forgotten.
 func TestInviteChecksFollowInvitingChanges(t *testing.T) {
 	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
+	ctx, st := context.Background(), storetest.New(t)
 	st.InviteChecks().SetAfter(3 * time.Minute)
 	now := time.Now().UTC()
 	s, slots := newSession("t1", "I1", now, 2)

@@ -1,4 +1,4 @@
-package sessionstore
+package sessionstore_test
 
 import (
 	"context"
@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/esign/sessionstore/storetest"
 )
 
 func TestNotificationClaims(t *testing.T) {
 	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
+	ctx, st := context.Background(), storetest.New(t)
 	now := time.Now().UTC()
 	s, slots := newSession("t1", "N1", now, 2)
 	create(t, st, s, slots, now)
@@ -21,7 +23,7 @@ func TestNotificationClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.ClaimNotification(ctx, s.GroupID, "m1", now.Add(time.Second), lease); !errors.Is(err, ErrInFlight) {
+	if _, err := st.ClaimNotification(ctx, s.GroupID, "m1", now.Add(time.Second), lease); !errors.Is(err, sessionstore.ErrInFlight) {
 		t.Fatalf("second claim within the lease: %v, want ErrInFlight", err)
 	}
 	// Released after a failed send: claimable again.
@@ -38,13 +40,13 @@ func TestNotificationClaims(t *testing.T) {
 		t.Fatalf("stale claim not taken over: %v", err)
 	}
 	ev := esign.Event{Kind: "notification.sent", Slot: 1, At: now, Actor: esign.Actor{Kind: "system", ID: "notify"}, Data: map[string]any{"kind": "invitation"}}
-	if err := st.CompleteNotification(ctx, c, slots, []esign.Event{ev}, now); !errors.Is(err, ErrInFlight) {
+	if err := st.CompleteNotification(ctx, c, slots, []esign.Event{ev}, now); !errors.Is(err, sessionstore.ErrInFlight) {
 		t.Fatalf("completion of a lost claim: %v, want ErrInFlight", err)
 	}
 	if err := st.CompleteNotification(ctx, taken, slots, []esign.Event{ev}, now); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.ClaimNotification(ctx, s.GroupID, "m1", now.Add(time.Hour), lease); !errors.Is(err, ErrAlreadySent) {
+	if _, err := st.ClaimNotification(ctx, s.GroupID, "m1", now.Add(time.Hour), lease); !errors.Is(err, sessionstore.ErrAlreadySent) {
 		t.Fatalf("claim after sending: %v, want ErrAlreadySent", err)
 	}
 	// Another notification id is independent.

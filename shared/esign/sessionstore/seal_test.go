@@ -1,4 +1,4 @@
-package sessionstore
+package sessionstore_test
 
 import (
 	"context"
@@ -8,10 +8,12 @@ import (
 
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/esign/sessionstore/storetest"
 )
 
 // toSealing signs every slot of a created session so that it is sealing; it returns when.
-func toSealing(t *testing.T, st *Store, groupID string, at time.Time) {
+func toSealing(t *testing.T, st *sessionstore.Store, groupID string, at time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	s, slots, err := st.Load(ctx, groupID)
@@ -61,7 +63,7 @@ func uniq(in []int) []int {
 
 func TestSealingScanAndSince(t *testing.T) {
 	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
+	ctx, st := context.Background(), storetest.New(t)
 	now := time.Date(2026, 11, 22, 10, 0, 0, 5, time.UTC)
 	live, liveSlots := newSession("t1", "S1", now, 1)
 	create(t, st, live, liveSlots, now)
@@ -88,12 +90,12 @@ func TestSealingScanAndSince(t *testing.T) {
 
 func TestRecordEventsAndSignatureSlots(t *testing.T) {
 	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
+	ctx, st := context.Background(), storetest.New(t)
 	now := time.Now().UTC()
 	s, slots := newSession("t1", "S3", now, 3)
 	create(t, st, s, slots, now)
 	for _, i := range []int{2, 0} {
-		op, err := SignatureOp(s.GroupID, i, Signature{PNG: []byte{1, 2, 3}, Fields: "[]", Consents: "[]"})
+		op, err := sessionstore.SignatureOp(s.GroupID, i, sessionstore.Signature{PNG: []byte{1, 2, 3}, Fields: "[]", Consents: "[]"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +129,7 @@ func TestRecordEventsAndSignatureSlots(t *testing.T) {
 
 func TestSealLock(t *testing.T) {
 	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
+	ctx, st := context.Background(), storetest.New(t)
 	now := time.Now().UTC()
 	g := "lock-group"
 	steps := []struct {
@@ -138,9 +140,9 @@ func TestSealLock(t *testing.T) {
 	}{
 		{"first owner takes it", "a", now, nil},
 		{"same owner again", "a", now.Add(time.Second), nil},
-		{"other owner is refused while live", "b", now.Add(time.Minute), ErrSealBusy},
+		{"other owner is refused while live", "b", now.Add(time.Minute), sessionstore.ErrSealBusy},
 		{"other owner takes over an expired lock", "b", now.Add(11 * time.Minute), nil},
-		{"former owner is now refused", "a", now.Add(12 * time.Minute), ErrSealBusy},
+		{"former owner is now refused", "a", now.Add(12 * time.Minute), sessionstore.ErrSealBusy},
 	}
 	for _, s := range steps {
 		err := st.AcquireSealLock(ctx, g, s.owner, s.at, 10*time.Minute)
@@ -151,7 +153,7 @@ func TestSealLock(t *testing.T) {
 	if err := st.ReleaseSealLock(ctx, g, "a"); err != nil { // not a's: left alone
 		t.Fatal(err)
 	}
-	if err := st.AcquireSealLock(ctx, g, "c", now.Add(13*time.Minute), 10*time.Minute); !errors.Is(err, ErrSealBusy) {
+	if err := st.AcquireSealLock(ctx, g, "c", now.Add(13*time.Minute), 10*time.Minute); !errors.Is(err, sessionstore.ErrSealBusy) {
 		t.Fatalf("release by a non-owner freed the lock: %v", err)
 	}
 	if err := st.ReleaseSealLock(ctx, g, "b"); err != nil {
@@ -167,19 +169,19 @@ func TestSealLock(t *testing.T) {
 // the row's ETag without touching the unreadable part, and a stale ETag is a lost race.
 func TestCorruptSessionRow(t *testing.T) {
 	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
+	ctx, st := context.Background(), storetest.New(t)
 	now := time.Now().UTC()
 	s, slots := newSession("t1", "S9", now, 1)
 	s.RequestedByEmailEnc = "ciphertext"
 	create(t, st, s, slots, now)
 	toSealing(t, st, s.GroupID, now.Add(time.Second))
 	const bad = `[{"name":`
-	if _, err := st.t.Merge(ctx, tablestore.Entity{PartitionKey: s.GroupID, RowKey: rowSession, ETag: "*", Props: map[string]any{"manifest": bad}}); err != nil {
+	if _, err := st.Table().Merge(ctx, tablestore.Entity{PartitionKey: s.GroupID, RowKey: sessionstore.RowSession, ETag: "*", Props: map[string]any{"manifest": bad}}); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err := st.Load(ctx, s.GroupID)
-	var c *CorruptError
-	if !errors.As(err, &c) || !errors.Is(err, ErrCorrupt) || c.Prop != "manifest" || c.Session.State != esign.SessionSealing ||
+	var c *sessionstore.CorruptError
+	if !errors.As(err, &c) || !errors.Is(err, sessionstore.ErrCorrupt) || c.Prop != "manifest" || c.Session.State != esign.SessionSealing ||
 		c.Session.RequestedByEmailEnc != "ciphertext" || c.Session.Manifest != nil {
 		t.Fatalf("load: %v %+v", err, c)
 	}
@@ -193,7 +195,7 @@ func TestCorruptSessionRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.FailCorruptSeal(ctx, &stale, ch); !errors.Is(err, ErrConcurrent) {
+	if err := st.FailCorruptSeal(ctx, &stale, ch); !errors.Is(err, sessionstore.ErrConcurrent) {
 		t.Fatalf("stale ETag: %v", err)
 	}
 	ch, err = esign.FailSeal(c.Session, now, "unreadable")
@@ -203,7 +205,7 @@ func TestCorruptSessionRow(t *testing.T) {
 	if err := st.FailCorruptSeal(ctx, c.Session, ch); err != nil {
 		t.Fatal(err)
 	}
-	row, err := st.t.Get(ctx, s.GroupID, rowSession)
+	row, err := st.Table().Get(ctx, s.GroupID, sessionstore.RowSession)
 	if err != nil || row.String("manifest") != bad || row.String("sealError") != "unreadable" || row.String("state") != string(esign.SessionSealing) {
 		t.Fatalf("row after the failure: %v %v", row.Props, err)
 	}

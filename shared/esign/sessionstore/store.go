@@ -26,7 +26,7 @@ const ClaimLease = 2 * time.Minute
 
 // Errors the store returns besides the tablestore ones.
 var (
-	ErrNotFound   = &apperr.Error{Kind: apperr.KindNotFound, Code: "session_not_found", Detail: "no such signing session"}
+	ErrNotFound   = esign.ErrSessionNotFound
 	ErrConcurrent = aggstore.ErrConcurrent
 	ErrReplayed   = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: "callback_replayed", Detail: "this callback was already accepted"}
 )

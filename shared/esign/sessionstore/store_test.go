@@ -1,4 +1,4 @@
-package sessionstore
+package sessionstore_test
 
 import (
 	"bytes"
@@ -12,29 +12,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/esign/sessionstore/storetest"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
-
-func newStore(t *testing.T) *Store {
-	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	suffix := fmt.Sprintf("%x", uuid.New())[:10]
-	s, err := New(acct, "sess"+suffix, "idx"+suffix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Ensure(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 func newSession(tenant, corr string, now time.Time, n int) (*esign.Session, []esign.Slot) {
 	s := &esign.Session{GroupID: uuid.NewString(), TenantID: tenant, CorrelationID: corr, DocumentID: "D",
@@ -48,7 +32,7 @@ func newSession(tenant, corr string, now time.Time, n int) (*esign.Session, []es
 	return s, slots
 }
 
-func create(t *testing.T, st *Store, s *esign.Session, slots []esign.Slot, now time.Time) {
+func create(t *testing.T, st *sessionstore.Store, s *esign.Session, slots []esign.Slot, now time.Time) {
 	t.Helper()
 	ch := esign.Start(s, slots, now)
 	ch.By(esign.Actor{Kind: "initiator", ID: "oid"})
@@ -59,7 +43,7 @@ func create(t *testing.T, st *Store, s *esign.Session, slots []esign.Slot, now t
 
 func TestCreateLoadAndEvents(t *testing.T) {
 	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
+	ctx, st := context.Background(), storetest.New(t)
 	now := time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC)
 	s, slots := newSession("t1", "C1", now, 3)
 	s.DocumentTitle = "Lease — Flat 4B"
@@ -99,7 +83,7 @@ func TestCreateLoadAndEvents(t *testing.T) {
 
 func TestSecondLiveSessionForCorrelationIsRefused(t *testing.T) {
 	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
+	ctx, st := context.Background(), storetest.New(t)
 	now := time.Now().UTC()
 	first, slots := newSession("t1", "C2", now, 1)
 	create(t, st, first, slots, now)
@@ -127,7 +111,7 @@ func TestSecondLiveSessionForCorrelationIsRefused(t *testing.T) {
 
 func TestApplyIsAtomicAndExactlyOneRacerWins(t *testing.T) {
 	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
+	ctx, st := context.Background(), storetest.New(t)
 	now := time.Now().UTC()
 	s, slots := newSession("t1", "C3", now, 1)
 	create(t, st, s, slots, now)
@@ -169,7 +153,7 @@ func TestApplyIsAtomicAndExactlyOneRacerWins(t *testing.T) {
 		switch {
 		case err == nil:
 			wins++
-		case !IsConcurrent(err):
+		case !sessionstore.IsConcurrent(err):
 			t.Fatalf("unexpected error %v", err)
 		}
 	}
@@ -190,7 +174,7 @@ func TestApplyIsAtomicAndExactlyOneRacerWins(t *testing.T) {
 
 func TestCallbackIDAcceptedOnceAndSignatureRoundTrip(t *testing.T) {
 	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
+	ctx, st := context.Background(), storetest.New(t)
 	now := time.Now().UTC()
 	s, slots := newSession("t1", "C4", now, 2)
 	create(t, st, s, slots, now)
@@ -220,11 +204,11 @@ func TestCallbackIDAcceptedOnceAndSignatureRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sigOp, err := SignatureOp(s.GroupID, 0, Signature{PNG: png, Fields: `[{"name":"x"}]`, Consents: `[]`})
+	sigOp, err := sessionstore.SignatureOp(s.GroupID, 0, sessionstore.Signature{PNG: png, Fields: `[{"name":"x"}]`, Consents: `[]`})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Apply(ctx, sess, sl, ch, sigOp, CallbackOnce(s.GroupID, "cb-1")); err != nil {
+	if err := st.Apply(ctx, sess, sl, ch, sigOp, sessionstore.CallbackOnce(s.GroupID, "cb-1")); err != nil {
 		t.Fatal(err)
 	}
 	got, err := st.Signature(ctx, s.GroupID, 0)
@@ -235,7 +219,7 @@ func TestCallbackIDAcceptedOnceAndSignatureRoundTrip(t *testing.T) {
 	// The same callback id again, on an otherwise valid change of the other slot: refused whole.
 	sess, sl, _ = st.Load(ctx, s.GroupID)
 	ch, _ = esign.Activate(sess, sl, 1, now, nil)
-	if err := st.Apply(ctx, sess, sl, ch, CallbackOnce(s.GroupID, "cb-1")); err != ErrReplayed {
+	if err := st.Apply(ctx, sess, sl, ch, sessionstore.CallbackOnce(s.GroupID, "cb-1")); err != sessionstore.ErrReplayed {
 		t.Fatalf("replayed callback id: %v", err)
 	}
 	_, sl, _ = st.Load(ctx, s.GroupID)
@@ -243,7 +227,7 @@ func TestCallbackIDAcceptedOnceAndSignatureRoundTrip(t *testing.T) {
 		t.Fatalf("refused transaction changed slot 1 to %s", sl[1].State)
 	}
 
-	if _, err := SignatureOp(s.GroupID, 1, Signature{PNG: make([]byte, MaxSignaturePNG+1)}); apperr.KindOf(err) != apperr.KindTooLarge {
+	if _, err := sessionstore.SignatureOp(s.GroupID, 1, sessionstore.Signature{PNG: make([]byte, sessionstore.MaxSignaturePNG+1)}); apperr.KindOf(err) != apperr.KindTooLarge {
 		t.Fatalf("oversized PNG: %v", err)
 	}
 	if err := st.DeleteSignature(ctx, s.GroupID, 0); err != nil {
@@ -256,7 +240,7 @@ func TestCallbackIDAcceptedOnceAndSignatureRoundTrip(t *testing.T) {
 
 func TestDueForExpiry(t *testing.T) {
 	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
+	ctx, st := context.Background(), storetest.New(t)
 	now := time.Now().UTC()
 	soon, sl1 := newSession("t1", "E1", now, 1)
 	soon.ExpiresAt = now.Add(time.Minute)

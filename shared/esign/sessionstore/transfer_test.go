@@ -1,4 +1,4 @@
-package sessionstore
+package sessionstore_test
 
 import (
 	"context"
@@ -9,11 +9,13 @@ import (
 
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/esign/sessionstore/storetest"
 	"github.com/esign-svc/esign/shared/tokens"
 )
 
 // createTransfer activates slot 0 and stores a cross-device token for it, as the portal does.
-func createTransfer(t *testing.T, st *Store, now time.Time) (*esign.Session, string, string) {
+func createTransfer(t *testing.T, st *sessionstore.Store, now time.Time) (*esign.Session, string, string) {
 	t.Helper()
 	ctx := context.Background()
 	s, slots := newSession("t1", "C-"+strings.ReplaceAll(t.Name(), "/", "-"), now, 1)
@@ -37,7 +39,7 @@ func createTransfer(t *testing.T, st *Store, now time.Time) (*esign.Session, str
 		if err := st.IndexTransfer(ctx, s.GroupID, tr); err != nil {
 			return ch, nil, err
 		}
-		return ch, []tablestore.Op{TransferOp(s.GroupID, tr)}, nil
+		return ch, []tablestore.Op{sessionstore.TransferOp(s.GroupID, tr)}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +48,7 @@ func createTransfer(t *testing.T, st *Store, now time.Time) (*esign.Session, str
 }
 
 // redeem is the portal's redeem transaction.
-func redeem(ctx context.Context, st *Store, token string, now time.Time) (int, error) {
+func redeem(ctx context.Context, st *sessionstore.Store, token string, now time.Time) (int, error) {
 	hash := tokens.OpaqueHash(token)
 	groupID, err := st.TransferGroup(ctx, hash)
 	if err != nil {
@@ -58,7 +60,7 @@ func redeem(ctx context.Context, st *Store, token string, now time.Time) (int, e
 			return esign.Change{}, nil, err
 		}
 		ch, err := esign.RedeemTransfer(s, slots, tr, now, nil)
-		return ch, []tablestore.Op{RedeemOp(groupID, tr)}, err
+		return ch, []tablestore.Op{sessionstore.RedeemOp(groupID, tr)}, err
 	})
 	if err != nil {
 		return 0, err
@@ -69,7 +71,7 @@ func redeem(ctx context.Context, st *Store, token string, now time.Time) (int, e
 
 func TestTransferStoredAsHashAndRedeemedOnce(t *testing.T) {
 	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
+	ctx, st := context.Background(), storetest.New(t)
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	s, tok, hash := createTransfer(t, st, now)
 
@@ -77,7 +79,7 @@ func TestTransferStoredAsHashAndRedeemedOnce(t *testing.T) {
 	if err != nil || tr.Slot != 0 || tr.Generation != 0 || !tr.ExpiresAt.Equal(now.Add(esign.TransferTTL)) || tr.ETag == "" {
 		t.Fatalf("stored %+v %v", tr, err)
 	}
-	rows, err := st.t.Query(ctx, s.GroupID, nil)
+	rows, err := st.Table().Query(ctx, s.GroupID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +113,7 @@ func TestTransferStoredAsHashAndRedeemedOnce(t *testing.T) {
 
 func TestTransferUnknownAndExpired(t *testing.T) {
 	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
+	ctx, st := context.Background(), storetest.New(t)
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	s, tok, _ := createTransfer(t, st, now)
 	other, _, _ := tokens.NewOpaque()
@@ -135,7 +137,7 @@ func TestTransferUnknownAndExpired(t *testing.T) {
 
 func TestTransferRaceHasOneWinner(t *testing.T) {
 	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
+	ctx, st := context.Background(), storetest.New(t)
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	s, tok, _ := createTransfer(t, st, now)
 	const n = 4
@@ -154,7 +156,7 @@ func TestTransferRaceHasOneWinner(t *testing.T) {
 		switch {
 		case err == nil:
 			wins++
-		case err == esign.ErrTransferInvalid || IsConcurrent(err):
+		case err == esign.ErrTransferInvalid || sessionstore.IsConcurrent(err):
 		default:
 			t.Errorf("unexpected error %v", err)
 		}
@@ -170,7 +172,7 @@ func TestTransferRaceHasOneWinner(t *testing.T) {
 
 func TestSweepTransfersRemovesOnlyExpiredTokens(t *testing.T) {
 	t.Parallel()
-	ctx, st := context.Background(), newStore(t)
+	ctx, st := context.Background(), storetest.New(t)
 	now := time.Now().UTC()
 	var oldSession, liveSession *esign.Session
 	var oldHash, liveHash string

@@ -25,3 +25,57 @@ func (s *Store) Update(ctx context.Context, groupID string, step Step) (*esign.S
 	}
 	return a.s, a.slots, ch, nil
 }
+
+var _ esign.SessionStore = (*Store)(nil)
+
+// Change is Update for a domain step (esign.Step): the step's extras become this store's
+// operations (the callback id, the signature rows, a cross-device token stored or consumed),
+// committed with the change. Errors: Update's; 413 signature_too_large (nothing is written).
+func (s *Store) Change(ctx context.Context, groupID string, step esign.Step) (*esign.Session, []esign.Slot, esign.Change, error) {
+	return s.Update(ctx, groupID, func(sess *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+		ch, x, err := step(sess, slots)
+		if err != nil {
+			return ch, nil, err
+		}
+		ops, err := extraOps(sess.GroupID, x)
+		return ch, ops, err
+	})
+}
+
+// extraOps are the operations of a step's extras, in a fixed order.
+func extraOps(groupID string, x esign.Extras) ([]tablestore.Op, error) {
+	var ops []tablestore.Op
+	if x.Signature != nil {
+		op, err := SignatureOp(groupID, x.Signature.Slot, Signature{PNG: x.Signature.PNG,
+			Fields: x.Signature.Fields, Consents: x.Signature.Consents})
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, op)
+	}
+	if x.CallbackID != "" {
+		ops = append(ops, CallbackOnce(groupID, x.CallbackID))
+	}
+	if x.NewTransfer != nil {
+		ops = append(ops, TransferOp(groupID, *x.NewTransfer))
+	}
+	if x.Redeemed != nil {
+		ops = append(ops, RedeemOp(groupID, *x.Redeemed))
+	}
+	return ops, nil
+}
+
+// CountEvents is how many audit events of kind the session's trail holds.
+func (s *Store) CountEvents(ctx context.Context, groupID, kind string) (int, error) {
+	events, err := s.Events(ctx, groupID)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range events {
+		if e.Kind == kind {
+			n++
+		}
+	}
+	return n, nil
+}

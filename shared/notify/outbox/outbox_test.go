@@ -1,46 +1,26 @@
-package outbox
+package outbox_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"testing"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/notify/outbox/storetest"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
 
-func newOutbox(t *testing.T) *Outbox {
-	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b [5]byte
-	_, _ = rand.Read(b[:])
-	o, err := New(acct, "outbox"+hex.EncodeToString(b[:]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Ensure(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return o
-}
-
 func TestSendStoresRowsInSendOrder(t *testing.T) {
 	t.Parallel()
-	ctx, o := context.Background(), newOutbox(t)
+	ctx, o := context.Background(), storetest.New(t)
 	// Two messages stamped with the same nanosecond, then one on the next UTC day: send order is
 	// kept and the keys stay apart.
 	at := time.Date(2026, 11, 22, 23, 59, 59, 999999999, time.UTC)
 	clock := []time.Time{at, at, at.Add(time.Nanosecond)}
-	o.now = func() time.Time { t := clock[0]; clock = clock[1:]; return t }
+	o.SetClock(func() time.Time { t := clock[0]; clock = clock[1:]; return t })
 	msgs := []notify.Message{
 		{Channel: notify.Email, Kind: notify.KindInvitation, To: "a@example.com", Subject: "S1", Text: "T1", HTML: "<p>1</p>", CorrelationID: "C1"},
 		{Channel: notify.SMS, Kind: notify.KindOTP, To: "+441234567890", Text: "T2"},
@@ -78,7 +58,7 @@ func TestSendStoresRowsInSendOrder(t *testing.T) {
 
 func TestSendRefusesIncompleteMessages(t *testing.T) {
 	t.Parallel()
-	o := newOutbox(t)
+	o := storetest.New(t)
 	tests := []struct {
 		name string
 		m    notify.Message

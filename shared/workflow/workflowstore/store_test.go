@@ -1,8 +1,7 @@
-package workflowstore
+package workflowstore_test
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,12 +13,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/kernel/aggstore"
-	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/workflow"
+	"github.com/esign-svc/esign/shared/workflow/workflowstore"
+	"github.com/esign-svc/esign/shared/workflow/workflowstore/storetest"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
@@ -44,34 +43,19 @@ approval:
 `
 
 type env struct {
-	st     *Store
+	st     *workflowstore.Store
 	schema *workflow.Schema
 	tab    string
 }
 
 func newEnv(t *testing.T) env {
 	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := pii.ParseCipher("e1:" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", 32))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	suffix := fmt.Sprintf("%x", uuid.New())[:10]
-	st, err := New(acct, "wf"+suffix, "wfidx"+suffix, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Ensure(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	st, _, sfx := storetest.New(t)
 	s, err := workflow.ParseSchema("schema", []byte(schemaYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return env{st: st, schema: s, tab: "wf" + suffix}
+	return env{st: st, schema: s, tab: "wf" + sfx}
 }
 
 func (e env) create(t *testing.T, tenant, corr string, initial map[string]any) (*workflow.Workflow, bool) {
@@ -172,7 +156,7 @@ func TestLifecycle(t *testing.T) {
 	if !reflect.DeepEqual(kinds, want) {
 		t.Fatalf("events %v\nwant   %v", kinds, want)
 	}
-	row, err := e.st.tab.Rows().Get(ctx, w.ID, rowWorkflow)
+	row, err := e.st.Rows().Get(ctx, w.ID, workflowstore.RowWorkflow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +242,7 @@ func TestUpdateRetriesAndRefusals(t *testing.T) {
 	if !errors.Is(err, workflow.ErrInvalidState) {
 		t.Fatalf("approve in-progress: %v", err)
 	}
-	if _, err := e.st.Load(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := e.st.Load(ctx, "nope"); !errors.Is(err, workflowstore.ErrNotFound) {
 		t.Fatalf("load missing: %v", err)
 	}
 	var wg sync.WaitGroup

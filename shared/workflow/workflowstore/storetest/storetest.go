@@ -4,7 +4,6 @@
 package storetest
 
 import (
-	"context"
 	"encoding/base64"
 	"strings"
 	"testing"
@@ -22,21 +21,12 @@ import (
 // test's own).
 func New(t testing.TB) (*workflowstore.Store, *azconn.Account, string) {
 	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	acct := azuritetest.Account(t)
 	c, err := pii.ParseCipher("e1:" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", 32))))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sfx := strings.ReplaceAll(uuid.NewString(), "-", "")[:10]
 	st, err := workflowstore.New(acct, "wf"+sfx, "wfidx"+sfx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Ensure(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return st, acct, sfx
+	return azuritetest.Ensured(t, st, err), acct, sfx
 }
