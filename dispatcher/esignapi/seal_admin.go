@@ -27,7 +27,8 @@ type sealRetryResponse struct {
 // it clears the seal error, records seal.requeued {attempt} in one transaction with the session
 // ETag, and queues the seal message with that attempt on the "seal" output. The processor's seal
 // job is idempotent, so a re-queue racing a late original message seals once. It takes no
-// body (400 body_not_allowed). Answers 202 {groupId, state, attempt}. Errors: 401; 403 without the role or the
+// body: none, empty or {} (any member is 400 body_not_allowed). Answers 202 {groupId, state,
+// attempt}. Errors: 400 invalid_request (groupId not a UUID); 401; 403 without the role or the
 // esign licence; 404 unknown session or another tenant's; 409 session_already_complete,
 // session_not_sealing, seal_not_stuck.
 func (a *API) retrySeal(w http.ResponseWriter, r *http.Request) error {
