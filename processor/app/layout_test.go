@@ -267,3 +267,20 @@ func types(fset *token.FileSet, fl *ast.FieldList) string {
 	}
 	return "(" + strings.Join(out, ", ") + ")"
 }
+
+// TestNoJobImportsTheTableAdapter: no package of the processor imports the table adapter
+// (issue 23): a job commits a session's change through its store's domain methods (Change,
+// Commit with esign.Extras), which build the table operations.
+func TestNoJobImportsTheTableAdapter(t *testing.T) {
+	t.Parallel()
+	const adapter = "github.com/esign-svc/esign/shared/azure/tablestore"
+	imports := golist(t, "Imports", "./...")
+	if len(imports) < 15 {
+		t.Fatalf("go list found only %d packages", len(imports))
+	}
+	for pkg, imps := range imports {
+		if slices.Contains(imps, adapter) {
+			t.Errorf("%s imports %s", pkg, adapter)
+		}
+	}
+}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
@@ -35,7 +34,7 @@ var Actor = esign.Actor{Kind: "system", ID: "expiry"}
 type Store interface {
 	DueForExpiry(ctx context.Context, now time.Time, limit int) ([]string, error)
 	Load(ctx context.Context, groupID string) (*esign.Session, []esign.Slot, error)
-	Apply(ctx context.Context, sess *esign.Session, slots []esign.Slot, ch esign.Change, extra ...tablestore.Op) error
+	Commit(ctx context.Context, sess *esign.Session, slots []esign.Slot, ch esign.Change, x esign.Extras) error
 	ForgetExpiry(ctx context.Context, sess *esign.Session) error
 	ForgetOrphanExpiry(ctx context.Context, groupID string, now time.Time) error
 	SweepTransfers(ctx context.Context, now time.Time, limit int) (int, error)
@@ -128,7 +127,7 @@ func (j *Job) expire(ctx context.Context, groupID string, now time.Time) (bool, 
 		}
 		ch := esign.Expire(sess, slots, now)
 		ch.By(Actor)
-		err = j.store.Apply(ctx, sess, slots, ch)
+		err = j.store.Commit(ctx, sess, slots, ch, esign.Extras{})
 		if sessionstore.IsConcurrent(err) && attempt == 0 {
 			continue
 		}

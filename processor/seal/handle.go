@@ -357,7 +357,7 @@ func (j *Job) complete(ctx context.Context, sess *esign.Session, slots []esign.S
 			return nil, funcproto.Permanent(err) // no longer sealing (cannot happen: nothing else leaves sealing)
 		}
 		ch.By(systemActor)
-		err = j.d.Sessions.Apply(ctx, sess, slots, ch)
+		err = j.d.Sessions.Commit(ctx, sess, slots, ch, esign.Extras{})
 		if err == nil {
 			return &ch, nil
 		}
@@ -410,7 +410,7 @@ func (j *Job) failSeal(ctx context.Context, sess *esign.Session, slots []esign.S
 			return nil, err
 		}
 		ch.By(systemActor)
-		err = j.d.Sessions.Apply(ctx, sess, slots, ch)
+		err = j.d.Sessions.Commit(ctx, sess, slots, ch, esign.Extras{})
 		if err == nil {
 			return &ch, nil
 		}

@@ -27,7 +27,6 @@ import (
 	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/processor/internal/sealcfg"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
-	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
@@ -63,7 +62,7 @@ type Sessions interface {
 	Signature(ctx context.Context, groupID string, slot int) (sessionstore.Signature, error)
 	SignatureSlots(ctx context.Context, groupID string) ([]int, error)
 	DeleteSignature(ctx context.Context, groupID string, slot int) error
-	Apply(ctx context.Context, sess *esign.Session, slots []esign.Slot, ch esign.Change, extra ...tablestore.Op) error
+	Commit(ctx context.Context, sess *esign.Session, slots []esign.Slot, ch esign.Change, x esign.Extras) error
 	RecordEvents(ctx context.Context, groupID string, slots []esign.Slot, ch esign.Change) error
 	AcquireSealLock(ctx context.Context, groupID, owner string, now time.Time, ttl time.Duration) error
 	ReleaseSealLock(ctx context.Context, groupID, owner string) error

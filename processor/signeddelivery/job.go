@@ -15,7 +15,6 @@ import (
 
 	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
@@ -140,12 +139,12 @@ func (j *Job) fail(ctx context.Context, groupID string, cause error) error {
 
 // record applies step to the session; a plan already gone is not an error.
 func (j *Job) record(ctx context.Context, groupID string, step func(*esign.Session) (esign.Change, error)) error {
-	_, _, _, err := j.Sessions.Update(ctx, groupID, func(s *esign.Session, _ []esign.Slot) (esign.Change, []tablestore.Op, error) {
+	_, _, _, err := j.Sessions.Change(ctx, groupID, func(s *esign.Session, _ []esign.Slot) (esign.Change, esign.Extras, error) {
 		ch, err := step(s)
 		if err == nil {
 			ch.By(systemActor)
 		}
-		return ch, nil, err
+		return ch, esign.Extras{}, err
 	})
 	if errors.Is(err, esign.ErrNoDeliveryPlanned) {
 		return nil

@@ -42,6 +42,18 @@ func (s *Store) Change(ctx context.Context, groupID string, step esign.Step) (*e
 	})
 }
 
+// Commit stores a change of a session the caller loaded (Load) on the ETag it was read with,
+// with its audit events and the extras as this store's operations, in one transaction: the
+// domain's form of Apply, for jobs that hold the session across other work (the seal, the
+// expiry) and build no table operation. Errors: Apply's; 413 signature_too_large.
+func (s *Store) Commit(ctx context.Context, sess *esign.Session, slots []esign.Slot, ch esign.Change, x esign.Extras) error {
+	ops, err := extraOps(sess.GroupID, x)
+	if err != nil {
+		return err
+	}
+	return s.Apply(ctx, sess, slots, ch, ops...)
+}
+
 // extraOps are the operations of a step's extras, in a fixed order.
 func extraOps(groupID string, x esign.Extras) ([]tablestore.Op, error) {
 	var ops []tablestore.Op
