@@ -7,13 +7,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/esign-svc/esign/dispatcher/callback"
+	"github.com/esign-svc/esign/dispatcher/callbackapi"
 	"github.com/esign-svc/esign/dispatcher/deliveryapi"
 	"github.com/esign-svc/esign/dispatcher/dispatchapi"
 	"github.com/esign-svc/esign/dispatcher/documentsapi"
 	"github.com/esign-svc/esign/dispatcher/esignapi"
 	"github.com/esign-svc/esign/dispatcher/health"
-	"github.com/esign-svc/esign/dispatcher/portal"
+	"github.com/esign-svc/esign/dispatcher/portalapi"
 	"github.com/esign-svc/esign/dispatcher/renderapi"
 	"github.com/esign-svc/esign/dispatcher/workflowapi"
 	"github.com/esign-svc/esign/shared/delivery"
@@ -75,17 +75,17 @@ func routes(mux *http.ServeMux, d *Deps) {
 	requester.Routes(mux)
 	requester.SealAdminRoutes(mux)
 
-	signer := &portal.API{
-		Store: d.Sessions, Sessions: useCases, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: portal.LapsedCodec(d.Config.Tokens),
+	signer := &portalapi.API{
+		Store: d.Sessions, Sessions: useCases, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: portalapi.LapsedCodec(d.Config.Tokens),
 		PortalOrigin: d.Config.PortalOrigin, Now: time.Now,
 	}
 	signer.Routes(mux) // also answers the CORS preflights of /api/esign/portal/
-	(&portal.Challenge{
+	(&portalapi.Challenge{
 		API: signer, Senders: d.Senders, Hasher: d.Config.EmailHasher, PortalURL: d.Config.PortalURL,
 		OTPBlock: d.Config.OTPBlock,
 	}).Routes(mux)
 
-	(&callback.API{Sessions: useCases, Tokens: d.Tokens, Lapsed: signer.Lapsed, Secrets: d.Config.CallbackSecrets, Now: time.Now}).Routes(mux)
+	(&callbackapi.API{Sessions: useCases, Tokens: d.Tokens, Lapsed: signer.Lapsed, Secrets: d.Config.CallbackSecrets, Now: time.Now}).Routes(mux)
 
 	deliveries := &delivery.Creator{Store: d.Deliveries, Docs: d.Blobs, CheckTarget: graph.DeliveryTargets(d.Graph), Tokens: d.Tokens,
 		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now, Licensing: remote}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/esign-svc/esign/dispatcher/callback"
+	"github.com/esign-svc/esign/dispatcher/callbackapi"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/callbacksig"
 	"github.com/esign-svc/esign/shared/dispatch"
@@ -89,7 +89,7 @@ var bodyRoutes = []bodyRoute{
 	{"PortalTransferRedeem", "POST", "esign/portal/transfer/redeem", bodyJSON, web.MaxJSONBody, authNone, false},
 	{"DocumentProxy", "GET", "esign/document/{token}", bodyNone, web.MaxJSONBody, authDocument, false},
 	{"DocumentProxy", "HEAD", "esign/document/{token}", bodyNone, web.MaxJSONBody, authDocument, false},
-	{"Callback", "POST", "esign/callback", bodyJSON, callback.MaxBody, authSigned, true}, // the HMAC first; the size before it
+	{"Callback", "POST", "esign/callback", bodyJSON, callbackapi.MaxBody, authSigned, true}, // the HMAC first; the size before it
 	{"CreateDelivery", "POST", "delivery", bodyJSON, web.MaxJSONBody, authInitiator, true},
 	{"ListDeliverySessions", "GET", "delivery-sessions", bodyNone, web.MaxJSONBody, authInitiator, true},
 	{"RevokeDelivery", "POST", "delivery/{deliveryId}/revoke", bodyNone, web.MaxJSONBody, authInitiator, true},

@@ -10,7 +10,7 @@
 // gives the handler exactly those bytes. The HMAC is computed over them: the portal must sign
 // the exact bytes it sends, and the body must be sent as application/json text (a host that
 // re-serialised a parsed object would break the signature, which then fails closed with 401).
-package callback
+package callbackapi
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package portal
+package portalapi
 
 import "github.com/esign-svc/esign/shared/web"
 

@@ -4,7 +4,7 @@
 // are anonymous and the tokens protect them: the single-use slot token of the portalUrl for
 // activation, then the portal access token (30 minutes sliding, never beyond the session's
 // expiry), which every answer refreshes. CORS is answered for the configured portal origin only.
-package portal
+package portalapi
 
 import (
 	"net/http"
