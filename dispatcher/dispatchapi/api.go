@@ -312,14 +312,8 @@ func (a *API) decide(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Comments) > maxComments {
 		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("comments", "must be at most 4000 bytes"))
 	}
-	who := a.actor(r, p, "approver")
-	b, ch, err := a.step(r, p.TenantID, func(b *dispatch.Batch) (dispatch.Change, error) {
-		return dispatch.Decide(b, req.Decision, who.ID, req.Comments, a.AllowSelfApproval, a.Now().UTC())
-	}, who)
+	b, err := a.batches().Decide(r.Context(), p.TenantID, r.PathValue("batchId"), a.actor(r, p, "approver"), req.Decision, req.Comments)
 	if err != nil {
-		return err
-	}
-	if err := effects.EmitBatch(r.Context(), b, ch); err != nil {
 		return err
 	}
 	return web.JSON(w, http.StatusOK, map[string]any{"batchId": b.BatchID, "state": b.State, "decidedAt": stamp(b.DecidedAt)})
@@ -336,10 +330,7 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err := web.NoBody(r); err != nil {
 		return err
 	}
-	who := a.actor(r, p, "initiator")
-	b, _, err := a.step(r, p.TenantID, func(b *dispatch.Batch) (dispatch.Change, error) {
-		return dispatch.Cancel(b, a.Now().UTC())
-	}, who)
+	b, err := a.batches().Cancel(r.Context(), p.TenantID, r.PathValue("batchId"), a.actor(r, p, "initiator"))
 	if err != nil {
 		return err
 	}
@@ -350,15 +341,7 @@ func (a *API) actor(r *http.Request, p auth.Principal, kind string) kernel.Actor
 	return kernel.Actor{Kind: kind, ID: p.CallerID(), IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
 }
 
-// step applies a state move to a batch of the tenant (another tenant's is not found), its
-// events by who.
-func (a *API) step(r *http.Request, tenant string, move func(*dispatch.Batch) (dispatch.Change, error), who kernel.Actor) (*dispatch.Batch, dispatch.Change, error) {
-	return a.Store.Update(r.Context(), r.PathValue("batchId"), func(b *dispatch.Batch) (dispatch.Change, error) {
-		if b.TenantID != tenant {
-			return dispatch.Change{}, batchstore.ErrNotFound
-		}
-		ch, err := move(b)
-		ch.By(who)
-		return ch, err
-	})
+// batches is the batch use-case service the transition routes call.
+func (a *API) batches() *dispatch.Batches {
+	return &dispatch.Batches{Store: a.Store, Emit: effects.EmitBatch, AllowSelfApproval: a.AllowSelfApproval, Now: a.Now}
 }

@@ -44,7 +44,7 @@ const (
 )
 
 // ErrNotFound is a batch that does not exist.
-var ErrNotFound = &apperr.Error{Kind: apperr.KindNotFound, Code: "batch_not_found", Detail: "no such batch"}
+var ErrNotFound = dispatch.ErrBatchNotFound
 
 // ErrRecordNotFound is a record index the batch does not have.
 var ErrRecordNotFound = &apperr.Error{Kind: apperr.KindNotFound, Code: "record_not_found", Detail: "no such record"}
