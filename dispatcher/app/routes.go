@@ -82,7 +82,6 @@ func routes(mux *http.ServeMux, d *Deps) {
 	signer.Routes(mux) // also answers the CORS preflights of /api/esign/portal/
 	(&portalapi.Challenge{
 		API: signer, Senders: d.Senders, Hasher: d.Config.EmailHasher, PortalURL: d.Config.PortalURL,
-		OTPBlock: d.Config.OTPBlock,
 	}).Routes(mux)
 
 	(&callbackapi.API{Sessions: useCases, Tokens: d.Tokens, Lapsed: signer.Lapsed, Secrets: d.Config.CallbackSecrets, Now: time.Now}).Routes(mux)

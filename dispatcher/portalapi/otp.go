@@ -3,7 +3,6 @@ package portalapi
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/esign"
@@ -37,7 +36,6 @@ type Challenge struct {
 	Senders   notify.Providers // e-mail and SMS senders of the codes
 	Hasher    *pii.Hasher      // keyed hash of the codes (PII_HASH_KEY)
 	PortalURL string           // base of the transfer link: {PortalURL}/transfer?token=...
-	OTPBlock  time.Duration    // how long three locked codes block the slot (OTP_BLOCK_MINUTES; 0: otp.DefaultBlock)
 }
 
 // Routes registers the four routes (all forwarded: none has queue outputs).
@@ -154,7 +152,7 @@ func (x *Challenge) otpVerify(w http.ResponseWriter, r *http.Request) error {
 // otpFlow is the signers' code flow: signing codes by e-mail or SMS, the verify field "code".
 func (x *Challenge) otpFlow() *otpflow.Flow {
 	return &otpflow.Flow{Hasher: x.Hasher, Senders: x.Senders, Purpose: otpflow.Signing, SendFailed: ErrOTPSendFailed,
-		Field: otpflow.CodeField{Path: "code", Hint: "the code is 6 digits"}, Block: x.OTPBlock}
+		Field: otpflow.CodeField{Path: "code", Hint: "the code is 6 digits"}, Block: x.Sessions.OTPBlock} // the use case's block time: one setting for the machine and the answer
 }
 
 // current authorises the bearer token of a request that only the slot's current device may
