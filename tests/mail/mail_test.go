@@ -207,6 +207,40 @@ func eventually[T any](t *testing.T, what string, get func() (T, bool)) T {
 	}
 }
 
+// waitFor polls list for up to 60 s and returns the first item match accepts.
+func waitFor[T any](t *testing.T, what string, list func() []T, match func(T) bool) T {
+	t.Helper()
+	return eventually(t, what, func() (T, bool) {
+		for _, m := range list() {
+			if match(m) {
+				return m, true
+			}
+		}
+		var zero T
+		return zero, false
+	})
+}
+
+// portalLink is the invitation's portal link; the test fails without one.
+func portalLink(t *testing.T, text string) string {
+	t.Helper()
+	link := linkInText.FindString(text)
+	if link == "" {
+		t.Fatalf("the invitation carries no portal link:\n%s", text)
+	}
+	return link
+}
+
+// codeIn is the six-digit code of a message; the test fails without one.
+func codeIn(t *testing.T, what, text string) string {
+	t.Helper()
+	code := codeInText.FindStringSubmatch(text)
+	if code == nil {
+		t.Fatalf("no six-digit code in the %s", what)
+	}
+	return code[1]
+}
+
 // mimeParts reads an e-mail and returns its decoded text/plain and text/html parts.
 func mimeParts(t *testing.T, raw []byte) (*mail.Message, string, string) {
 	t.Helper()
@@ -265,14 +299,8 @@ func TestSMTP(t *testing.T) {
 		"SMTP_INSECURE": "true"})
 	sg := createSession(t, s, "email")
 
-	inv := eventually(t, "invitation through the SMTP relay", func() (standins.SMTPMessage, bool) {
-		for _, m := range relay.Messages() {
-			if len(m.To) == 1 && m.To[0] == sg.email {
-				return m, true
-			}
-		}
-		return standins.SMTPMessage{}, false
-	})
+	inv := waitFor(t, "invitation through the SMTP relay", relay.Messages,
+		func(m standins.SMTPMessage) bool { return len(m.To) == 1 && m.To[0] == sg.email })
 	if !inv.TLS || inv.AuthMech != "PLAIN" || inv.AuthUser != relay.User {
 		t.Errorf("session: TLS %v, AUTH %q as %q; want STARTTLS then AUTH PLAIN as %q", inv.TLS, inv.AuthMech, inv.AuthUser, relay.User)
 	}
@@ -302,11 +330,7 @@ func TestSMTP(t *testing.T) {
 		_, text, _ := mimeParts(t, ms[1].Data)
 		return text, true
 	})
-	code := codeInText.FindStringSubmatch(codeMail)
-	if code == nil {
-		t.Fatalf("no six-digit code in the code e-mail")
-	}
-	sg.verifyCode(t, code[1])
+	sg.verifyCode(t, codeIn(t, "code e-mail", codeMail))
 	if r := relay.Refused(); len(r) > 0 {
 		t.Errorf("the relay refused steps of the conversation: %v", r)
 	}
@@ -322,39 +346,18 @@ func TestACS(t *testing.T) {
 		"ACS_ENDPOINT": acs.Endpoint(), "ACS_ACCESS_KEY": acs.AccessKey(),
 		"ACS_EMAIL_SENDER": "DoNotReply@esign.example", "ACS_SMS_FROM": "+15550100"})
 	sg := createSession(t, s, "sms")
-	inv := eventually(t, "invitation through ACS e-mail", func() (standins.ACSEmail, bool) {
-		for _, m := range acs.Emails() {
-			if len(m.To) == 1 && m.To[0] == sg.email {
-				return m, true
-			}
-		}
-		return standins.ACSEmail{}, false
-	})
+	inv := waitFor(t, "invitation through ACS e-mail", acs.Emails,
+		func(m standins.ACSEmail) bool { return len(m.To) == 1 && m.To[0] == sg.email })
 	if inv.SenderAddress != "DoNotReply@esign.example" || inv.Subject == "" || inv.HTML == "" {
 		t.Errorf("e-mail: sender %q, subject %q, html %d bytes", inv.SenderAddress, inv.Subject, len(inv.HTML))
 	}
-	link := linkInText.FindString(inv.PlainText)
-	if link == "" {
-		t.Fatalf("the invitation carries no portal link:\n%s", inv.PlainText)
-	}
-	sg.activate(t, link)
+	sg.activate(t, portalLink(t, inv.PlainText))
 	sg.sendCode(t)
-	sms := eventually(t, "code SMS through ACS", func() (standins.ACSSMS, bool) {
-		for _, m := range acs.SMS() {
-			if m.To == sg.phone {
-				return m, true
-			}
-		}
-		return standins.ACSSMS{}, false
-	})
+	sms := waitFor(t, "code SMS through ACS", acs.SMS, func(m standins.ACSSMS) bool { return m.To == sg.phone })
 	if sms.From != "+15550100" {
 		t.Errorf("SMS from %q, want ACS_SMS_FROM", sms.From)
 	}
-	code := codeInText.FindStringSubmatch(sms.Message)
-	if code == nil {
-		t.Fatalf("no six-digit code in the SMS")
-	}
-	sg.verifyCode(t, code[1])
+	sg.verifyCode(t, codeIn(t, "SMS", sms.Message))
 	if d := acs.Denied(); len(d) > 0 {
 		t.Errorf("ACS refused requests: %v", d)
 	}
@@ -366,39 +369,16 @@ func TestOperator(t *testing.T) {
 	s := start(t, map[string]string{"EMAIL_PROVIDER": "operator", "NOTIFICATION_SERVICE_URL": op.URL(),
 		"NOTIFICATION_SERVICE_KEY": op.Key})
 	sg := createSession(t, s, "email")
-	find := func(kind string) func() (standins.OperatorMessage, bool) {
-		return func() (standins.OperatorMessage, bool) {
-			for _, m := range op.Messages() {
-				if m.To == sg.email && m.Kind == kind {
-					return m, true
-				}
-			}
-			return standins.OperatorMessage{}, false
-		}
-	}
-	inv := eventually(t, "invitation through the operator's service", find("invitation"))
+	inv := waitFor(t, "invitation through the operator's service", op.Messages,
+		func(m standins.OperatorMessage) bool { return m.To == sg.email && m.Kind == "invitation" })
 	if inv.Channel != "email" || inv.Subject == "" || inv.HTML == "" {
 		t.Errorf("invitation: channel %q, subject %q, html %d bytes", inv.Channel, inv.Subject, len(inv.HTML))
 	}
-	link := linkInText.FindString(inv.Text)
-	if link == "" {
-		t.Fatalf("the invitation carries no portal link:\n%s", inv.Text)
-	}
-	sg.activate(t, link)
+	sg.activate(t, portalLink(t, inv.Text))
 	sg.sendCode(t)
-	otp := eventually(t, "code e-mail through the operator's service", func() (standins.OperatorMessage, bool) {
-		for _, m := range op.Messages() {
-			if m.To == sg.email && m.Kind != "invitation" {
-				return m, true
-			}
-		}
-		return standins.OperatorMessage{}, false
-	})
-	code := codeInText.FindStringSubmatch(otp.Text)
-	if code == nil {
-		t.Fatalf("no six-digit code in the %s message", otp.Kind)
-	}
-	sg.verifyCode(t, code[1])
+	otp := waitFor(t, "code e-mail through the operator's service", op.Messages,
+		func(m standins.OperatorMessage) bool { return m.To == sg.email && m.Kind != "invitation" })
+	sg.verifyCode(t, codeIn(t, otp.Kind+" message", otp.Text))
 	if d := op.Denied(); len(d) > 0 {
 		t.Errorf("the operator's service refused requests: %v", d)
 	}
