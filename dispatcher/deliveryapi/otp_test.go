@@ -17,11 +17,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/delivery"
-	"github.com/esign-svc/esign/shared/delivery/deliverystore"
+	"github.com/esign-svc/esign/shared/delivery/deliverystore/storetest"
 	"github.com/esign-svc/esign/shared/notify/outbox"
+	outboxtest "github.com/esign-svc/esign/shared/notify/outbox/storetest"
 	"github.com/esign-svc/esign/shared/otp"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/tokens"
@@ -78,18 +78,7 @@ type recipientEnv struct {
 
 func newRecipientEnv(t *testing.T, block time.Duration) *recipientEnv {
 	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	suffix := fmt.Sprintf("%x", uuid.New())[:10]
-	st, err := deliverystore.New(acct, "dapi"+suffix, "dapiidx"+suffix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Ensure(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.New(t)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	ring, err := tokens.ParseKeyRing("k1:" + base64.StdEncoding.EncodeToString(key))
@@ -105,13 +94,7 @@ func newRecipientEnv(t *testing.T, block time.Duration) *recipientEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mail, err := outbox.New(acct, "dapiout"+suffix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mail.Ensure(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	mail := outboxtest.New(t)
 	c := &clock{t: time.Now().UTC().Truncate(time.Second)}
 	e := &recipientEnv{clock: c, mail: mail, mux: http.NewServeMux()}
 	e.api = &API{OTPBlock: block, Store: st, Tokens: tokens.NewCodec(ring, tokens.WithClock(c.Now)), Hasher: hasher, Cipher: cipher,
