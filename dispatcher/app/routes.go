@@ -89,9 +89,11 @@ func routes(mux *http.ServeMux, d *Deps) {
 	deliveries := &delivery.Creator{Store: d.Deliveries, Docs: d.Blobs, CheckTarget: graph.DeliveryTargets(d.Graph), Tokens: d.Tokens,
 		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now, Licensing: remote}
 	(&deliveryapi.API{
-		Creator: deliveries, OTPBlock: d.Config.OTPBlock,
-		Store: d.Deliveries, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: deliveryapi.LapsedCodec(d.Config.Tokens),
-		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, Verifier: d.Verifier, Licence: d.Licence, Meter: meter,
+		Creator: deliveries,
+		Deliveries: &delivery.Deliveries{Store: d.Deliveries, Blobs: d.Blobs, Cipher: d.Config.PIICipher,
+			OTPBlock: d.Config.OTPBlock, Now: time.Now},
+		Tokens: d.Tokens, Lapsed: deliveryapi.LapsedCodec(d.Config.Tokens),
+		Hasher: d.Config.EmailHasher, Verifier: d.Verifier, Licence: d.Licence, Meter: meter,
 		Email: d.Senders.Email, PortalURL: d.Config.PortalURL, PortalOrigin: d.Config.PortalOrigin, Now: time.Now,
 	}).Routes(mux)
 
