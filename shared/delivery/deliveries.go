@@ -80,17 +80,30 @@ func (u *Deliveries) recipient(s *Session) (string, error) {
 	return u.Cipher.DecryptString(s.RecipientEnc, pii.AAD(s.DeliveryID, "recipient"))
 }
 
-// own runs move on one of tenant's sessions (another tenant's is ErrNotFound) and stores it.
-func (u *Deliveries) own(ctx context.Context, tenant, id string, who Actor, move func(s *Session) (Change, error)) (*Session, error) {
+// change runs move on session id once gate (nil: none) let it through, by who, and stores its
+// change with the audit events. A gate or move error writes nothing.
+func (u *Deliveries) change(ctx context.Context, id string, who Actor, gate func(s *Session) error, move Step) (*Session, error) {
 	s, _, err := u.Store.Update(ctx, id, func(s *Session) (Change, error) {
-		if s.TenantID != tenant {
-			return Change{}, ErrNotFound
+		if gate != nil {
+			if err := gate(s); err != nil {
+				return Change{}, err
+			}
 		}
 		ch, err := move(s)
 		ch.By(who)
 		return ch, err
 	})
 	return s, err
+}
+
+// own runs move on one of tenant's sessions (another tenant's is ErrNotFound) and stores it.
+func (u *Deliveries) own(ctx context.Context, tenant, id string, who Actor, move Step) (*Session, error) {
+	return u.change(ctx, id, who, func(s *Session) error {
+		if s.TenantID != tenant {
+			return ErrNotFound
+		}
+		return nil
+	}, move)
 }
 
 // Listed is a session of a List with its recipient's address.
@@ -156,15 +169,7 @@ func (u *Deliveries) Ended(ctx context.Context, id string) error {
 // act runs a recipient's transition on the live session id (410 once it ended, checked before
 // the step runs) by who.
 func (u *Deliveries) act(ctx context.Context, id string, who Actor, step Step) (*Session, error) {
-	s, _, err := u.Store.Update(ctx, id, func(s *Session) (Change, error) {
-		if err := CheckLive(s, u.now()); err != nil {
-			return Change{}, err
-		}
-		ch, err := step(s)
-		ch.By(who)
-		return ch, err
-	})
-	return s, err
+	return u.change(ctx, id, who, func(s *Session) error { return CheckLive(s, u.now()) }, step)
 }
 
 // Link is a short-lived read URL of a session's document.
@@ -308,12 +313,7 @@ func (u *Deliveries) RecordOTP(ctx context.Context, id string, code otpflow.Code
 // UndoOTP forgets the code of session id whose send failed (reason: the provider's code), so
 // the recipient may ask again at once. Errors: ErrNotFound; the store's.
 func (u *Deliveries) UndoOTP(ctx context.Context, id, reason string, who Actor) error {
-	_, _, err := u.Store.Update(ctx, id, func(s *Session) (Change, error) {
-		ch := UndoOTPSend(s, u.now(), reason)
-		ch.By(who)
-		return ch, nil
-	})
-	return err
+	return u.record(ctx, id, who, func(s *Session, now time.Time) Change { return UndoOTPSend(s, now, reason) })
 }
 
 // VerifyOTP checks the recipient's code of session id by who; every attempt is recorded. It
@@ -348,11 +348,7 @@ func (u *Deliveries) ForMessage(ctx context.Context, tenant, id string) (*Sessio
 
 // record stores the change move makes on session id, by who.
 func (u *Deliveries) record(ctx context.Context, id string, who Actor, move func(s *Session, now time.Time) Change) error {
-	_, _, err := u.Store.Update(ctx, id, func(s *Session) (Change, error) {
-		ch := move(s, u.now())
-		ch.By(who)
-		return ch, nil
-	})
+	_, err := u.change(ctx, id, who, nil, func(s *Session) (Change, error) { return move(s, u.now()), nil })
 	return err
 }
 
