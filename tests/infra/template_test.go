@@ -84,6 +84,12 @@ func varText(src, name string) string {
 	return strings.Join(lines[:end], "\n")
 }
 
+// varValue is the text of var name after its '='.
+func varValue(src, name string) string {
+	_, v, _ := strings.Cut(varText(src, name), "=")
+	return v
+}
+
 // quoted are the '...' strings of text (no interpolation).
 func quoted(text string) []string {
 	var out []string
@@ -103,7 +109,7 @@ func loopList(src string, r resource) ([]string, string) {
 	if strings.HasPrefix(m[1], "[") {
 		return quoted(m[1]), ""
 	}
-	return quoted(strings.SplitN(varText(src, m[1]), "=", 2)[1]), m[1]
+	return quoted(varValue(src, m[1])), m[1]
 }
 
 // created are the names of the resources of type typ the template creates (loops and single
@@ -149,8 +155,16 @@ func roleAssignments(t *testing.T, src string) []roleAssignment {
 			ra.scope = m[1]
 			ra.scopeType = res[m[1]].typ
 		}
-		if m := regexp.MustCompile(`roleDefinitions', (?:roles\.(\w+)|(role))\)`).FindStringSubmatch(r.body); m != nil {
+		var loopRoles []string
+		if m := regexp.MustCompile(`roleDefinitions', (?:roles\.(\w+)|(\w+))\)`).FindStringSubmatch(r.body); m != nil {
 			ra.role = m[1] + m[2]
+			if m[2] != "" { // a loop over roles: one assignment per role it lists
+				if l := regexp.MustCompile(`\[for ` + m[2] + ` in \[([^\]]*)\]`).FindStringSubmatch(r.body); l != nil {
+					for _, x := range regexp.MustCompile(`roles\.(\w+)`).FindAllStringSubmatch(l[1], -1) {
+						loopRoles = append(loopRoles, x[1])
+					}
+				}
+			}
 		}
 		if m := regexp.MustCompile(`principalId: (\S+)`).FindStringSubmatch(r.body); m != nil {
 			ra.principal = m[1]
@@ -164,11 +178,18 @@ func roleAssignments(t *testing.T, src string) []roleAssignment {
 		if names, _ := loopList(src, r); names != nil {
 			ra.covers = names
 			if m := regexp.MustCompile(`if \(contains\((\w+), \w+\)\)`).FindStringSubmatch(r.body); m != nil {
-				filter := quoted(strings.SplitN(varText(src, m[1]), "=", 2)[1])
+				filter := quoted(varValue(src, m[1]))
 				ra.covers = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !slices.Contains(filter, n) })
 			}
 		}
-		out = append(out, ra)
+		if loopRoles == nil {
+			out = append(out, ra)
+		}
+		for _, role := range loopRoles {
+			one := ra
+			one.role = role
+			out = append(out, one)
+		}
 	}
 	if len(out) == 0 {
 		t.Fatal("main.bicep has no role assignments")
