@@ -75,8 +75,9 @@ func TestBicepNoAccountKeyInAnAppSetting(t *testing.T) {
 			}
 		}
 		pkg := a.settingsByName["WEBSITE_RUN_FROM_PACKAGE"]
-		if a.hostAccount == "" || !strings.HasPrefix(pkg, "'${"+a.hostAccount+".properties.primaryEndpoints.blob}package/") {
-			t.Errorf("%s: WEBSITE_RUN_FROM_PACKAGE is %q, not a blob URL in the package container of its own host account", a.name, pkg)
+		// make package writes dist/<app>.zip; the deployment uploads it as package/<app>.zip.
+		if a.hostAccount == "" || pkg != "'${"+a.hostAccount+".properties.primaryEndpoints.blob}package/"+a.name+".zip'" {
+			t.Errorf("%s: WEBSITE_RUN_FROM_PACKAGE is %q, not the blob package/%s.zip of its own host account", a.name, pkg, a.name)
 		}
 		if mi := a.settingsByName["WEBSITE_RUN_FROM_PACKAGE_BLOB_MI_RESOURCE_ID"]; mi != a.identity+".id" {
 			t.Errorf("%s: WEBSITE_RUN_FROM_PACKAGE_BLOB_MI_RESOURCE_ID is %q, not its own identity's id", a.name, mi)
