@@ -18,8 +18,8 @@ import (
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/dispatch/batchstore"
+	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/document/documentstore"
-	"github.com/esign-svc/esign/shared/documents"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/workflow/workflowstore"
@@ -47,7 +47,7 @@ var (
 	codeContainers = []string{
 		blobpath.ContainerSigned, blobpath.ContainerEvidence, delivery.ContainerDocuments, delivery.ContainerSigned,
 		delivery.ContainerCopies, dispatch.ContainerDispatch, dispatch.ContainerReceipts, esign.ContainerDocuments,
-		esign.ContainerTemplates, esign.ContainerSigned, documents.Container, template.Container, dispatchjob.ContainerBundle,
+		esign.ContainerTemplates, esign.ContainerSigned, document.Container, template.Container, dispatchjob.ContainerBundle,
 	}
 )
 
