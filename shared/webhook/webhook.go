@@ -38,6 +38,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/esign-svc/esign/shared/callbacksig"
@@ -155,6 +156,10 @@ type Request struct {
 	// IdempotencyKey is the same for every attempt of one message: 1 to MaxKeyLen printable
 	// ASCII characters, not starting or ending with a space.
 	IdempotencyKey string
+	// Secrets, when set, sign the request the Standard Webhooks way (standard.go) instead of
+	// with the client's secret: webhook-id is the IdempotencyKey, webhook-timestamp the
+	// client's clock, webhook-signature one v1 signature per secret (events, DESIGN 17).
+	Secrets []string
 }
 
 // Post sends r once. It returns the answer's status (0 when there was none) and nil when the
@@ -184,7 +189,16 @@ func (c *Client) Post(ctx context.Context, r Request) (int, error) {
 		return 0, invalid("the URL is not usable")
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if c.secret != "" {
+	if len(r.Secrets) > 0 {
+		at := c.now()
+		sig, err := signatures(r.Secrets, r.IdempotencyKey, at, r.Body)
+		if err != nil {
+			return 0, invalid("a signing secret is not a Standard Webhooks secret")
+		}
+		req.Header.Set(HeaderID, r.IdempotencyKey)
+		req.Header.Set(HeaderTimestamp, strconv.FormatInt(at.Unix(), 10))
+		req.Header.Set(HeaderSignature, sig)
+	} else if c.secret != "" {
 		req.Header.Set(callbacksig.Header, callbacksig.Sign(c.secret, c.now(), r.Body))
 	}
 	req.Header.Set(IdempotencyHeader, r.IdempotencyKey)
