@@ -115,3 +115,17 @@ func FromNanos(n int64) time.Time {
 	}
 	return time.Unix(0, n).UTC()
 }
+
+// Published is one integrator event (DESIGN 17) as its aggregate's outbox row keeps it until it
+// is fanned out: written with the change that made it, in the same transaction. It holds ids,
+// a state and times only.
+type Published struct {
+	ID          string    // the event id: the same on every delivery attempt
+	Type        string    // the event type ("session.completed")
+	TenantID    string    // the aggregate's tenant
+	Object      string    // the aggregate kind ("session")
+	AggregateID string    // the aggregate's id (a groupId, a batchId)
+	Slot        int       // NoSlot unless the event is about one child
+	State       string    // the aggregate's state after the change ("" when the kind has none)
+	At          time.Time // when it happened
+}

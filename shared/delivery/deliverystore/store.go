@@ -17,6 +17,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/event"
 	"github.com/esign-svc/esign/shared/kernel/aggstore"
 )
 
@@ -41,6 +42,10 @@ var kind = aggstore.Kind[*delivery.Session]{
 	Encode:   sessionEntity,
 	Decode:   sessionFrom,
 	Subject:  func(s *delivery.Session, _ int) string { return s.RecipientHash },
+	// Integrator events (DESIGN 17): an outbox row with each published audit event.
+	Publish: event.Map, Object: "delivery",
+	Tenant: func(s *delivery.Session) string { return s.TenantID },
+	State:  func(s *delivery.Session) string { return string(s.State) },
 }
 
 // Store is the table-backed delivery store. Safe for concurrent use.

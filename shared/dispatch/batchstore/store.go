@@ -22,6 +22,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/dispatch"
+	"github.com/esign-svc/esign/shared/event"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/kernel/aggstore"
 )
@@ -55,6 +56,10 @@ var kind = aggstore.Kind[*dispatch.Batch]{
 	ID:       func(b *dispatch.Batch) string { return b.BatchID },
 	Encode:   batchEntity,
 	Decode:   batchFrom,
+	// Integrator events (DESIGN 17): an outbox row with each published audit event.
+	Publish: event.Map, Object: "batch",
+	Tenant: func(b *dispatch.Batch) string { return b.TenantID },
+	State:  func(b *dispatch.Batch) string { return string(b.State) },
 }
 
 // Store is the table-backed batch store. Safe for concurrent use.

@@ -17,6 +17,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/event"
 	"github.com/esign-svc/esign/shared/kernel/aggstore"
 )
 
@@ -43,6 +44,10 @@ var kind = aggstore.Kind[aggregate]{
 	ID:       func(a aggregate) string { return a.s.GroupID },
 	Encode:   func(a aggregate) (tablestore.Entity, error) { return sessionEntity(a.s, a.slots) },
 	Decode:   sessionFrom,
+	// Integrator events (DESIGN 17): an outbox row with each published audit event.
+	Publish: event.Map, Object: "session",
+	Tenant: func(a aggregate) string { return a.s.TenantID },
+	State:  func(a aggregate) string { return string(a.s.State) },
 	// Steps may change session fields no event records (a slot's link id): always write.
 	WriteEmpty: true,
 	Subject: func(a aggregate, slot int) string {

@@ -67,12 +67,25 @@ type Kind[A any] struct {
 	// ExtraConflict maps an insert conflict of one of the caller's extra operations (a callback
 	// id seen before, say) to its error; nil or a nil result: ErrConcurrent.
 	ExtraConflict func(op tablestore.Op) error
+	// Publish, when set, maps an audit kind to the integrator event type it publishes (DESIGN
+	// 17, event.Map): each such event of a change gets an outbox row in the same transaction
+	// (outbox.go). Unset, or an audit kind it does not map: the table writes as before.
+	Publish func(auditKind string) (eventType string, ok bool)
+	// Object names the aggregate kind in its events ("session"); Tenant is an aggregate's
+	// tenant (an aggregate without one publishes nothing); State, when set, its state after a
+	// change. They are read only with Publish.
+	Object string
+	Tenant func(a A) string
+	State  func(a A) string
+	// OutboxTable is the outbox schedule's table ("": TableOutbox).
+	OutboxTable string
 }
 
 // Table keeps aggregates of one kind in one table. Safe for concurrent use.
 type Table[A any] struct {
 	t    *tablestore.Store
 	kind Kind[A]
+	out  *outbox // nil unless kind.Publish
 }
 
 // NewTable opens the table (no I/O; Ensure creates it).
@@ -81,14 +94,28 @@ func NewTable[A any](acct *azconn.Account, name string, kind Kind[A]) (*Table[A]
 	if err != nil {
 		return nil, err
 	}
-	return &Table[A]{t: t, kind: kind}, nil
+	tab := &Table[A]{t: t, kind: kind}
+	if kind.Publish != nil {
+		if tab.out, err = openOutbox(acct, kind.OutboxTable, name); err != nil {
+			return nil, err
+		}
+	}
+	return tab, nil
 }
 
 // Rows is the raw table, for a store's own rows of the aggregate's partition.
 func (t *Table[A]) Rows() *tablestore.Store { return t.t }
 
-// Ensure creates the table when missing.
-func (t *Table[A]) Ensure(ctx context.Context) error { return t.t.EnsureTable(ctx) }
+// Ensure creates the table when missing (and the outbox schedule's, with Kind.Publish).
+func (t *Table[A]) Ensure(ctx context.Context) error {
+	if err := t.t.EnsureTable(ctx); err != nil {
+		return err
+	}
+	if t.out != nil {
+		return t.out.ensure(ctx)
+	}
+	return nil
+}
 
 // Load reads an aggregate by one point read of its root row. Errors: Kind.NotFound; the
 // decode error of a corrupt row; the tablestore ones.
@@ -116,11 +143,11 @@ func (t *Table[A]) Create(ctx context.Context, a A, ch kernel.Change, extra ...t
 		return err
 	}
 	root.ETag = ""
-	ops, err := t.ops(a, tablestore.InsertOp(root), ch, extra)
+	ops, published, err := t.ops(a, tablestore.InsertOp(root), ch, extra)
 	if err != nil {
 		return err
 	}
-	if err := t.before(ctx, a, ch); err != nil {
+	if err := t.before(ctx, a, ch, published); err != nil {
 		return err
 	}
 	if err := t.t.Transact(ctx, t.kind.ID(a), ops); err != nil {
@@ -130,11 +157,18 @@ func (t *Table[A]) Create(ctx context.Context, a A, ch kernel.Change, extra ...t
 	return nil
 }
 
-func (t *Table[A]) before(ctx context.Context, a A, ch kernel.Change) error {
-	if t.kind.Before == nil {
+// before runs Kind.Before and, when the change publishes events (published: the first one's
+// time), adds the outbox entry that finds them: both before the change is written.
+func (t *Table[A]) before(ctx context.Context, a A, ch kernel.Change, published time.Time) error {
+	if t.kind.Before != nil {
+		if err := t.kind.Before(ctx, a, ch); err != nil {
+			return err
+		}
+	}
+	if published.IsZero() {
 		return nil
 	}
-	return t.kind.Before(ctx, a, ch)
+	return t.out.sched.Add(ctx, entryID(t.out.table, t.kind.ID(a)), published)
 }
 
 func (t *Table[A]) after(ctx context.Context, a A, ch kernel.Change) {
@@ -152,11 +186,11 @@ func (t *Table[A]) Apply(ctx context.Context, a A, ch kernel.Change, extra ...ta
 	if err != nil {
 		return err
 	}
-	ops, err := t.ops(a, tablestore.ReplaceOp(root), ch, extra)
+	ops, published, err := t.ops(a, tablestore.ReplaceOp(root), ch, extra)
 	if err != nil {
 		return err
 	}
-	if err := t.before(ctx, a, ch); err != nil {
+	if err := t.before(ctx, a, ch, published); err != nil {
 		return err
 	}
 	err = t.t.Transact(ctx, t.kind.ID(a), ops)
@@ -168,7 +202,7 @@ func (t *Table[A]) Apply(ctx context.Context, a A, ch kernel.Change, extra ...ta
 	case apperr.KindPrecondition:
 		return ErrConcurrent
 	case apperr.KindConflict:
-		first := len(ops) - len(extra)
+		first := len(ops) - len(extra) // the extras come last
 		if i, ok := tablestore.FailedOp(err); ok && i >= first && t.kind.ExtraConflict != nil {
 			if e := t.kind.ExtraConflict(ops[i]); e != nil {
 				return e
@@ -192,9 +226,15 @@ func (t *Table[A]) Record(ctx context.Context, a A, events []kernel.Event, extra
 	if err != nil {
 		return err
 	}
-	ops = append(ops, extra...)
+	outs, published := t.outboxOps(a, events, ops)
+	ops = append(append(ops, outs...), extra...)
 	if len(ops) == 0 {
 		return nil
+	}
+	if !published.IsZero() {
+		if err := t.out.sched.Add(ctx, entryID(t.out.table, t.kind.ID(a)), published); err != nil {
+			return err
+		}
 	}
 	return t.t.Transact(ctx, t.kind.ID(a), ops)
 }
@@ -262,18 +302,22 @@ func (t *Table[A]) EventOps(a A, events []kernel.Event) ([]tablestore.Op, error)
 	return ops, nil
 }
 
-func (t *Table[A]) ops(a A, root tablestore.Op, ch kernel.Change, extra []tablestore.Op) ([]tablestore.Op, error) {
+// ops are a change's operations: the root row, the audit rows, the outbox rows of the events
+// it publishes, then the extras (last: Apply maps their conflicts). published is the first
+// published event's time (zero: none).
+func (t *Table[A]) ops(a A, root tablestore.Op, ch kernel.Change, extra []tablestore.Op) ([]tablestore.Op, time.Time, error) {
 	evs, err := t.EventOps(a, ch.Events)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
-	ops := make([]tablestore.Op, 0, 1+len(evs)+len(extra))
-	ops = append(append(append(ops, root), evs...), extra...)
+	outs, published := t.outboxOps(a, ch.Events, evs)
+	ops := make([]tablestore.Op, 0, 1+len(evs)+len(outs)+len(extra))
+	ops = append(append(append(append(ops, root), evs...), outs...), extra...)
 	if len(ops) > tablestore.MaxBatchOps {
-		return nil, apperr.New(apperr.KindInternal, "change_too_large",
+		return nil, time.Time{}, apperr.New(apperr.KindInternal, "change_too_large",
 			"a change of %d operations exceeds the %d of one transaction", len(ops), tablestore.MaxBatchOps)
 	}
-	return ops, nil
+	return ops, published, nil
 }
 
 // Events is the aggregate's audit trail in time order (one partition query, off the request

@@ -26,6 +26,7 @@ import (
 	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/event"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/kernel/aggstore"
 	"github.com/esign-svc/esign/shared/workflow"
@@ -71,6 +72,10 @@ func New(acct *azconn.Account, workflowsTable, indexTable string, c Cipher) (*St
 		ID:       func(w *workflow.Workflow) string { return w.ID },
 		Encode:   func(w *workflow.Workflow) (tablestore.Entity, error) { return encode(w, c) },
 		Decode:   func(e tablestore.Entity) (*workflow.Workflow, error) { return decode(e, c) },
+		// Integrator events (DESIGN 17): an outbox row with each published audit event.
+		Publish: event.Map, Object: "workflow",
+		Tenant: func(w *workflow.Workflow) string { return w.Tenant },
+		State:  func(w *workflow.Workflow) string { return string(w.State) },
 	}
 	tab, index, err := aggstore.Open(acct, workflowsTable, indexTable, kind)
 	if err != nil {

@@ -1,0 +1,284 @@
+package event
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/webhook"
+)
+
+// Delivery policy (DESIGN 17).
+const (
+	// RetryFor is how long an event is retried after its first attempt.
+	RetryFor = 24 * time.Hour
+	// FailFor is how long a subscription may fail (no success since) before it is disabled.
+	FailFor = 72 * time.Hour
+)
+
+// backoff is the delay before attempt n+1 after attempt n (n from 1); past its end the last
+// delay repeats, until RetryFor.
+var backoff = []time.Duration{30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour, 4 * time.Hour}
+
+// Backoff is the delay after the n-th failed attempt.
+func Backoff(n int) time.Duration {
+	if n < 1 {
+		n = 1
+	}
+	if n > len(backoff) {
+		return backoff[len(backoff)-1]
+	}
+	return backoff[n-1]
+}
+
+// Pending is an event on its way to one subscription: made by the fan-out, removed once
+// delivered or given up.
+type Pending struct {
+	TenantID, SubID string
+	Event           Envelope
+	FirstAt         time.Time // the first attempt's due time
+	Attempts        int       // attempts made
+	NextAt          time.Time
+}
+
+// Queue keeps pending deliveries (webhookstore.Store): each in its subscription's partition with
+// an entry in a sharded schedule, so a timer finds the due ones without scanning.
+type Queue interface {
+	Enqueue(ctx context.Context, p Pending) error
+	DuePending(ctx context.Context, now time.Time, limit int) ([]Pending, error)
+	Reschedule(ctx context.Context, p Pending, prevAt time.Time) error
+	Done(ctx context.Context, p Pending) error
+}
+
+// Sender POSTs events to subscriptions and logs each attempt.
+type Sender struct {
+	Store  Store
+	Queue  Queue
+	Cipher Cipher
+	Client Poster // a webhook client with the outbound URL policy (webhook.NewUnsigned + WithPolicy)
+	Now    func() time.Time
+}
+
+// secrets are the secrets that sign for s at now: the current one, and the previous one during
+// its grace.
+func (d *Sender) secrets(s *Subscription, now time.Time) ([]string, error) {
+	cur, err := d.Cipher.DecryptString(s.SecretEnc, AAD(s.TenantID, s.ID))
+	if err != nil {
+		return nil, err
+	}
+	out := []string{cur}
+	if s.PrevSecretEnc != "" && now.Before(s.PrevUntil) {
+		prev, err := d.Cipher.DecryptString(s.PrevSecretEnc, AAD(s.TenantID, s.ID))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, prev)
+	}
+	return out, nil
+}
+
+// Attempt POSTs env to s once (attempt n) and logs it; the outcome is delivered or failed
+// (the caller decides on retries and rewrites it). Errors: the store's and the cipher's; a
+// failed POST is an outcome, not an error.
+func (d *Sender) Attempt(ctx context.Context, s *Subscription, env Envelope, n int, now time.Time) (Attempt, error) {
+	a, err := d.post(ctx, s, env, n, now)
+	if err != nil {
+		return a, err
+	}
+	return a, d.Store.AddAttempt(ctx, s.TenantID, s.ID, a)
+}
+
+func (d *Sender) post(ctx context.Context, s *Subscription, env Envelope, n int, now time.Time) (Attempt, error) {
+	a := Attempt{EventID: env.ID, Type: env.Type, At: now, Attempt: n}
+	secrets, err := d.secrets(s, now)
+	if err != nil {
+		return a, err
+	}
+	body, err := env.Body()
+	if err != nil {
+		return a, err
+	}
+	start := d.Now()
+	status, perr := d.Client.Post(ctx, webhook.Request{URL: s.URL, Body: body, IdempotencyKey: env.ID, Secrets: secrets})
+	a.Status, a.DurationMs = status, d.Now().Sub(start).Milliseconds()
+	a.Outcome = OutcomeDelivered
+	if perr != nil {
+		a.Outcome, a.Error = OutcomeFailed, errText(perr)
+	}
+	return a, nil
+}
+
+// errText is what the log says of a failed attempt: the client's error names statuses and
+// causes, never a body or a secret.
+func errText(err error) string {
+	s := err.Error()
+	if len(s) > 300 {
+		s = s[:300]
+	}
+	return s
+}
+
+// Deliver makes the next attempt of p: on success it is done and the subscription's failing
+// mark is cleared; on a retryable failure within RetryFor it is due again after Backoff; else it
+// is given up. A subscription failing for FailFor is disabled with its reason. A subscription
+// deleted or disabled meanwhile drops p. Errors: the store's (p stays due and is tried again).
+func (d *Sender) Deliver(ctx context.Context, p Pending) error {
+	now := d.Now().UTC()
+	s, err := d.Store.Load(ctx, p.TenantID, p.SubID)
+	if errors.Is(err, ErrNotFound) {
+		return d.Queue.Done(ctx, p)
+	}
+	if err != nil {
+		return err
+	}
+	if s.State != StateActive {
+		return d.Queue.Done(ctx, p)
+	}
+	a, err := d.post(ctx, s, p.Event, p.Attempts+1, now)
+	if err != nil {
+		return err
+	}
+	retry := a.Outcome == OutcomeFailed && now.Sub(p.FirstAt) < RetryFor
+	if a.Outcome == OutcomeFailed && retry {
+		a.Outcome = OutcomeRetrying
+	}
+	disable := a.Outcome != OutcomeDelivered && !s.FailingSince.IsZero() && now.Sub(s.FailingSince) >= FailFor
+	if disable {
+		a.Outcome = OutcomeDisabled
+	}
+	if err := d.Store.AddAttempt(ctx, s.TenantID, s.ID, a); err != nil {
+		return err
+	}
+	if err := d.mark(ctx, s, a, now, disable); err != nil {
+		return err
+	}
+	if a.Outcome == OutcomeRetrying {
+		prev := p.NextAt
+		p.Attempts++
+		p.NextAt = now.Add(Backoff(p.Attempts))
+		return d.Queue.Reschedule(ctx, p, prev)
+	}
+	return d.Queue.Done(ctx, p)
+}
+
+// mark keeps the subscription's failing state: cleared by a success, set by the first failure,
+// and the subscription disabled with its reason after FailFor of failures.
+func (d *Sender) mark(ctx context.Context, s *Subscription, a Attempt, now time.Time, disable bool) error {
+	ok := a.Outcome == OutcomeDelivered
+	if ok == s.FailingSince.IsZero() && !disable {
+		return nil // nothing changes
+	}
+	_, err := d.Store.Update(ctx, s.TenantID, s.ID, func(s *Subscription) (kernel.Change, error) {
+		var ch kernel.Change
+		switch {
+		case s.State != StateActive:
+		case ok:
+			s.FailingSince = time.Time{}
+		case disable || (!s.FailingSince.IsZero() && now.Sub(s.FailingSince) >= FailFor):
+			s.State, s.DisabledAt = StateDisabled, now
+			s.DisabledReason = fmt.Sprintf("every delivery failed since %s (last: %s)", s.FailingSince.Format(time.RFC3339), lastFailure(a))
+			ch.Record(EvDisabled, kernel.NoSlot, now, map[string]any{"failingSince": s.FailingSince.Format(time.RFC3339)})
+			ch.By(kernel.Actor{Kind: "system", ID: "webhooks"})
+		case s.FailingSince.IsZero():
+			s.FailingSince = now
+		}
+		return ch, nil
+	})
+	return err
+}
+
+func lastFailure(a Attempt) string {
+	if a.Status != 0 {
+		return fmt.Sprintf("status %d", a.Status)
+	}
+	return "no answer"
+}
+
+// OutboxSource is the kernel's outbox (aggstore.Outbox): the due aggregates with unsent events.
+type OutboxSource interface {
+	Due(ctx context.Context, now time.Time, limit int) ([]OutboxBatch, error)
+}
+
+// OutboxBatch is one aggregate's unsent events; Done removes them (after they were fanned out).
+type OutboxBatch interface {
+	Events() []kernel.Published
+	Done(ctx context.Context, ev kernel.Published) error
+	Finish(ctx context.Context) error
+}
+
+// Fanout turns the kernel's outbox rows into pending deliveries, one per matching active
+// subscription of the event's tenant, then removes them. A fan-out killed half way is run again
+// by the next timer: Enqueue is keyed by (subscription, event id), so nothing is lost or doubled.
+type Fanout struct {
+	Source OutboxSource
+	Store  Store
+	Queue  Queue
+	Now    func() time.Time
+}
+
+// Run fans out up to limit due aggregates' events. It returns how many events it fanned out.
+func (f *Fanout) Run(ctx context.Context, limit int) (int, error) {
+	now := f.Now().UTC()
+	batches, err := f.Source.Due(ctx, now, limit)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	subs := map[string][]*Subscription{}
+	for _, b := range batches {
+		for _, ev := range b.Events() {
+			list, ok := subs[ev.TenantID]
+			if !ok {
+				if list, err = f.Store.List(ctx, ev.TenantID); err != nil {
+					return n, err
+				}
+				subs[ev.TenantID] = list
+			}
+			env := FromPublished(ev)
+			for _, s := range list {
+				if s.State != StateActive || !Matches(s.Events, ev.Type) || s.CreatedAt.After(ev.At) {
+					continue
+				}
+				if err := f.Queue.Enqueue(ctx, Pending{TenantID: s.TenantID, SubID: s.ID, Event: env, FirstAt: now, NextAt: now}); err != nil {
+					return n, err
+				}
+			}
+			if err := b.Done(ctx, ev); err != nil {
+				return n, err
+			}
+			n++
+		}
+		if err := b.Finish(ctx); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// FromPublished is the envelope of an outbox event: ids, state and times only.
+func FromPublished(ev kernel.Published) Envelope {
+	d := Data{Object: ev.Object, ID: ev.AggregateID, State: ev.State, OccurredAt: ev.At}
+	if ev.Slot != kernel.NoSlot {
+		slot := ev.Slot
+		d.Slot = &slot
+	}
+	return Envelope{ID: ev.ID, Type: ev.Type, Timestamp: ev.At, TenantID: ev.TenantID, Data: d}
+}
+
+// Sends delivers up to limit due pending deliveries; it returns how many it attempted and the
+// first error (the others are still tried).
+func (d *Sender) Sends(ctx context.Context, limit int) (int, error) {
+	due, err := d.Queue.DuePending(ctx, d.Now().UTC(), limit)
+	if err != nil {
+		return 0, err
+	}
+	var first error
+	for _, p := range due {
+		if err := d.Deliver(ctx, p); err != nil && first == nil {
+			first = err
+		}
+	}
+	return len(due), first
+}
