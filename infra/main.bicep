@@ -288,7 +288,7 @@ resource tableService 'Microsoft.Storage/storageAccounts/tableServices@2023-05-0
 }
 
 // Every table the apps open (tests/infra checks the stores' names against this list).
-var tableNames = ['esignsessions', 'esignindex', 'deliveries', 'deliveryindex', 'documents', 'dispatch', 'dispatchindex', 'workflows', 'workflowindex', 'appstatus']
+var tableNames = ['esignsessions', 'esignindex', 'deliveries', 'deliveryindex', 'documents', 'dispatch', 'dispatchindex', 'workflows', 'workflowindex', 'appstatus', 'webhooks', 'webhookindex', 'eventoutbox']
 
 resource tables 'Microsoft.Storage/storageAccounts/tableServices/tables@2023-05-01' = [for name in tableNames: {
   parent: tableService
@@ -396,7 +396,7 @@ resource processorQueueRoles 'Microsoft.Authorization/roleAssignments@2022-04-01
 }]
 
 // Both apps open every table at start (sessions, deliveries, documents, batches, workflows and
-// their indexes; appstatus).
+// their indexes; appstatus; the webhook subscriptions, their index and the event outbox).
 resource dispatcherTableRoles 'Microsoft.Authorization/roleAssignments@2022-04-01' = [for (name, i) in tableNames: {
   name: guid(tables[i].id, dispatcherIdentity.id, roles.tableDataContributor)
   scope: tables[i]

@@ -16,6 +16,7 @@ import (
 	"github.com/esign-svc/esign/shared/dispatch/batchstore"
 	"github.com/esign-svc/esign/shared/document/documentstore"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/event/webhookstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/graph"
 	"github.com/esign-svc/esign/shared/licence"
@@ -27,6 +28,7 @@ import (
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
+	"github.com/esign-svc/esign/shared/webhook"
 	"github.com/esign-svc/esign/shared/workflow/workflowstore"
 )
 
@@ -42,6 +44,11 @@ type Deps struct {
 	Documents  *documentstore.Store // rendered documents
 	Batches    *batchstore.Store    // dispatch batches
 	Workflows  *workflowstore.Store
+	Webhooks   *webhookstore.Store // webhook subscriptions (DESIGN 17)
+	// HookPolicy is the outbound URL policy of subscriptions (WEBHOOK_ALLOW_LOOPBACK), and
+	// HookClient the signed-POST client under it (a subscription's ping).
+	HookPolicy webhook.Policy
+	HookClient *webhook.Client
 	Templates  *template.Loader // template packages, cached by ETag
 	// Graph validates sharePointTarget at delivery create time (the processor uploads); nil
 	// without GRAPH_* settings: modes sharepoint and both are then refused (400).
@@ -103,6 +110,15 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
+	hooks, err := webhookstore.New(acct, webhookstore.TableWebhooks, webhookstore.TableIndex)
+	if err != nil {
+		return nil, err
+	}
+	hookPolicy := webhook.Policy{AllowLoopback: cfg.CallbackAllowLoopback}
+	hookClient, err := webhook.NewUnsigned(webhook.WithPolicy(hookPolicy))
+	if err != nil {
+		return nil, err
+	}
 	sessions.InviteChecks().SetAfter(cfg.InviteCheckAfter)
 	deliveries.InviteChecks().SetAfter(cfg.InviteCheckAfter)
 	gc, err := cfg.Graph.Client()
@@ -119,7 +135,7 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	}
 	blobs := blobstore.New(acct)
 	return &Deps{Status: status, Config: cfg, Account: acct, Verifier: ver, Licence: lic, Licensing: remote, Sessions: sessions, Deliveries: deliveries,
-		Documents: documents, Batches: batches, Workflows: workflows, Templates: &template.Loader{Blobs: blobs}, Graph: gc, Blobs: blobs,
+		Documents: documents, Batches: batches, Workflows: workflows, Webhooks: hooks, HookPolicy: hookPolicy, HookClient: hookClient, Templates: &template.Loader{Blobs: blobs}, Graph: gc, Blobs: blobs,
 		Tokens: tokens.NewCodec(cfg.Tokens), Senders: send, Outbox: box, Logger: logger}, nil
 }
 
@@ -143,6 +159,9 @@ func New(ctx context.Context, d *Deps) (http.Handler, error) {
 	}
 	if err := d.Workflows.Ensure(ensureCtx); err != nil {
 		return nil, fmt.Errorf("workflow tables: %w", err)
+	}
+	if err := d.Webhooks.Ensure(ensureCtx, time.Now()); err != nil {
+		return nil, fmt.Errorf("webhook tables: %w", err)
 	}
 	if d.Outbox != nil {
 		if err := d.Outbox.Ensure(ensureCtx); err != nil {

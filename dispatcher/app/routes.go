@@ -15,12 +15,14 @@ import (
 	"github.com/esign-svc/esign/dispatcher/health"
 	"github.com/esign-svc/esign/dispatcher/portalapi"
 	"github.com/esign-svc/esign/dispatcher/renderapi"
+	"github.com/esign-svc/esign/dispatcher/webhookapi"
 	"github.com/esign-svc/esign/dispatcher/workflowapi"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/event"
 	"github.com/esign-svc/esign/shared/graph"
 	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/render"
@@ -53,7 +55,7 @@ func InvokedFunctions() []string { return slices.Clone(invoked) }
 // order: health; the signing sessions' requester routes with the admin seal routes; the portal
 // (session, document proxy, then the signer's OTP challenge and cross-device transfer, which
 // share the portal's API); the signed portal callback; secure delivery; document upload; render
-// (with the batch intake); the batch routes; the workflows.
+// (with the batch intake); the batch routes; the workflows; the webhook subscriptions.
 func routes(mux *http.ServeMux, d *Deps) {
 	hh := health.Handler{Prober: d.Account, Notices: d.Status, Version: version.Engine}
 	var remote licensing.Validator // nil: the offline licence alone
@@ -115,4 +117,7 @@ func routes(mux *http.ServeMux, d *Deps) {
 		Verifier: d.Verifier, Licence: d.Licence, Licensing: remote, Email: d.Senders.Email, Callbacks: webhook.Policy{AllowLoopback: d.Config.CallbackAllowLoopback},
 		PortalURL: d.Config.PortalURL, PortalOrigin: d.Config.PortalOrigin,
 		Now: time.Now, NewID: uuid.NewString}).Routes(mux)
+	(&webhookapi.API{Webhooks: &event.Webhooks{Store: d.Webhooks, Cipher: d.Config.PIICipher, Policy: d.HookPolicy,
+		Sender: &event.Sender{Store: d.Webhooks, Queue: d.Webhooks, Cipher: d.Config.PIICipher, Client: d.HookClient, Now: time.Now},
+		Now:    time.Now, NewID: uuid.NewString}, Verifier: d.Verifier, Licence: d.Licence}).Routes(mux)
 }

@@ -7,8 +7,9 @@ import (
 )
 
 // useCaseRoutes are the route packages that reach their aggregates only through the domain's
-// use-case services (issue 23): delivery.Creator and delivery.Deliveries, document.Uploader.
-var useCaseRoutes = []string{"./deliveryapi", "./documentapi"}
+// use-case services (issue 23): delivery.Creator and delivery.Deliveries, document.Uploader,
+// event.Webhooks (issue 27).
+var useCaseRoutes = []string{"./deliveryapi", "./documentapi", "./webhookapi"}
 
 // aggregateStore reports whether an import path is an aggregate's store or the table adapter
 // (deliverystore, documentstore, sessionstore, batchstore, workflowstore, tablestore, ...): a

@@ -21,6 +21,8 @@ import (
 	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/document/documentstore"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/event/webhookstore"
+	"github.com/esign-svc/esign/shared/kernel/aggstore"
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/workflow/workflowstore"
 )
@@ -42,7 +44,7 @@ var (
 		dispatcherapp.TableSessions, dispatcherapp.TableIndex, processorapp.SessionsTable, processorapp.IndexTable,
 		deliverystore.TableSessions, deliverystore.TableIndex, documentstore.TableDocuments,
 		batchstore.TableBatches, batchstore.TableIndex, workflowstore.TableWorkflows, workflowstore.TableIndex,
-		appstatus.Table,
+		appstatus.Table, webhookstore.TableWebhooks, webhookstore.TableIndex, aggstore.TableOutbox,
 	}
 	codeContainers = []string{
 		blobpath.ContainerSigned, blobpath.ContainerEvidence, delivery.ContainerDocuments, delivery.ContainerSigned,
