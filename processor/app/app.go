@@ -9,6 +9,7 @@ import (
 
 	"github.com/esign-svc/esign/processor/deliveryupload"
 	"github.com/esign-svc/esign/processor/dispatchjob"
+	"github.com/esign-svc/esign/processor/eventjob"
 	"github.com/esign-svc/esign/processor/expiry"
 	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/processor/invitecheck"
@@ -31,8 +32,11 @@ import (
 	"github.com/esign-svc/esign/shared/document/documentstore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/event"
+	"github.com/esign-svc/esign/shared/event/webhookstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/graph"
+	"github.com/esign-svc/esign/shared/kernel/aggstore"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/notify"
@@ -64,11 +68,15 @@ type Deps struct {
 	Documents *documentstore.Store
 	// Workflows is the workflow store (the workflow seal job).
 	Workflows *workflowstore.Store
-	Tokens    *tokens.Codec
-	Providers notify.Providers
-	Outbox    *outbox.Outbox // nil unless a channel uses the outbox
-	Graph     *graph.Client  // the document-library uploads; nil without GRAPH_* settings
-	Licence   *licence.Licence
+	// Webhooks are the integrator event subscriptions, EventOutbox the kernel's outbox of
+	// events (the events job, DESIGN 17).
+	Webhooks    *webhookstore.Store
+	EventOutbox *aggstore.Outbox
+	Tokens      *tokens.Codec
+	Providers   notify.Providers
+	Outbox      *outbox.Outbox // nil unless a channel uses the outbox
+	Graph       *graph.Client  // the document-library uploads; nil without GRAPH_* settings
+	Licence     *licence.Licence
 	// Licensing is LICENSING_URL's service (the metering job posts to it); nil: none.
 	Licensing *licensing.Client
 	// Status is where New records, at start, the features a missing setting leaves off (the
@@ -116,6 +124,14 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
+	hooks, err := webhookstore.New(acct, webhookstore.TableWebhooks, webhookstore.TableIndex)
+	if err != nil {
+		return nil, err
+	}
+	events, err := aggstore.OpenOutbox(acct, aggstore.TableOutbox)
+	if err != nil {
+		return nil, err
+	}
 	p, box, err := providers(cfg, acct)
 	if err != nil {
 		return nil, err
@@ -129,7 +145,7 @@ func Build(cfg Config, logger zerolog.Logger) (*Deps, error) {
 		return nil, err
 	}
 	return &Deps{Status: status, Config: cfg, Account: acct, Logger: logger, Sessions: sessions, Deliveries: deliveries,
-		Batches: batches, Documents: documents, Workflows: workflows, Tokens: tokens.NewCodec(cfg.Tokens), Providers: p, Outbox: box, Graph: gc,
+		Batches: batches, Documents: documents, Workflows: workflows, Webhooks: hooks, EventOutbox: events, Tokens: tokens.NewCodec(cfg.Tokens), Providers: p, Outbox: box, Graph: gc,
 		Licence: lic, Licensing: remote, Now: time.Now}, nil
 }
 
@@ -148,6 +164,12 @@ func (d *Deps) Ensure(ctx context.Context) error {
 		return err
 	}
 	if err := d.Workflows.Ensure(ctx); err != nil {
+		return err
+	}
+	if err := d.Webhooks.Ensure(ctx, d.Now()); err != nil {
+		return err
+	}
+	if err := d.EventOutbox.Ensure(ctx); err != nil {
 		return err
 	}
 	if d.Outbox != nil {
@@ -189,7 +211,8 @@ func (t *table) add(j job, err error) {
 // (portalpurge), the invitation reconciler (invitecheck), the delivery that waited for signing
 // (signeddelivery), batch dispatch (dispatchjob), the workflow seal (workflowseal), its
 // auto-trigger (workflowtrigger), the workflows' terminal callbacks (workflowcallback) and
-// e-mails (workflownotify), and licence metering (licenceusage).
+// e-mails (workflownotify), licence metering (licenceusage) and the integrator events
+// (eventjob).
 // Errors: a wiring mistake (a missing dependency), a client's configuration.
 func Functions(d *Deps) ([]Function, error) {
 	// one blob client and one template-package cache (by ETag) for every job
@@ -238,7 +261,19 @@ func Functions(d *Deps) ([]Function, error) {
 	t.add(workflowseal.New(workflowseal.Deps{Workflows: d.Workflows, Templates: templates,
 		Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Now: d.Now, Meter: meter}))
 	t.add(licenceusage.New(licenceUsageDeps(d)))
+	t.add(events(d))
 	return t.fns, t.err
+}
+
+// events is the integrator events job: posts signed per subscription under the URL policy
+// (loopback only with WEBHOOK_ALLOW_LOOPBACK).
+func events(d *Deps) (*eventjob.Job, error) {
+	client, err := webhook.NewUnsigned(webhook.WithPolicy(webhook.Policy{AllowLoopback: d.Config.WebhookAllowLoopback}))
+	if err != nil {
+		return nil, err
+	}
+	return eventjob.New(eventjob.Deps{Outbox: d.EventOutbox, Store: d.Webhooks, Queue: d.Webhooks, Now: d.Now,
+		Sender: &event.Sender{Store: d.Webhooks, Queue: d.Webhooks, Cipher: d.Config.PIICipher, Client: client, Now: d.Now}})
 }
 
 // New ensures the tables and builds the processor's handler: one invocation route per queue or

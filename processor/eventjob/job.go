@@ -1,0 +1,84 @@
+// Package eventjob delivers the integrator events of DESIGN 17: a timer that fans the kernel's
+// outbox rows (written with each change that makes an event) out to the tenant's matching
+// subscriptions, then makes every due delivery attempt: signed the Standard Webhooks way,
+// retried with back-off for 24 h under one webhook-id, each attempt in the subscription's
+// deliveries log (shared/event). A run killed half way loses nothing: the outbox entry and the
+// pending deliveries stay due until their work is done, and the next run takes them again.
+package eventjob
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/esign-svc/esign/processor/internal/jobkit"
+	"github.com/esign-svc/esign/shared/event"
+	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/kernel/aggstore"
+)
+
+// FunctionName is the timer's function (processor/functions/Events).
+const FunctionName = "Events"
+
+// BatchSize bounds the outbox entries and the deliveries one run takes.
+const BatchSize = 100
+
+// Deps are the job's dependencies.
+type Deps struct {
+	Outbox *aggstore.Outbox // the kernel's outbox schedule
+	Store  event.Store      // the subscriptions (webhookstore.Store)
+	Queue  event.Queue      // their pending deliveries (webhookstore.Store)
+	Sender *event.Sender
+	Now    func() time.Time // time.Now when nil
+}
+
+// Job is the events timer.
+type Job struct {
+	fan  *event.Fanout
+	send *event.Sender
+}
+
+// New checks d. Errors: a missing dependency.
+func New(d Deps) (*Job, error) {
+	if d.Outbox == nil || d.Store == nil || d.Queue == nil || d.Sender == nil {
+		return nil, errors.New("eventjob: Outbox, Store, Queue and Sender are required")
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Job{fan: &event.Fanout{Source: source{d.Outbox}, Store: d.Store, Queue: d.Queue, Now: d.Now}, send: d.Sender}, nil
+}
+
+// Functions is the job's function table.
+func (j *Job) Functions() []jobkit.Function {
+	return []jobkit.Function{{Name: FunctionName, Handler: funcproto.TimerHandler(j.Handle)}}
+}
+
+// Handle is one timer run.
+func (j *Job) Handle(ctx context.Context, _ funcproto.TimerInfo) error {
+	fanned, sent, err := j.Run(ctx)
+	if fanned > 0 || sent > 0 {
+		funcproto.Logf(ctx, "events: %d fanned out, %d delivery attempt(s)", fanned, sent)
+	}
+	return err
+}
+
+// Run fans out the due outbox entries, then makes the due delivery attempts. A fan-out error
+// does not keep the due attempts from being made.
+func (j *Job) Run(ctx context.Context) (fanned, sent int, err error) {
+	fanned, errF := j.fan.Run(ctx, BatchSize)
+	sent, errS := j.send.Sends(ctx, BatchSize)
+	return fanned, sent, errors.Join(errF, errS)
+}
+
+// source adapts the kernel's outbox to the fan-out's.
+type source struct{ o *aggstore.Outbox }
+
+func (s source) Due(ctx context.Context, now time.Time, limit int) ([]event.OutboxBatch, error) {
+	due, err := s.o.Due(ctx, now, limit)
+	out := make([]event.OutboxBatch, 0, len(due))
+	for _, b := range due {
+		out = append(out, b)
+	}
+	return out, err
+}

@@ -1,0 +1,169 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/esign-svc/esign/shared/webhook"
+)
+
+// eventListener is a subscriber's endpoint: it keeps every request it gets, with whether its
+// Standard Webhooks signature verified against the secret it is given once the subscription
+// exists.
+type eventListener struct {
+	mu     sync.Mutex
+	secret string
+	got    []gotEvent
+	srv    *httptest.Server
+}
+
+type gotEvent struct {
+	ID       string // webhook-id
+	Verified bool
+	Body     map[string]any
+	Raw      []byte
+}
+
+func newEventListener(t *testing.T) *eventListener {
+	l := &eventListener{}
+	l.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		id, err := webhook.VerifyStandard([]string{l.secret}, r.Header, b, time.Now())
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		l.got = append(l.got, gotEvent{ID: r.Header.Get(webhook.HeaderID), Verified: err == nil && id != "", Body: m, Raw: b})
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(l.srv.Close)
+	return l
+}
+
+// of is what the listener received about aggregate id (data.id).
+func (l *eventListener) of(id string) []gotEvent {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []gotEvent
+	for _, g := range l.got {
+		if d, _ := g.Body["data"].(map[string]any); d != nil && d["id"] == id {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// TestEventsOfASigningSession: an admin subscribes a local listener (http on loopback:
+// WEBHOOK_ALLOW_LOOPBACK); another tenant's admin gets 404 for it and an initiator 403; a ping
+// arrives signed; a signing session run to completion sends session.created, slot.activated,
+// slot.signed and session.completed, each once (a retry would repeat its webhook-id), each
+// signed the Standard Webhooks way, with ids, states and times only; the deliveries log shows
+// the attempts; a deleted subscription is gone.
+func TestEventsOfASigningSession(t *testing.T) {
+	t.Parallel()
+	l := newEventListener(t)
+	admin := bearer(svc.jwt(t, tenantA, "Service.Admin"))
+
+	bad := call(t, "POST", svc.url("webhooks"), map[string]any{"url": l.srv.URL, "events": []string{"session.nope"}}, admin)
+	if bad.Status != http.StatusBadRequest || bad.code() != "invalid_request" || !slices.Equal(bad.fields(), []string{"events[0]"}) {
+		t.Fatalf("bad create: %d %s", bad.Status, bad.Raw)
+	}
+	if r := call(t, "GET", svc.url("webhooks"), nil, bearer(svc.jwt(t, tenantA, "Esign.Initiator"))); r.Status != http.StatusForbidden || r.code() != "role_required" {
+		t.Fatalf("initiator: %d %s", r.Status, r.Raw)
+	}
+	c := call(t, "POST", svc.url("webhooks"), map[string]any{"url": l.srv.URL + "/events",
+		"events": []string{"session.created", "slot.activated", "slot.signed", "session.completed"}, "description": "e2e"}, admin)
+	if c.Status != http.StatusCreated || !strings.HasPrefix(c.str("secret"), "whsec_") || c.str("state") != "active" {
+		t.Fatalf("create: %d %s", c.Status, c.Raw)
+	}
+	remember("webhook secret", c.str("secret"))
+	l.mu.Lock()
+	l.secret = c.str("secret")
+	l.mu.Unlock()
+	id := c.str("id")
+	if r := call(t, "GET", svc.url("webhooks/"+id), nil, bearer(svc.jwt(t, tenantB, "Service.Admin"))); r.Status != http.StatusNotFound || r.code() != "webhook_not_found" {
+		t.Fatalf("other tenant's get: %d %s", r.Status, r.Raw)
+	}
+	if r := call(t, "GET", svc.url("webhooks/"+id), nil, admin); r.Status != http.StatusOK || r.str("secret") != "" || r.str("url") != l.srv.URL+"/events" {
+		t.Fatalf("get: %d %s", r.Status, r.Raw)
+	}
+	if r := call(t, "POST", svc.url("webhooks/"+id+"/ping"), nil, admin); r.Status != http.StatusOK || r.str("outcome") != "delivered" {
+		t.Fatalf("ping: %d %s", r.Status, r.Raw)
+	}
+	if p := l.of(id); len(p) != 1 || !p[0].Verified || p[0].Body["type"] != "webhook.ping" {
+		t.Fatalf("ping received: %+v", p)
+	}
+
+	body := createBody(t, "parallel", 1)
+	created := createSession(t, tenantA, body)
+	group := created.str("groupId")
+	inv := waitInvitations(t, signerEmail(body, 0), 1)
+	sign(t, inv[0].Link)
+	waitState(t, tenantA, body["correlationId"].(string), "complete")
+
+	want := []string{"session.completed", "session.created", "slot.activated", "slot.signed"}
+	var got []gotEvent
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+		if err := svc.host.RunTimer(context.Background(), "Events"); err != nil {
+			t.Fatal(err)
+		}
+		got = l.of(group)
+		types := map[string]bool{}
+		for _, g := range got {
+			types[g.Body["type"].(string)] = true
+		}
+		if len(types) == len(want) {
+			break
+		}
+	}
+	byType := map[string][]string{}
+	for _, g := range got {
+		if !g.Verified {
+			t.Errorf("an event's signature does not verify: %s", g.Raw)
+		}
+		if bytes.Contains(g.Raw, []byte("@")) || bytes.Contains(g.Raw, []byte(inv[0].Link)) {
+			t.Errorf("an event carries an address or a link: %s", g.Raw)
+		}
+		if g.Body["tenantId"] != tenantA || g.Body["id"] != g.ID {
+			t.Errorf("event %s", g.Raw)
+		}
+		typ := g.Body["type"].(string)
+		if !slices.Contains(byType[typ], g.ID) {
+			byType[typ] = append(byType[typ], g.ID)
+		}
+	}
+	var types []string
+	for typ, ids := range byType {
+		types = append(types, typ)
+		if len(ids) != 1 {
+			t.Errorf("%s sent as %d events", typ, len(ids))
+		}
+	}
+	slices.Sort(types)
+	if !slices.Equal(types, want) {
+		t.Fatalf("events of the session: %v, want %v", types, want)
+	}
+	if d, _ := l.of(group)[0].Body["data"].(map[string]any); d["object"] != "session" {
+		t.Errorf("data %v", d)
+	}
+	log := call(t, "GET", svc.url("webhooks/"+id+"/deliveries?limit=200"), nil, admin)
+	items, _ := log.JSON["items"].([]any)
+	if log.Status != http.StatusOK || len(items) < 5 {
+		t.Fatalf("deliveries: %d %s", log.Status, log.Raw)
+	}
+	if r := call(t, "DELETE", svc.url("webhooks/"+id), nil, admin); r.Status != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", r.Status, r.Raw)
+	}
+	if r := call(t, "GET", svc.url("webhooks/"+id), nil, admin); r.Status != http.StatusNotFound {
+		t.Fatalf("get after delete: %d %s", r.Status, r.Raw)
+	}
+}
