@@ -20,7 +20,7 @@ const (
 
 // backoff is the delay before attempt n+1 after attempt n (n from 1); past its end the last
 // delay repeats, until RetryFor.
-var backoff = []time.Duration{30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour, 4 * time.Hour}
+var backoff = []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour, 4 * time.Hour}
 
 // Backoff is the delay after the n-th failed attempt.
 func Backoff(n int) time.Duration {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -165,5 +166,72 @@ func TestEventsOfASigningSession(t *testing.T) {
 	}
 	if r := call(t, "GET", svc.url("webhooks/"+id), nil, admin); r.Status != http.StatusNotFound {
 		t.Fatalf("get after delete: %d %s", r.Status, r.Raw)
+	}
+}
+
+// TestEventRetriedWithOneWebhookID: a listener that answers 500 twice, then 200, gets the
+// event three times with one webhook-id (the back-off is 5 s, then 30 s); the deliveries log
+// shows the three attempts, newest first.
+func TestEventRetriedWithOneWebhookID(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var ids []string
+	group := "" // the session's, once created: other tests' sessions of the tenant reach the listener too
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		d, _ := m["data"].(map[string]any)
+		mu.Lock()
+		defer mu.Unlock()
+		if m["type"] != "session.created" || d == nil || d["id"] != group || group == "" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		ids = append(ids, r.Header.Get(webhook.HeaderID))
+		if len(ids) <= 2 {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	admin := bearer(svc.jwt(t, tenantA, "Service.Admin"))
+	c := call(t, "POST", svc.url("webhooks"), map[string]any{"url": srv.URL, "events": []string{"session.created"}}, admin)
+	if c.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", c.Status, c.Raw)
+	}
+	remember("webhook secret", c.str("secret"))
+	defer call(t, "DELETE", svc.url("webhooks/"+c.str("id")), nil, admin)
+	created := createSession(t, tenantA, createBody(t, "parallel", 1))
+	mu.Lock()
+	group = created.str("groupId")
+	mu.Unlock()
+	var got []string
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if err := svc.host.RunTimer(context.Background(), "Events"); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		got = slices.Clone(ids)
+		mu.Unlock()
+		if len(got) >= 3 {
+			break
+		}
+	}
+	if len(got) < 3 || got[0] == "" || got[1] != got[0] || got[2] != got[0] {
+		t.Fatalf("webhook-ids of the posts: %v, want the same one three times", got)
+	}
+	log := call(t, "GET", svc.url("webhooks/"+c.str("id")+"/deliveries"), nil, admin)
+	items, _ := log.JSON["items"].([]any)
+	var outcomes []string
+	for _, it := range items {
+		m := it.(map[string]any)
+		if m["eventId"] == got[0] {
+			outcomes = append(outcomes, m["outcome"].(string)+"/"+strconv.Itoa(int(m["status"].(float64))))
+		}
+	}
+	if !slices.Equal(outcomes, []string{"delivered/200", "retrying/500", "retrying/500"}) {
+		t.Fatalf("deliveries log of the event: %v (%s)", outcomes, log.Raw)
 	}
 }
