@@ -58,6 +58,10 @@ Usage: svcconnect [--config FILE] [--output text|json] <command> [flags]
   batch list|show|decide|cancel|receipt
   workflow create|status|export
   jobs list|show|work|retry|purge   the background jobs (ERP profile)
+  webhooks add|list|remove|deliveries|ping|rotate
+                                 the tenant's event subscriptions (Service.Admin)
+  webhooks listen --port N       print the events POSTed to http://127.0.0.1:N/ whose
+                                 signature verifies with $SVCCONNECT_WEBHOOK_SECRET
 
 Settings come from the environment, over a file given by --config or SVCCONNECT_CONFIG
 (KEY=value lines, such as .local/dev.env). Every command takes --output text|json.
@@ -93,6 +97,7 @@ var commands = map[string]command{
 	"batch":    cmdBatch,
 	"workflow": cmdWorkflow,
 	"jobs":     cmdJobs,
+	"webhooks": cmdWebhooks,
 }
 
 func run(ctx context.Context, args []string, env Env) error {
