@@ -47,6 +47,15 @@ func (a *API) caller(r *http.Request) (auth.Principal, kernel.Actor, error) {
 	return p, kernel.Actor{Kind: "admin", ID: p.CallerID(), IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}, err
 }
 
+// bodiless is caller for a route that takes no body.
+func (a *API) bodiless(r *http.Request) (auth.Principal, kernel.Actor, error) {
+	p, by, err := a.caller(r)
+	if err != nil {
+		return p, by, err
+	}
+	return p, by, web.NoBody(r)
+}
+
 // Subscription is a subscription as the API shows it (no secret).
 type Subscription struct {
 	ID             string   `json:"id"`
@@ -109,11 +118,8 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) list(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := a.caller(r)
+	p, _, err := a.bodiless(r)
 	if err != nil {
-		return err
-	}
-	if err := web.NoBody(r); err != nil {
 		return err
 	}
 	subs, err := a.Webhooks.List(r.Context(), p.TenantID)
@@ -130,11 +136,8 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) get(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := a.caller(r)
+	p, _, err := a.bodiless(r)
 	if err != nil {
-		return err
-	}
-	if err := web.NoBody(r); err != nil {
 		return err
 	}
 	s, err := a.Webhooks.Get(r.Context(), p.TenantID, r.PathValue("id"))
@@ -145,11 +148,8 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) delete(w http.ResponseWriter, r *http.Request) error {
-	p, by, err := a.caller(r)
+	p, by, err := a.bodiless(r)
 	if err != nil {
-		return err
-	}
-	if err := web.NoBody(r); err != nil {
 		return err
 	}
 	if err := a.Webhooks.Delete(r.Context(), p.TenantID, r.PathValue("id"), by); err != nil {
@@ -160,11 +160,8 @@ func (a *API) delete(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) rotate(w http.ResponseWriter, r *http.Request) error {
-	p, by, err := a.caller(r)
+	p, by, err := a.bodiless(r)
 	if err != nil {
-		return err
-	}
-	if err := web.NoBody(r); err != nil {
 		return err
 	}
 	c, err := a.Webhooks.Rotate(r.Context(), p.TenantID, r.PathValue("id"), by)
@@ -175,11 +172,8 @@ func (a *API) rotate(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) deliveries(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := a.caller(r)
+	p, _, err := a.bodiless(r)
 	if err != nil {
-		return err
-	}
-	if err := web.NoBody(r); err != nil {
 		return err
 	}
 	q := r.URL.Query()
@@ -203,11 +197,8 @@ func (a *API) deliveries(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) ping(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := a.caller(r)
+	p, _, err := a.bodiless(r)
 	if err != nil {
-		return err
-	}
-	if err := web.NoBody(r); err != nil {
 		return err
 	}
 	at, err := a.Webhooks.Ping(r.Context(), p.TenantID, r.PathValue("id"))
