@@ -16,6 +16,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/callbacksig"
+	"github.com/esign-svc/esign/shared/kernel/aggstore"
 )
 
 // storageCounter is a reverse proxy in front of Azurite's three endpoints that the apps reach
@@ -97,10 +98,12 @@ func (c *storageCounter) close() {
 }
 
 // TestStorageCallsPerCreateAndCallback holds a create and a callback to the storage shape
-// issue 9 sets: a create in at most 5 storage calls (one of them the transaction), a callback
-// that does not complete the session in a point read and one transaction, and the one that
-// completes it in the same two (the seal message leaves through the output binding). It runs
-// alone (not parallel): the dispatcher serves nothing else meanwhile.
+// issue 9 sets, with the event outbox's entry of issue 27: a create in at most 6 storage calls
+// (one of them the transaction, one the outbox schedule's upsert of session.created), a
+// callback that does not complete the session in a point read, the outbox upsert (slot.signed)
+// and one transaction, and the one that completes it in the same three (the seal message
+// leaves through the output binding). It runs alone (not parallel): the dispatcher serves
+// nothing else meanwhile.
 func TestStorageCallsPerCreateAndCallback(t *testing.T) {
 	const app = "esign-dispatcher"
 	if svc.counter == nil {
@@ -117,8 +120,9 @@ func TestStorageCallsPerCreateAndCallback(t *testing.T) {
 	}
 	calls := svc.counter.since(app, m)
 	t.Logf("create: %d storage calls: %v", len(calls), calls)
-	if len(calls) > 5 || batches(calls) != 1 {
-		t.Errorf("create made %d storage calls (%d transactions), want at most 5 with one transaction: %v", len(calls), batches(calls), calls)
+	if len(calls) > 6 || batches(calls) != 1 || outboxEntries(calls) != 1 {
+		t.Errorf("create made %d storage calls (%d transactions, %d outbox entries), want at most 6 with one transaction and one outbox entry: %v",
+			len(calls), batches(calls), outboxEntries(calls), calls)
 	}
 
 	slots := slotsOf(t, created, "slots")
@@ -138,10 +142,21 @@ func TestStorageCallsPerCreateAndCallback(t *testing.T) {
 		}
 		calls := svc.counter.since(app, m)
 		t.Logf("callback %d: %d storage calls: %v", i, len(calls), calls)
-		if len(calls) != 2 || batches(calls) != 1 || !strings.HasPrefix(calls[0], "GET table ") {
-			t.Errorf("callback %d made %v, want a point read and one transaction", i, calls)
+		if len(calls) != 3 || batches(calls) != 1 || outboxEntries(calls) != 1 || !strings.HasPrefix(calls[0], "GET table ") {
+			t.Errorf("callback %d made %v, want a point read, the outbox entry and one transaction", i, calls)
 		}
 	}
+}
+
+// outboxEntries counts the upserts of the event outbox's schedule among calls.
+func outboxEntries(calls []string) int {
+	n := 0
+	for _, c := range calls {
+		if strings.HasPrefix(c, "PUT table ") && strings.HasSuffix(c, "/"+aggstore.TableOutbox) {
+			n++
+		}
+	}
+	return n
 }
 
 // batches counts the entity-group transactions among calls.
