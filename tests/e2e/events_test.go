@@ -235,3 +235,94 @@ func TestEventRetriedWithOneWebhookID(t *testing.T) {
 		t.Fatalf("deliveries log of the event: %v (%s)", outcomes, log.Raw)
 	}
 }
+
+// TestEventsOfADeliveryABatchAndAWorkflow: a subscription to every type (`*`) receives, once
+// each and signed, a delivery's delivery.opened, delivery.downloaded and delivery.revoked, a
+// batch's batch.pending_approval and batch.rejected, and a workflow's
+// workflow.pending_approval and workflow.cancelled, each naming its object and id.
+func TestEventsOfADeliveryABatchAndAWorkflow(t *testing.T) {
+	t.Parallel()
+	l := newEventListener(t)
+	admin := bearer(svc.jwt(t, tenantA, "Service.Admin"))
+	c := call(t, "POST", svc.url("webhooks"), map[string]any{"url": l.srv.URL, "events": []string{"*"}}, admin)
+	if c.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", c.Status, c.Raw)
+	}
+	remember("webhook secret", c.str("secret"))
+	l.mu.Lock()
+	l.secret = c.str("secret")
+	l.mu.Unlock()
+	defer call(t, "DELETE", svc.url("webhooks/"+c.str("id")), nil, admin)
+
+	d := createDelivery(t, tenantA, deliveryBody(t, "secure-email", 1))[0]
+	for _, ev := range []string{"opened", "downloaded"} {
+		if r := recipientCall(t, "POST", d.ID, "/access", d.Token, map[string]any{"eventType": ev, "ip": "203.0.113.9"}); r.Status != http.StatusOK {
+			t.Fatalf("access %s: %d %s", ev, r.Status, r.Raw)
+		}
+	}
+	if r := call(t, "POST", svc.url("delivery/"+d.ID+"/revoke"), nil, bearer(svc.jwt(t, tenantA, "Esign.Initiator"))); r.Status != http.StatusOK {
+		t.Fatalf("revoke: %d %s", r.Status, r.Raw)
+	}
+
+	alice := newPerson(t, tenantA, "alice", "Esign.Initiator")
+	bob := newPerson(t, tenantA, "bob", "Dispatch.Approver")
+	batch := submitBatch(t, alice, batchBody(uploadPackage(t, examplePackage(t)), offers(1), true), http.StatusAccepted).str("batchId")
+	if r := decide(t, bob, batch, "reject", "not now"); r.Status != http.StatusOK {
+		t.Fatalf("reject: %d %s", r.Status, r.Raw)
+	}
+
+	wf := createWorkflow(t, tenantA, wfBody(wfPackage(t, false)))
+	wantWF(t, fill(t, wf, "Acme", 50), 200, "pending-approval")
+	wantWF(t, wfJWT(t, "POST", wf.ID, "/cancel", "Esign.Initiator", nil), 200, "cancelled")
+
+	want := map[string][]string{
+		d.ID:  {"delivery.downloaded", "delivery.opened", "delivery.revoked"},
+		batch: {"batch.pending_approval", "batch.rejected"},
+		wf.ID: {"workflow.cancelled", "workflow.pending_approval"},
+	}
+	objects := map[string]string{d.ID: "delivery", batch: "batch", wf.ID: "workflow"}
+	types := func(id string) (map[string][]string, []gotEvent) {
+		got := l.of(id)
+		by := map[string][]string{}
+		for _, g := range got {
+			typ, _ := g.Body["type"].(string)
+			if !slices.Contains(by[typ], g.ID) {
+				by[typ] = append(by[typ], g.ID)
+			}
+		}
+		return by, got
+	}
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+		if err := svc.host.RunTimer(context.Background(), "Events"); err != nil {
+			t.Fatal(err)
+		}
+		all := true
+		for id, w := range want {
+			if by, _ := types(id); len(by) < len(w) {
+				all = false
+			}
+		}
+		if all {
+			break
+		}
+	}
+	for id, w := range want {
+		by, got := types(id)
+		var names []string
+		for typ, ids := range by {
+			names = append(names, typ)
+			if len(ids) != 1 {
+				t.Errorf("%s of %s under %d webhook-ids", typ, id, len(ids))
+			}
+		}
+		slices.Sort(names)
+		if !slices.Equal(names, w) {
+			t.Errorf("events of %s %s: %v, want %v", objects[id], id, names, w)
+		}
+		for _, g := range got {
+			if d, _ := g.Body["data"].(map[string]any); !g.Verified || d["object"] != objects[id] || bytes.Contains(g.Raw, []byte("@")) {
+				t.Errorf("event %s (verified %v)", g.Raw, g.Verified)
+			}
+		}
+	}
+}
