@@ -65,13 +65,3 @@ func TestEnvelopeHoldsIDsStatesAndTimes(t *testing.T) {
 		t.Fatalf("Data has %d fields: a new one must hold ids, states or times only", n)
 	}
 }
-
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
