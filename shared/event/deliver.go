@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/esign-svc/esign/shared/kernel"
@@ -267,18 +268,50 @@ func FromPublished(ev kernel.Published) Envelope {
 	return Envelope{ID: ev.ID, Type: ev.Type, Timestamp: ev.At, TenantID: ev.TenantID, Data: d}
 }
 
-// Sends delivers up to limit due pending deliveries; it returns how many it attempted and the
-// first error (the others are still tried).
+// Parallel is how many subscriptions Sends posts to at once: a receiver that times out holds
+// up only its own subscription's deliveries.
+const Parallel = 8
+
+// Sends delivers up to limit due pending deliveries: each subscription's in turn (its failing
+// mark is updated by one attempt at a time), up to Parallel subscriptions at once. It returns
+// how many it attempted and the first error (the others are still tried; a failed one stays
+// due).
 func (d *Sender) Sends(ctx context.Context, limit int) (int, error) {
 	due, err := d.Queue.DuePending(ctx, d.Now().UTC(), limit)
 	if err != nil {
 		return 0, err
 	}
-	var first error
+	var order []string
+	bySub := map[string][]Pending{}
 	for _, p := range due {
-		if err := d.Deliver(ctx, p); err != nil && first == nil {
-			first = err
+		k := p.TenantID + "|" + p.SubID
+		if _, ok := bySub[k]; !ok {
+			order = append(order, k)
 		}
+		bySub[k] = append(bySub[k], p)
 	}
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+		slots = make(chan struct{}, Parallel)
+	)
+	for _, k := range order {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func(list []Pending) {
+			defer func() { <-slots; wg.Done() }()
+			for _, p := range list {
+				if err := d.Deliver(ctx, p); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}(bySub[k])
+	}
+	wg.Wait()
 	return len(due), first
 }

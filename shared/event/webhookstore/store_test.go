@@ -390,3 +390,35 @@ func TestFailingSubscriptionDisabled(t *testing.T) {
 		t.Fatalf("ping on disabled: %v", err)
 	}
 }
+
+// TestSlowReceiverHoldsOnlyItsOwn: while other subscriptions' receivers hold their requests, a
+// subscription of the same run gets its event.
+func TestSlowReceiverHoldsOnlyItsOwn(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+	defer slow.Close()
+	defer close(release)
+	fast := &listener{}
+	srv := httptest.NewServer(fast)
+	defer srv.Close()
+	// six held receivers before or after the fast one in the schedule's order
+	for _, u := range []string{slow.URL, slow.URL, slow.URL, srv.URL, slow.URL, slow.URL, slow.URL} {
+		if _, err := f.hooks.Create(ctx, t1, admin, event.CreateRequest{URL: u, Events: []string{"*"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.clk.Add(time.Second)
+	src := &outboxOf{events: []kernel.Published{{ID: "evt_s", Type: event.SlotSigned, TenantID: t1, Object: "session", AggregateID: "g", Slot: 0, At: f.clk.Now()}}}
+	if _, err := (&event.Fanout{Source: src, Store: f.store, Queue: f.store, Now: f.clk.Now}).Run(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = f.send.Sends(ctx, 10) }()
+	for end := time.Now().Add(10 * time.Second); len(fast.received()) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the other subscription waited for the slow receiver")
+		}
+	}
+}
