@@ -157,3 +157,38 @@ func TestOutboxRowInTheChangesTransaction(t *testing.T) {
 		t.Fatalf("outbox rows after one won and one lost %d, want 1", n)
 	}
 }
+
+// BenchmarkApplyPublishing measures a change's write on Azurite with and without an event it
+// publishes (the outbox upsert and row are the difference).
+func BenchmarkApplyPublishing(b *testing.B) {
+	ctx := context.Background()
+	acct := azuritetest.Account(b)
+	for _, publish := range []bool{false, true} {
+		name := "plain"
+		if publish {
+			name = "publishing"
+		}
+		b.Run(name, func(b *testing.B) {
+			tab, err := aggstore.NewTable(acct, azuritetest.Name("bench"), thingKind(azuritetest.Name("benchout"), publish))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := tab.Ensure(ctx); err != nil {
+				b.Fatal(err)
+			}
+			a := &thing{ID: "b1", Tenant: "t1", State: "new"}
+			if err := tab.Create(ctx, a, change(time.Now(), "thing.noise")); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, _, err := tab.Update(ctx, "b1", aggstore.Plain(func(a *thing) (kernel.Change, error) {
+					return change(time.Now(), "thing.made"), nil
+				})); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
