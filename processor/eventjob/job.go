@@ -63,11 +63,22 @@ func (j *Job) Handle(ctx context.Context, _ funcproto.TimerInfo) error {
 	return err
 }
 
-// Run fans out the due outbox entries, then makes the due delivery attempts. A fan-out error
-// does not keep the due attempts from being made.
+// Rounds bounds how many batches of each kind one run takes when more keep coming.
+const Rounds = 10
+
+// Run fans out the due outbox entries, then makes the due delivery attempts, each in rounds of
+// BatchSize while a round finds work (at most Rounds). A fan-out error does not keep the due
+// attempts from being made.
 func (j *Job) Run(ctx context.Context) (fanned, sent int, err error) {
-	fanned, errF := j.fan.Run(ctx, BatchSize)
-	sent, errS := j.send.Sends(ctx, BatchSize)
+	var errF, errS error
+	for round, n := 0, 1; round < Rounds && n > 0 && errF == nil; round++ {
+		n, errF = j.fan.Run(ctx, BatchSize)
+		fanned += n
+	}
+	for round, n := 0, BatchSize; round < Rounds && n == BatchSize && errS == nil; round++ {
+		n, errS = j.send.Sends(ctx, BatchSize)
+		sent += n
+	}
 	return fanned, sent, errors.Join(errF, errS)
 }
 

@@ -20,9 +20,11 @@ import (
 // transaction as the change; before that transaction it adds an entry to the outbox schedule
 // (a sharded time index in TableOutbox) naming the table and partition. A timer (Outbox.Due)
 // reads the due entries, their partitions' outbox rows, and after the rows were fanned out
-// removes them and then the entry. An entry is removed only once it is older than
-// OutboxSettle, so an entry whose transaction was still under way when it was first read is
-// read again: no outbox row is ever left without an entry that finds it.
+// removes them; then an entry older than OutboxSettle is removed, and a younger one is moved to
+// a recheck entry due OutboxSettle after it, read once more and then removed. So an entry
+// whose transaction was still under way when it was first read is read again (no outbox row
+// is ever left without an entry that finds it), and the entries a run has done are not due
+// again before they settle (they never crowd out new ones).
 const (
 	// TableOutbox is the index table of the outbox schedule.
 	TableOutbox = "eventoutbox"
@@ -59,6 +61,16 @@ func (o *outbox) ensure(ctx context.Context) error {
 }
 
 func entryID(table, partition string) string { return table + "|" + partition }
+
+// recheck marks the ID of an entry moved by Finish.
+const recheck = "|recheck"
+
+// partitionOf reads an entry's ID: its table and partition, and whether it is a recheck.
+func partitionOf(id string) (table, partition string, again, ok bool) {
+	rest, again := strings.CutSuffix(id, recheck)
+	table, partition, ok = strings.Cut(rest, "|")
+	return table, partition, again, ok && table != "" && partition != ""
+}
 
 // eventID is an outbox row's event id: derived from the table, partition and audit row, the
 // same on every delivery attempt.
@@ -151,6 +163,9 @@ type OutboxBatch struct {
 	events []kernel.Published
 	keys   []string
 	now    time.Time
+	again  bool // a recheck entry
+	// partition is the aggregate's.
+	partition string
 }
 
 // Events are the batch's events in the order they happened.
@@ -160,7 +175,7 @@ func (b *OutboxBatch) Events() []kernel.Published { return b.events }
 func (b *OutboxBatch) Done(ctx context.Context, ev kernel.Published) error {
 	for i, e := range b.events {
 		if e.ID == ev.ID {
-			err := b.t.Delete(ctx, b.item.ID[strings.IndexByte(b.item.ID, '|')+1:], b.keys[i], "")
+			err := b.t.Delete(ctx, b.partition, b.keys[i], "")
 			if apperr.KindOf(err) == apperr.KindNotFound {
 				return nil
 			}
@@ -170,11 +185,13 @@ func (b *OutboxBatch) Done(ctx context.Context, ev kernel.Published) error {
 	return nil
 }
 
-// Finish removes the entry once it is older than OutboxSettle (else the next run reads the
-// partition again).
+// Finish removes the entry once it is settled (older than OutboxSettle, or a recheck); a
+// younger one is first moved to a recheck due when it settles.
 func (b *OutboxBatch) Finish(ctx context.Context) error {
-	if b.now.Sub(b.item.At) < OutboxSettle {
-		return nil
+	if !b.again && b.now.Sub(b.item.At) < OutboxSettle {
+		if err := b.o.sched.Add(ctx, b.item.ID+recheck, b.item.At.Add(OutboxSettle)); err != nil {
+			return err
+		}
 	}
 	return b.o.sched.Remove(ctx, b.item.ID, b.item.At)
 }
@@ -188,7 +205,7 @@ func (o *Outbox) Due(ctx context.Context, now time.Time, limit int) ([]*OutboxBa
 	}
 	out := make([]*OutboxBatch, 0, len(items))
 	for _, it := range items {
-		table, partition, ok := strings.Cut(it.ID, "|")
+		table, partition, again, ok := partitionOf(it.ID)
 		if !ok {
 			if err := o.sched.Remove(ctx, it.ID, it.At); err != nil {
 				return nil, err
@@ -206,7 +223,7 @@ func (o *Outbox) Due(ctx context.Context, now time.Time, limit int) ([]*OutboxBa
 		if err != nil {
 			return nil, err
 		}
-		b := &OutboxBatch{o: o, item: it, t: t, now: now}
+		b := &OutboxBatch{o: o, item: it, t: t, now: now, again: again, partition: partition}
 		for _, r := range rows {
 			b.events = append(b.events, kernel.Published{ID: r.String("eventId"), Type: r.String("type"),
 				TenantID: r.String("tenantId"), Object: r.String("object"), AggregateID: r.String("aggregateId"),
