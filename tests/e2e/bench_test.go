@@ -228,9 +228,10 @@ func newFloor(b *testing.B, groupID string) *floor {
 	return f
 }
 
-// create is a create's calls: the PDF read, the correlationId claim insert, the expiry and
-// invitation-check schedule upserts, the transaction (session row and its Start events), and the one
-// notification message the host writes for the change.
+// create is a create's calls: the PDF read, the correlationId claim insert, the expiry,
+// invitation-check and event-outbox schedule upserts, the transaction (session row, its Start
+// events and the outbox row of session.created), and the one notification message the host
+// writes for the change.
 func (f *floor) create(container, name string) error {
 	ctx := context.Background()
 	if _, _, err := f.docs.ReadAll(ctx, container, name, 64<<20); err != nil {
@@ -241,7 +242,7 @@ func (f *floor) create(container, name string) error {
 		Props: map[string]any{"owner": id, "claimedAtNs": time.Now().UnixNano()}}); err != nil {
 		return err
 	}
-	for _, schedule := range []string{"floorexp-", "floorinv-"} { // the expiry and invitation-check entries
+	for _, schedule := range []string{"floorexp-", "floorinv-", "floorout-"} { // the expiry, invitation-check and outbox entries
 		if _, err := f.index.Upsert(ctx, tablestore.Entity{PartitionKey: schedule + id[:2], RowKey: id,
 			Props: map[string]any{"id": id}}); err != nil {
 			return err
@@ -271,15 +272,28 @@ func (f *floor) copyTo(id string) (string, error) {
 		e.PartitionKey, e.ETag = id, ""
 		ops = append(ops, tablestore.InsertOp(e))
 	}
+	ops = append(ops, tablestore.InsertOp(floorOutbox(id)))
 	return id, f.sessions.Transact(context.Background(), id, ops)
 }
 
-// callback is a callback's calls: the point read of the session row and the transaction that
-// replaces it on its ETag with the slot.signed row, the signature row and the callback id.
+// floorOutbox is an outbox row as a published event writes it (DESIGN 17).
+func floorOutbox(id string) tablestore.Entity {
+	return tablestore.Entity{PartitionKey: id, RowKey: "out-floor-" + uuid.NewString(), Props: map[string]any{
+		"eventId": "evt_" + uuid.NewString(), "type": "slot.signed", "tenantId": tenantA, "object": "session",
+		"aggregateId": id, "slot": int64(0), "state": "in_progress", "atNs": time.Now().UnixNano()}}
+}
+
+// callback is a callback's calls: the point read of the session row, the event outbox's
+// schedule upsert and the transaction that replaces it on its ETag with the slot.signed row,
+// its outbox row, the signature row and the callback id.
 func (f *floor) callback(id string) error {
 	ctx := context.Background()
 	root, err := f.sessions.Get(ctx, id, "session")
 	if err != nil {
+		return err
+	}
+	if _, err := f.index.Upsert(ctx, tablestore.Entity{PartitionKey: "floorout-" + id[:2], RowKey: id + "-cb",
+		Props: map[string]any{"id": id}}); err != nil {
 		return err
 	}
 	ev := f.events[0]
@@ -287,7 +301,7 @@ func (f *floor) callback(id string) error {
 	sig := tablestore.Entity{PartitionKey: id, RowKey: "sig-00", Props: map[string]any{"png": []byte(signaturePNG), "fields": "[]"}}
 	cb := tablestore.Entity{PartitionKey: id, RowKey: "cb-" + uuid.NewString(), Props: map[string]any{"seenAtNs": time.Now().UnixNano()}}
 	return f.sessions.Transact(ctx, id, []tablestore.Op{tablestore.ReplaceOp(root), tablestore.InsertOp(ev),
-		tablestore.InsertOp(sig), tablestore.InsertOp(cb)})
+		tablestore.InsertOp(floorOutbox(id)), tablestore.InsertOp(sig), tablestore.InsertOp(cb)})
 }
 
 var filled struct {
