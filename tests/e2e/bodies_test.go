@@ -124,6 +124,13 @@ var bodyRoutes = []bodyRoute{
 	{"WorkflowResendInvite", "POST", "workflow/{workflowId}/resend-invite", bodyNone, web.MaxJSONBody, authWorkflow, false},
 	{"WorkflowOTPSend", "POST", "workflow/{workflowId}/otp/send", bodyNone, web.MaxJSONBody, authWorkflow, false},
 	{"WorkflowOTPVerify", "POST", "workflow/{workflowId}/otp/verify", bodyJSON, otpflow.MaxBody, authWorkflow, false},
+	{"CreateWebhook", "POST", "webhooks", bodyJSON, 16 << 10, authAdmin, true},
+	{"ListWebhooks", "GET", "webhooks", bodyNone, web.MaxJSONBody, authAdmin, true},
+	{"GetWebhook", "GET", "webhooks/{id}", bodyNone, web.MaxJSONBody, authAdmin, true},
+	{"DeleteWebhook", "DELETE", "webhooks/{id}", bodyNone, web.MaxJSONBody, authAdmin, true},
+	{"RotateWebhookSecret", "POST", "webhooks/{id}/rotate-secret", bodyNone, web.MaxJSONBody, authAdmin, true},
+	{"ListWebhookDeliveries", "GET", "webhooks/{id}/deliveries", bodyNone, web.MaxJSONBody, authAdmin, true},
+	{"PingWebhook", "POST", "webhooks/{id}/ping", bodyNone, web.MaxJSONBody, authAdmin, true},
 }
 
 // bodyCase is one body sent to every route, and the answer each kind of route gives it.
