@@ -181,6 +181,16 @@ func TestCrossTenantRoutes(t *testing.T) {
 			ids:     []string{c.path, missing}})
 	}
 
+	// A's webhook subscription (on a closed local port: what the Events timer sends it fails at once)
+	created := call(t, "POST", svc.url("webhooks"), map[string]any{"url": "http://127.0.0.1:9/a", "events": []string{"*"}},
+		bearer(svc.jwt(t, tenantA, "Service.Admin")))
+	if created.Status != http.StatusCreated {
+		t.Fatalf("A's webhook: %d %s", created.Status, created.Raw)
+	}
+	remember("webhook secret", created.str("secret"))
+	hook := created.str("id")
+	defer call(t, "DELETE", svc.url("webhooks/"+hook), nil, bearer(svc.jwt(t, tenantA, "Service.Admin")))
+
 	idCases := []struct {
 		name, method, route string // route with {} where the id goes
 		id                  string
@@ -208,6 +218,11 @@ func TestCrossTenantRoutes(t *testing.T) {
 		{"workflow escalate", "POST", "workflow/{}/escalate", a.workflowID, map[string]any{}, false},
 		{"workflow cancel", "POST", "workflow/{}/cancel", a.workflowID, map[string]any{}, false},
 		{"workflow seal", "POST", "workflow/{}/seal", a.workflowID, map[string]any{"reason": "test"}, false},
+		{"webhook", "GET", "webhooks/{}", hook, nil, false},
+		{"webhook delete", "DELETE", "webhooks/{}", hook, nil, false},
+		{"webhook rotate-secret", "POST", "webhooks/{}/rotate-secret", hook, nil, false},
+		{"webhook deliveries", "GET", "webhooks/{}/deliveries", hook, nil, false},
+		{"webhook ping", "POST", "webhooks/{}/ping", hook, nil, false},
 	}
 	for _, c := range idCases {
 		missing := uuid.NewString()
@@ -236,6 +251,14 @@ func TestCrossTenantRoutes(t *testing.T) {
 				t.Fatalf("B naming A's object answers\n  %s\nbut naming nothing answers\n  %s", got, want)
 			}
 		})
+	}
+
+	// B's list of webhooks does not hold A's, and A's is as A left it.
+	if l := call(t, "GET", svc.url("webhooks"), nil, bob.h()); l.Status != http.StatusOK || strings.Contains(string(l.Raw), hook) {
+		t.Fatalf("B's webhook list: %d %s", l.Status, l.Raw)
+	}
+	if h := call(t, "GET", svc.url("webhooks/"+hook), nil, bearer(svc.jwt(t, tenantA, "Service.Admin"))); h.Status != http.StatusOK || h.str("state") != "active" {
+		t.Fatalf("A's webhook after B's attempts: %d %s", h.Status, h.Raw)
 	}
 
 	// B's list of batches does not hold A's.
