@@ -69,8 +69,10 @@ type Env struct {
 	// Ring is a key ring of one fresh key "k1"; Tokens a codec on it and the clock.
 	Ring   *tokens.KeyRing
 	Tokens *tokens.Codec
-	// Cipher is a personal-data cipher of one fresh key "e1".
+	// Cipher is a personal-data cipher of one fresh key "e1"; Hasher keys e-mail hashes with
+	// a fresh key.
 	Cipher *pii.Cipher
+	Hasher *pii.Hasher
 
 	sessions   *sessionstore.Store
 	deliveries *deliverystore.Store
@@ -91,9 +93,15 @@ func New(tb testing.TB) *Env {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	hk := make([]byte, 32)
+	_, _ = rand.Read(hk)
+	hasher, err := pii.NewHasher(hk)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	acct := azuritetest.Account(tb)
 	e := &Env{tb: tb, Account: acct, Blobs: blobstore.New(acct), Clock: NewClock(time.Now().UTC().Truncate(time.Second)),
-		Ring: ring, Cipher: cipher}
+		Ring: ring, Cipher: cipher, Hasher: hasher}
 	e.Tokens = tokens.NewCodec(ring, tokens.WithClock(e.Clock.Now))
 	return e
 }
