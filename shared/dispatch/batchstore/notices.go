@@ -64,20 +64,12 @@ func (s *Store) ReleaseNotice(ctx context.Context, c NoticeClaim) error {
 }
 
 // SendNotice claims the batch's notice of kind (ClaimNotice), runs send and completes the
-// claim with the events send returns (CompleteNotice); a failed send releases the claim (best
-// effort: a claim left behind expires with its lease) and is returned as is
-// (dispatch.BatchStore).
+// claim with the events send returns (CompleteNotice); a failed send releases the claim and is
+// returned as is (aggstore.ClaimedOnce; dispatch.BatchStore).
 func (s *Store) SendNotice(ctx context.Context, batchID, kind string, now time.Time, lease time.Duration, send func() ([]dispatch.Event, error)) error {
-	c, err := s.ClaimNotice(ctx, batchID, kind, now, lease)
-	if err != nil {
-		return err
-	}
-	events, err := send()
-	if err != nil {
-		_ = s.ReleaseNotice(ctx, c)
-		return err
-	}
-	return s.CompleteNotice(ctx, c, events, now)
+	return aggstore.ClaimedOnce(func() (NoticeClaim, error) { return s.ClaimNotice(ctx, batchID, kind, now, lease) }, send,
+		func(c NoticeClaim, events []dispatch.Event) error { return s.CompleteNotice(ctx, c, events, now) },
+		func(c NoticeClaim) error { return s.ReleaseNotice(ctx, c) })
 }
 
 // StartAt is the continuation token of Records that lists from record index on.

@@ -54,19 +54,12 @@ func (s *Store) ReleaseNotice(ctx context.Context, c NoticeClaim) error {
 }
 
 // SendNotice claims the notice key (ClaimNotice), runs send and completes the claim with the
-// events send returns (CompleteNotice); a failed send releases the claim (best effort: a claim
-// left behind expires with its lease) and is returned as is (workflow.Repo).
+// events send returns (CompleteNotice); a failed send releases the claim and is returned as is
+// (aggstore.ClaimedOnce; workflow.Repo).
 func (s *Store) SendNotice(ctx context.Context, id, key string, now time.Time, lease time.Duration, send func() ([]kernel.Event, error)) error {
-	c, err := s.ClaimNotice(ctx, id, key, now, lease)
-	if err != nil {
-		return err
-	}
-	events, err := send()
-	if err != nil {
-		_ = s.ReleaseNotice(ctx, c)
-		return err
-	}
-	return s.CompleteNotice(ctx, c, events, now)
+	return aggstore.ClaimedOnce(func() (NoticeClaim, error) { return s.ClaimNotice(ctx, id, key, now, lease) }, send,
+		func(c NoticeClaim, events []kernel.Event) error { return s.CompleteNotice(ctx, c, events, now) },
+		func(c NoticeClaim) error { return s.ReleaseNotice(ctx, c) })
 }
 
 // Record writes audit events that change no state (a notice that failed for good).
