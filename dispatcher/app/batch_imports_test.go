@@ -7,13 +7,13 @@ import (
 	"testing"
 )
 
-// usecaseRoutes are the route packages that reach their aggregate only through its use-case
+// batchRoutePackages are the route packages that reach their aggregate only through its use-case
 // service (issue 23: dispatchapi through dispatch.Batches, reads included).
-var usecaseRoutes = []string{"github.com/esign-svc/esign/dispatcher/dispatchapi"}
+var batchRoutePackages = []string{"github.com/esign-svc/esign/dispatcher/dispatchapi"}
 
-// storeImports lists, by go list, the domain stores (shared/.../<name>store but the Azure
+// batchRouteStoreImports lists, by go list, the domain stores (shared/.../<name>store but the Azure
 // adapters) each package's non-test files import.
-func storeImports(t *testing.T, pkgs ...string) map[string][]string {
+func batchRouteStoreImports(t *testing.T, pkgs ...string) map[string][]string {
 	t.Helper()
 	cmd := exec.Command("go", append([]string{"list", "-f", `{{.ImportPath}} {{join .Imports " "}}`}, pkgs...)...)
 	cmd.Dir = ".."
@@ -40,11 +40,11 @@ func storeImports(t *testing.T, pkgs ...string) map[string][]string {
 func TestBatchRoutesImportNoAggregateStore(t *testing.T) {
 	t.Parallel()
 	const wiring = "github.com/esign-svc/esign/dispatcher/app"
-	found := storeImports(t, append([]string{wiring}, usecaseRoutes...)...)
+	found := batchRouteStoreImports(t, append([]string{wiring}, batchRoutePackages...)...)
 	if len(found[wiring]) == 0 { // the rule must see the stores the wiring builds
 		t.Fatalf("the wiring imports no store by this rule")
 	}
-	for _, pkg := range usecaseRoutes {
+	for _, pkg := range batchRoutePackages {
 		imps, ok := found[pkg]
 		if !ok {
 			t.Fatalf("go list did not list %s", pkg)

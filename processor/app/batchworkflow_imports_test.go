@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// usecaseJobs are the jobs that reach their aggregate only through its use-case service
+// batchWorkflowJobs are the jobs that reach their aggregate only through its use-case service
 // (issue 23: dispatch.Batches for the batch jobs, workflow.Service for the workflow jobs and
 // jobkit's workflow read).
-var usecaseJobs = []string{
+var batchWorkflowJobs = []string{
 	module + "/dispatchjob",
 	module + "/workflowseal",
 	module + "/workflowtrigger",
@@ -19,10 +19,10 @@ var usecaseJobs = []string{
 	module + "/internal/jobkit",
 }
 
-// isAggregateStore reports whether an import is a store of the domain (sessionstore,
+// isDomainStoreImport reports whether an import is a store of the domain (sessionstore,
 // batchstore, workflowstore... and the kernel's aggstore), as opposed to an Azure adapter
 // (shared/azure/blobstore, queuestore: no aggregate's rows).
-func isAggregateStore(imp string) bool {
+func isDomainStoreImport(imp string) bool {
 	const shared = "github.com/esign-svc/esign/shared/"
 	return strings.HasPrefix(imp, shared) && !strings.HasPrefix(imp, shared+"azure/") && strings.HasSuffix(path.Base(imp), "store")
 }
@@ -32,18 +32,18 @@ func isAggregateStore(imp string) bool {
 // jobs, which call one use-case method per read or transition.
 func TestBatchAndWorkflowJobsImportNoAggregateStore(t *testing.T) {
 	t.Parallel()
-	imports := golist(t, "Imports", append([]string{module + "/app"}, usecaseJobs...)...)
+	imports := golist(t, "Imports", append([]string{module + "/app"}, batchWorkflowJobs...)...)
 	// the rule must see a store where one is imported: the wiring builds them
-	if !slices.ContainsFunc(imports[module+"/app"], isAggregateStore) {
+	if !slices.ContainsFunc(imports[module+"/app"], isDomainStoreImport) {
 		t.Fatalf("the wiring imports no aggregate store by this rule: %v", imports[module+"/app"])
 	}
-	for _, pkg := range usecaseJobs {
+	for _, pkg := range batchWorkflowJobs {
 		imps, ok := imports[pkg]
 		if !ok {
 			t.Fatalf("go list did not list %s", pkg)
 		}
 		for _, imp := range imps {
-			if isAggregateStore(imp) {
+			if isDomainStoreImport(imp) {
 				t.Errorf("%s imports %s: it calls its aggregate's use cases (dispatch.Batches, workflow.Service)", pkg, imp)
 			}
 		}
