@@ -210,6 +210,7 @@ func Functions(d *Deps) ([]Function, error) {
 	if err != nil {
 		return nil, err
 	}
+	jobs := &esign.SessionJobs{Store: d.Sessions} // the session jobs' use cases
 	purge, err := portalPurgeDeps(d)
 	if err != nil {
 		return nil, err
@@ -217,7 +218,7 @@ func Functions(d *Deps) ([]Function, error) {
 	var t table
 	t.add(notifier, nil)
 	t.add(deliveries, nil)
-	t.add(expiry.New(expiry.Deps{Store: d.Sessions, Now: d.Now}))
+	t.add(expiry.New(expiry.Deps{Sessions: jobs, Now: d.Now}))
 	t.add(invitecheck.New(invitecheck.Deps{Sessions: d.Sessions, Deliveries: d.Deliveries, Notify: notifier.Notify,
 		MessageID: notifyjob.MessageID, Invite: deliveries.Invite, Now: d.Now}))
 	t.add(seal.New(seal.Deps{Sessions: d.Sessions, Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL,
