@@ -211,7 +211,7 @@ func Functions(d *Deps) ([]Function, error) {
 		return nil, err
 	}
 	jobs := &esign.SessionJobs{Store: d.Sessions} // the session jobs' use cases
-	purge, err := portalPurgeDeps(d)
+	purge, err := portalPurgeDeps(d, jobs)
 	if err != nil {
 		return nil, err
 	}

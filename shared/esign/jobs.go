@@ -78,13 +78,9 @@ type SessionJobs struct {
 }
 
 // own loads tenant's session groupID. Errors: ErrSessionNotFound; ErrWrongTenant; the
-// store's (a *CorruptError keeps its Session: the tenant is checked on its plain columns).
+// store's (a *CorruptError as it is).
 func (u *SessionJobs) own(ctx context.Context, tenant, groupID string) (*Session, []Slot, error) {
 	s, slots, err := u.Store.Load(ctx, groupID)
-	var c *CorruptError
-	if errors.As(err, &c) && c.Session != nil && c.Session.TenantID != tenant {
-		return nil, nil, ErrWrongTenant
-	}
 	if err != nil {
 		return nil, nil, err
 	}
