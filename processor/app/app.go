@@ -224,7 +224,7 @@ func Functions(d *Deps) ([]Function, error) {
 	t.add(seal.New(seal.Deps{Sessions: d.Sessions, Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL,
 		StuckAfter: d.Config.Seal.StuckAfter, LockTTL: d.Config.Seal.LockTTL, EngineVersion: version.Engine, Now: d.Now, Meter: meter}))
 	t.add(portalpurge.New(purge))
-	t.add(signeddelivery.New(signeddelivery.Deps{Sessions: d.Sessions, Cipher: d.Config.PIICipher, Now: d.Now,
+	t.add(signeddelivery.New(signeddelivery.Deps{Sessions: jobs, Cipher: d.Config.PIICipher, Now: d.Now,
 		Creator: creator, Licence: d.Licence, Meter: meter}))
 	t.add(dispatchjob.New(dispatchDeps(d, creator, blobs, templates, meter)))
 	t.add(workflowCallback(d))
