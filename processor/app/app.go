@@ -199,8 +199,9 @@ func Functions(d *Deps) ([]Function, error) {
 	meter := licensing.Meter{On: d.Licensing != nil, Now: d.Now}
 	creator := &delivery.Creator{Store: d.Deliveries, Docs: blobs, CheckTarget: graph.DeliveryTargets(d.Graph),
 		Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}
+	jobs := &esign.SessionJobs{Store: d.Sessions} // the session jobs' use cases
 	// the invitation reconciler drives the notification and invitation jobs' own steps
-	notifier, err := notifyjob.New(notifyjob.Deps{Store: d.Sessions, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
+	notifier, err := notifyjob.New(notifyjob.Deps{Sessions: jobs, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
 		Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
 	if err != nil {
 		return nil, err
@@ -210,7 +211,6 @@ func Functions(d *Deps) ([]Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	jobs := &esign.SessionJobs{Store: d.Sessions} // the session jobs' use cases
 	purge, err := portalPurgeDeps(d, jobs)
 	if err != nil {
 		return nil, err

@@ -103,7 +103,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	codec := tokens.NewCodec(ring)
-	if e.notifier, err = notifyjob.New(notifyjob.Deps{Store: e.sessions, Tokens: codec, Cipher: e.cipher, Email: flaky{e},
+	if e.notifier, err = notifyjob.New(notifyjob.Deps{Sessions: &esign.SessionJobs{Store: e.sessions}, Tokens: codec, Cipher: e.cipher, Email: flaky{e},
 		PortalURL: "https://portal.example.test", Now: clock}); err != nil {
 		t.Fatal(err)
 	}

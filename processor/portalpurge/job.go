@@ -127,7 +127,7 @@ func (j *Job) recorded(ctx context.Context, groupID, kind string) (bool, error) 
 // record writes one session-level event by the job.
 func (j *Job) record(ctx context.Context, sess *esign.Session, slots []esign.Slot, kind string, data map[string]any) error {
 	data["what"] = What
-	return j.d.Sessions.Note(ctx, sess.GroupID, slots, kind, data, j.d.Now().UTC(), systemActor)
+	return j.d.Sessions.Note(ctx, sess.GroupID, slots, systemActor, esign.Event{Kind: kind, Slot: -1, At: j.d.Now().UTC(), Data: data})
 }
 
 // sessionIDs are the portal's per-slot ids of every slot.

@@ -43,6 +43,7 @@ func (e *CorruptError) Unwrap() error { return e.Cause }
 // (sessionstore.Store), besides Load: the transitions they commit on a session they hold, the
 // events that change no state, the schedules and claims the jobs work through.
 type JobStore interface {
+	NoticeStore
 	// Load reads a session with its slots. Errors: ErrSessionNotFound; *CorruptError for a row
 	// that does not decode; the store's.
 	Load(ctx context.Context, groupID string) (*Session, []Slot, error)
@@ -88,11 +89,4 @@ func (u *SessionJobs) own(ctx context.Context, tenant, groupID string) (*Session
 		return nil, nil, ErrWrongTenant
 	}
 	return s, slots, nil
-}
-
-// record writes one session-level event (slot -1) by who at now, changing no state.
-func (u *SessionJobs) record(ctx context.Context, groupID string, slots []Slot, kind string, data map[string]any, now time.Time, who Actor) error {
-	ch := Change{Events: []Event{{Kind: kind, Slot: -1, At: now, Data: data}}}
-	ch.By(who)
-	return u.Store.RecordEvents(ctx, groupID, slots, ch)
 }

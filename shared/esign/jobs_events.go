@@ -1,9 +1,6 @@
 package esign
 
-import (
-	"context"
-	"time"
-)
+import "context"
 
 // Get is tenant's session groupID with its slots, for a job that acts on it outside the store
 // (a portal call, an e-mail). Errors: ErrSessionNotFound; ErrWrongTenant; the store's (*CorruptError
@@ -28,8 +25,10 @@ func (u *SessionJobs) Recorded(ctx context.Context, groupID, kind, what string) 
 	return false, nil
 }
 
-// Note records one session-level event (slot -1) of kind with data, by who at now, changing no
-// state (the session row and its ETag stay as they are). Errors: the store's.
-func (u *SessionJobs) Note(ctx context.Context, groupID string, slots []Slot, kind string, data map[string]any, now time.Time, who Actor) error {
-	return u.record(ctx, groupID, slots, kind, data, now, who)
+// Note records events that change no state (the session row and its ETag stay as they are),
+// each stamped by who unless it names its own actor. Errors: the store's.
+func (u *SessionJobs) Note(ctx context.Context, groupID string, slots []Slot, who Actor, events ...Event) error {
+	ch := Change{Events: events}
+	ch.By(who)
+	return u.Store.RecordEvents(ctx, groupID, slots, ch)
 }
