@@ -221,7 +221,7 @@ func Functions(d *Deps) ([]Function, error) {
 	t.add(expiry.New(expiry.Deps{Sessions: jobs, Now: d.Now}))
 	t.add(invitecheck.New(invitecheck.Deps{Sessions: d.Sessions, Deliveries: d.Deliveries, Notify: notifier.Notify,
 		MessageID: notifyjob.MessageID, Invite: deliveries.Invite, Now: d.Now}))
-	t.add(seal.New(seal.Deps{Sessions: d.Sessions, Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL,
+	t.add(seal.New(seal.Deps{Sessions: jobs, Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL,
 		StuckAfter: d.Config.Seal.StuckAfter, LockTTL: d.Config.Seal.LockTTL, EngineVersion: version.Engine, Now: d.Now, Meter: meter}))
 	t.add(portalpurge.New(purge))
 	t.add(signeddelivery.New(signeddelivery.Deps{Sessions: jobs, Cipher: d.Config.PIICipher, Now: d.Now,

@@ -44,6 +44,7 @@ func (e *CorruptError) Unwrap() error { return e.Cause }
 // events that change no state, the schedules and claims the jobs work through.
 type JobStore interface {
 	NoticeStore
+	SealStore
 	// Load reads a session with its slots. Errors: ErrSessionNotFound; *CorruptError for a row
 	// that does not decode; the store's.
 	Load(ctx context.Context, groupID string) (*Session, []Slot, error)
