@@ -77,6 +77,9 @@ type JobStore interface {
 // answer into its reply. Session routes are Sessions'.
 type SessionJobs struct {
 	Store JobStore
+	// InviteChecks is the sessions' invitation-check schedule (sessionstore.InviteChecks);
+	// only CheckInvitations reads it.
+	InviteChecks kernel.DueChecks
 }
 
 // own loads tenant's session groupID. Errors: ErrSessionNotFound; ErrWrongTenant; the
