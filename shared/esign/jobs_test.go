@@ -122,7 +122,9 @@ func (m *jobStore) ReleaseNotification(context.Context, NotificationClaim) error
 	m.released++
 	return nil
 }
-func (m *jobStore) NotificationSent(_ context.Context, _, id string) (bool, error) { return m.sent[id], nil }
+func (m *jobStore) NotificationSent(_ context.Context, _, id string) (bool, error) {
+	return m.sent[id], nil
+}
 
 func (m *jobStore) SignatureSlots(context.Context, string) ([]int, error) {
 	var out []int
