@@ -9,6 +9,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/kernel/kerneltest"
 )
 
 type inviteStore map[string]*Session
@@ -18,17 +19,6 @@ func (m inviteStore) Load(_ context.Context, id string) (*Session, error) {
 		return s, nil
 	}
 	return nil, apperr.New(apperr.KindNotFound, "delivery_not_found", "no such delivery")
-}
-
-type dueChecks struct {
-	items  []kernel.Due
-	forgot []string
-}
-
-func (d *dueChecks) Due(context.Context, time.Time, int) ([]kernel.Due, error) { return d.items, nil }
-func (d *dueChecks) Forget(_ context.Context, it kernel.Due) error {
-	d.forgot = append(d.forgot, it.ID)
-	return nil
 }
 
 func TestInviteChecksRun(t *testing.T) {
@@ -43,9 +33,9 @@ func TestInviteChecksRun(t *testing.T) {
 	expired.ExpiresAt = now.Add(-time.Minute)
 	store := inviteStore{"owes": live("owes", ModeBoth), "busy": live("busy", ModeSecureEmail), "broken": live("broken", ModeSecureEmail),
 		"sent": sent, "expired": expired, "library": live("library", ModeSharePoint)}
-	checks := &dueChecks{}
+	checks := &kerneltest.Checks{}
 	for _, id := range []string{"owes", "busy", "broken", "sent", "expired", "library", "gone"} {
-		checks.items = append(checks.items, kernel.Due{ID: id, At: now})
+		checks.Items = append(checks.Items, kernel.Due{ID: id, At: now})
 	}
 	var invited []string
 	down := errors.New("provider down")
@@ -68,7 +58,7 @@ func TestInviteChecksRun(t *testing.T) {
 	if r.Checked != 5 || r.Sent != 3 || !slices.Equal(r.Again, []string{"busy"}) {
 		t.Fatalf("run %+v", r)
 	}
-	if !slices.Equal(checks.forgot, []string{"owes", "sent", "expired", "library", "gone"}) {
-		t.Fatalf("forgot %v", checks.forgot)
+	if !slices.Equal(checks.Forgot, []string{"owes", "sent", "expired", "library", "gone"}) {
+		t.Fatalf("forgot %v", checks.Forgot)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/kernel"
+	"github.com/esign-svc/esign/shared/kernel/kerneltest"
 )
 
 // jobStore is the session store in memory for the job use cases: sessions by group id, the
@@ -387,18 +388,6 @@ func TestStuckSeals(t *testing.T) {
 	}
 }
 
-// dueChecks is an invitation-check schedule in memory.
-type dueChecks struct {
-	items  []kernel.Due
-	forgot []string
-}
-
-func (d *dueChecks) Due(context.Context, time.Time, int) ([]kernel.Due, error) { return d.items, nil }
-func (d *dueChecks) Forget(_ context.Context, it kernel.Due) error {
-	d.forgot = append(d.forgot, it.ID)
-	return nil
-}
-
 func TestCheckInvitations(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -412,7 +401,7 @@ func TestCheckInvitations(t *testing.T) {
 		st.put(s, slots)
 	}
 	st.sent["done-0"], st.sent["done-1"] = true, true
-	checks := &dueChecks{items: []kernel.Due{{ID: "owes"}, {ID: "busy"}, {ID: "owes", At: t0}, {ID: "done"}, {ID: "gone"}}}
+	checks := &kerneltest.Checks{Items: []kernel.Due{{ID: "owes"}, {ID: "busy"}, {ID: "owes", At: t0}, {ID: "done"}, {ID: "gone"}}}
 	u := &SessionJobs{Store: st, InviteChecks: checks}
 	var sent []string
 	messageID := func(m NotifyMessage) string { return m.GroupID + "-" + string(rune('0'+m.Slot)) }
@@ -432,8 +421,8 @@ func TestCheckInvitations(t *testing.T) {
 	if r.Checked != 3 || r.Sent != 3 || !slices.Equal(r.Again, []string{"busy"}) {
 		t.Fatalf("run %+v", r)
 	}
-	if !slices.Equal(checks.forgot, []string{"owes", "owes", "done", "gone"}) {
-		t.Fatalf("forgot %v; want every entry of the checked sessions, none of busy's", checks.forgot)
+	if !slices.Equal(checks.Forgot, []string{"owes", "owes", "done", "gone"}) {
+		t.Fatalf("forgot %v; want every entry of the checked sessions, none of busy's", checks.Forgot)
 	}
 	if _, err := (&SessionJobs{Store: st}).CheckInvitations(ctx, now, 10, messageID, nil); err == nil {
 		t.Fatal("CheckInvitations without a schedule answered no error")
