@@ -391,8 +391,12 @@ func (j *Job) failSeal(ctx context.Context, sess *esign.Session, slots []esign.S
 // the message (the notices are already queued): what it could not delete is deleted when a
 // later message for the session arrives.
 func (j *Job) purge(ctx context.Context, sess *esign.Session, slots []esign.Slot) {
-	if err := j.d.Sessions.PurgeSignatures(ctx, sess, slots, j.now(), systemActor); err != nil {
-		funcproto.Logf(ctx, "seal: group %s: clean-up of the signature rows failed: %s", sess.GroupID, errCode(err))
+	err := j.d.Sessions.PurgeSignatures(ctx, sess, slots, j.now(), systemActor)
+	var pe *esign.PurgeError
+	if errors.As(err, &pe) {
+		funcproto.Logf(ctx, "seal: group %s: %s failed: %s", sess.GroupID, pe.Step, errCode(pe.Err))
+	} else if err != nil {
+		funcproto.Logf(ctx, "seal: group %s: signature clean-up failed: %s", sess.GroupID, errCode(err))
 	}
 }
 

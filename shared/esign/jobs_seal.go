@@ -156,26 +156,36 @@ func (u *SessionJobs) FailCorrupt(ctx context.Context, c *CorruptError, now time
 	return ch, u.Store.FailCorruptSeal(ctx, c.Session, ch)
 }
 
+// PurgeError is the step of PurgeSignatures that failed ("deleting the signature of slot 2")
+// with the store's error.
+type PurgeError struct {
+	Step string
+	Err  error
+}
+
+func (e *PurgeError) Error() string { return e.Step + " failed: " + e.Err.Error() }
+func (e *PurgeError) Unwrap() error { return e.Err }
+
 // PurgeSignatures deletes the signature rows of the complete session sess and records
 // pii.purged {what: "signature images", slots} by who at now. Nothing is recorded when no row
-// is left. Errors: the step that failed, wrapping the store's (what it could not delete is
-// deleted when a later seal message for the session arrives).
+// is left. Errors: *PurgeError (what it could not delete is deleted when a later seal message
+// for the session arrives).
 func (u *SessionJobs) PurgeSignatures(ctx context.Context, sess *Session, slots []Slot, now time.Time, who Actor) error {
 	idx, err := u.Store.SignatureSlots(ctx, sess.GroupID)
 	if err != nil {
-		return fmt.Errorf("listing signature rows for clean-up: %w", err)
+		return &PurgeError{Step: "listing signature rows for clean-up", Err: err}
 	}
 	if len(idx) == 0 {
 		return nil
 	}
 	for _, i := range idx {
 		if err := u.Store.DeleteSignature(ctx, sess.GroupID, i); err != nil {
-			return fmt.Errorf("deleting the signature of slot %d: %w", i, err)
+			return &PurgeError{Step: fmt.Sprintf("deleting the signature of slot %d", i), Err: err}
 		}
 	}
 	ev := Event{Kind: EvPIIPurged, Slot: -1, At: now, Data: map[string]any{"what": "signature images", "slots": idx}}
 	if err := u.Note(ctx, sess.GroupID, slots, who, ev); err != nil {
-		return fmt.Errorf("recording pii.purged: %w", err)
+		return &PurgeError{Step: "recording pii.purged", Err: err}
 	}
 	return nil
 }

@@ -37,9 +37,10 @@ type jobStore struct {
 	released     int
 	sent         map[string]bool
 
-	sigs    map[int]StoredSignature
-	deleted []int
-	since   map[string]time.Time
+	sigs      map[int]StoredSignature
+	deleted   []int
+	deleteErr error
+	since     map[string]time.Time
 }
 
 func newJobStore(ss ...*Session) *jobStore {
@@ -136,6 +137,9 @@ func (m *jobStore) SignatureSlots(context.Context, string) ([]int, error) {
 	return out, nil
 }
 func (m *jobStore) DeleteSignature(_ context.Context, _ string, slot int) error {
+	if m.deleteErr != nil {
+		return m.deleteErr
+	}
 	delete(m.sigs, slot)
 	m.deleted = append(m.deleted, slot)
 	return nil
@@ -362,6 +366,11 @@ func TestPurgeSignatures(t *testing.T) {
 	}
 	if err := u.PurgeSignatures(ctx, s, nil, t0, jobActor); err != nil || len(st.recorded) != 1 {
 		t.Fatalf("second purge = %v, recorded %d events; want none more", err, len(st.recorded))
+	}
+	st.sigs, st.deleteErr = map[int]StoredSignature{1: {}}, errors.New("table down")
+	var pe *PurgeError
+	if err := u.PurgeSignatures(ctx, s, nil, t0, jobActor); !errors.As(err, &pe) || pe.Step != "deleting the signature of slot 1" || len(st.recorded) != 1 {
+		t.Fatalf("failed delete = %v, recorded %d events; want the step and no pii.purged", err, len(st.recorded))
 	}
 }
 
