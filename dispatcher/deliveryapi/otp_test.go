@@ -19,6 +19,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore/storetest"
 	"github.com/esign-svc/esign/shared/notify/outbox"
 	outboxtest "github.com/esign-svc/esign/shared/notify/outbox/storetest"
@@ -74,6 +75,9 @@ type recipientEnv struct {
 	mux   *http.ServeMux
 	clock *clock
 	mail  *outbox.Outbox
+	store *deliverystore.Store
+	// cipher encrypts the recipients' addresses
+	cipher *pii.Cipher
 }
 
 func newRecipientEnv(t *testing.T, block time.Duration) *recipientEnv {
@@ -97,8 +101,9 @@ func newRecipientEnv(t *testing.T, block time.Duration) *recipientEnv {
 	mail := outboxtest.New(t)
 	c := &clock{t: time.Now().UTC().Truncate(time.Second)}
 	e := &recipientEnv{clock: c, mail: mail, mux: http.NewServeMux()}
-	e.api = &API{OTPBlock: block, Store: st, Tokens: tokens.NewCodec(ring, tokens.WithClock(c.Now)), Hasher: hasher, Cipher: cipher,
-		Email: e.mail, PortalURL: "https://portal.example.test", PortalOrigin: "https://portal.example.test", Now: c.Now}
+	e.store, e.cipher = st, cipher
+	e.api = &API{Deliveries: &delivery.Deliveries{Store: st, Cipher: cipher, OTPBlock: block, Now: c.Now},
+		Tokens: tokens.NewCodec(ring, tokens.WithClock(c.Now)), Hasher: hasher, Email: e.mail, PortalURL: "https://portal.example.test", PortalOrigin: "https://portal.example.test", Now: c.Now}
 	e.api.Routes(e.mux)
 	return e
 }
@@ -111,7 +116,7 @@ func (e *recipientEnv) otpDelivery(t *testing.T) (string, string) {
 	t.Helper()
 	now := e.clock.Now()
 	id := uuid.NewString()
-	enc, err := e.api.Cipher.EncryptString(recipient, pii.AAD(id, "recipient"))
+	enc, err := e.cipher.EncryptString(recipient, pii.AAD(id, "recipient"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +125,7 @@ func (e *recipientEnv) otpDelivery(t *testing.T) (string, string) {
 		RequireOTP: true, ExpiresAt: now.Add(72 * time.Hour)}
 	ch := delivery.Start(s, now)
 	ch.By(delivery.Actor{Kind: "initiator", ID: "oid"})
-	if err := e.api.Store.Create(context.Background(), s, ch); err != nil {
+	if err := e.store.Create(context.Background(), s, ch); err != nil {
 		t.Fatal(err)
 	}
 	tok, err := e.api.Tokens.IssueDelivery(tokens.Delivery{DeliveryID: id, ExpiresAt: s.ExpiresAt})

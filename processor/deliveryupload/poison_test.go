@@ -5,17 +5,16 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
+	"github.com/esign-svc/esign/shared/delivery/deliverystore/storetest"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/pii"
@@ -44,21 +43,10 @@ func key() string {
 
 func newJob(t *testing.T) (*Job, *deliverystore.Store) {
 	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	suffix := fmt.Sprintf("%x", uuid.New())[:10]
-	st, err := deliverystore.New(acct, "dlv"+suffix, "dli"+suffix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Ensure(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.New(t)
 	ring, _ := tokens.ParseKeyRing("k1:" + key())
 	cipher, _ := pii.ParseCipher("e1:" + key())
-	j, err := New(Deps{Store: st, Tokens: tokens.NewCodec(ring), Cipher: cipher, Email: &sentMail{}, PortalURL: "https://portal.test"})
+	j, err := New(Deps{Deliveries: &delivery.Deliveries{Store: st, Now: time.Now}, Tokens: tokens.NewCodec(ring), Cipher: cipher, Email: &sentMail{}, PortalURL: "https://portal.test"})
 	if err != nil {
 		t.Fatal(err)
 	}

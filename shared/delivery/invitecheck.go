@@ -9,10 +9,6 @@ import (
 	"github.com/esign-svc/esign/shared/kernel"
 )
 
-// errInviteInFlight matches the invitation claim's in-flight error (deliverystore's
-// ErrInviteInFlight): another worker is sending the invitation right now.
-var errInviteInFlight = &apperr.Error{Kind: apperr.KindUnavailable, Code: "invitation_in_flight"}
-
 // InviteCheckStore is what the invitation reconciler reads of a delivery (deliverystore.Store).
 type InviteCheckStore interface {
 	// Load reads a delivery session. Errors: KindNotFound; the store's.
@@ -29,7 +25,7 @@ type InviteChecks struct {
 // Run takes up to limit due entries of the schedule and, for each delivery whose mode e-mails
 // the recipient, live at now and without sentAt, hands its invitation to invite (the delivery
 // job's own step, which sends it once). A delivery that owes nothing, or is gone, has its
-// entries forgotten; an invite that answers the claim's in-flight error keeps them
+// entries forgotten; an invite that answers ErrInviteInFlight keeps them
 // (CheckRun.Again); any other error keeps them and comes back joined. invite answers nil for a
 // failure it recorded for good.
 func (c *InviteChecks) Run(ctx context.Context, now time.Time, limit int, invite func(context.Context, InviteMessage) error) (kernel.CheckRun, error) {
@@ -45,7 +41,7 @@ func (c *InviteChecks) Run(ctx context.Context, now time.Time, limit int, invite
 			return 0, nil
 		}
 		err = invite(ctx, InviteMessage{DeliveryID: s.DeliveryID, TenantID: s.TenantID})
-		if errors.Is(err, errInviteInFlight) {
+		if errors.Is(err, ErrInviteInFlight) {
 			return 1, kernel.ErrCheckAgain
 		}
 		return 1, err
