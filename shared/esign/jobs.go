@@ -40,8 +40,9 @@ func (e *CorruptError) Error() string { return e.Cause.Error() }
 func (e *CorruptError) Unwrap() error { return e.Cause }
 
 // JobStore is what the processor's session jobs need of the session store
-// (sessionstore.Store), besides Load: the transitions they commit on a session they hold, the
-// events that change no state, the schedules and claims the jobs work through.
+// (sessionstore.Store): the reads, the changes they commit on a session they hold, the events
+// that change no state, the notification claims, the seal's rows and lock, and the expiry
+// schedule.
 type JobStore interface {
 	NoticeStore
 	SealStore
