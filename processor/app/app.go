@@ -199,8 +199,9 @@ func Functions(d *Deps) ([]Function, error) {
 	meter := licensing.Meter{On: d.Licensing != nil, Now: d.Now}
 	creator := &delivery.Creator{Store: d.Deliveries, Docs: blobs, CheckTarget: graph.DeliveryTargets(d.Graph),
 		Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}
+	jobs := &esign.SessionJobs{Store: d.Sessions, InviteChecks: d.Sessions.InviteChecks()} // the session jobs' use cases
 	// the invitation reconciler drives the notification and invitation jobs' own steps
-	notifier, err := notifyjob.New(notifyjob.Deps{Store: d.Sessions, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
+	notifier, err := notifyjob.New(notifyjob.Deps{Sessions: jobs, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
 		Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
 	if err != nil {
 		return nil, err
@@ -211,20 +212,21 @@ func Functions(d *Deps) ([]Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	purge, err := portalPurgeDeps(d)
+	purge, err := portalPurgeDeps(d, jobs)
 	if err != nil {
 		return nil, err
 	}
 	var t table
 	t.add(notifier, nil)
 	t.add(deliveries, nil)
-	t.add(expiry.New(expiry.Deps{Store: d.Sessions, Now: d.Now}))
-	t.add(invitecheck.New(invitecheck.Deps{Sessions: d.Sessions, Deliveries: d.Deliveries, Notify: notifier.Notify,
+	t.add(expiry.New(expiry.Deps{Sessions: jobs, Now: d.Now}))
+	t.add(invitecheck.New(invitecheck.Deps{Sessions: jobs,
+		Deliveries: &delivery.InviteChecks{Schedule: d.Deliveries.InviteChecks(), Store: d.Deliveries}, Notify: notifier.Notify,
 		MessageID: notifyjob.MessageID, Invite: deliveries.Invite, Now: d.Now}))
-	t.add(seal.New(seal.Deps{Sessions: d.Sessions, Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL,
+	t.add(seal.New(seal.Deps{Sessions: jobs, Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL,
 		StuckAfter: d.Config.Seal.StuckAfter, LockTTL: d.Config.Seal.LockTTL, EngineVersion: version.Engine, Now: d.Now, Meter: meter}))
 	t.add(portalpurge.New(purge))
-	t.add(signeddelivery.New(signeddelivery.Deps{Sessions: d.Sessions, Cipher: d.Config.PIICipher, Now: d.Now,
+	t.add(signeddelivery.New(signeddelivery.Deps{Sessions: jobs, Cipher: d.Config.PIICipher, Now: d.Now,
 		Creator: creator, Licence: d.Licence, Meter: meter}))
 	t.add(dispatchjob.New(dispatchDeps(d, creator, blobs, templates, meter)))
 	t.add(workflowCallback(d))
