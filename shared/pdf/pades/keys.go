@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"strings"
 
 	"software.sslmate.com/src/go-pkcs12"
 )
@@ -84,12 +85,65 @@ func checkPair(key crypto.Signer, chain []*x509.Certificate) (crypto.Signer, []*
 	if key == nil {
 		return nil, nil, fmt.Errorf("%w: no private key found", ErrKey)
 	}
+	chain, err := SignerFirst(key.Public(), chain)
+	if err != nil {
+		return nil, nil, err
+	}
+	return key, chain, nil
+}
+
+// SignerFirst puts the certificate of the public key pub first in chain (in place) and returns
+// it: a signer whose private key stays elsewhere (a key vault) is paired with its certificate
+// this way. Errors wrap ErrKey: no certificate carries pub.
+func SignerFirst(pub crypto.PublicKey, chain []*x509.Certificate) ([]*x509.Certificate, error) {
 	type equaler interface{ Equal(crypto.PublicKey) bool }
 	for i, c := range chain {
-		if e, ok := key.Public().(equaler); ok && e.Equal(c.PublicKey) {
+		if e, ok := pub.(equaler); ok && e.Equal(c.PublicKey) {
 			chain[0], chain[i] = chain[i], chain[0]
-			return key, chain, nil
+			return chain, nil
 		}
 	}
-	return nil, nil, fmt.Errorf("%w: no certificate matches the private key", ErrKey)
+	return nil, fmt.Errorf("%w: no certificate matches the private key", ErrKey)
+}
+
+// ParseCertificates reads the certificates of PEM data or, when pkcs12Password is not nil, of
+// a PKCS#12 file: a key with its certificates, or a certificates-only trust store (what
+// go-pkcs12 reads). withKey reports whether the data holds a private key too (which is not
+// read). Errors wrap ErrKey: a malformed certificate or file, or no certificate.
+func ParseCertificates(data []byte, pkcs12Password *string) (certs []*x509.Certificate, withKey bool, err error) {
+	var blocks []*pem.Block
+	if pkcs12Password != nil {
+		// a key and its certificates (two safes), or else a certificates-only trust store
+		if blocks, err = pkcs12.ToPEM(data, *pkcs12Password); err != nil {
+			trusted, tsErr := pkcs12.DecodeTrustStore(data, *pkcs12Password)
+			if tsErr != nil {
+				return nil, false, fmt.Errorf("%w: pkcs12: %v", ErrKey, err)
+			}
+			return trusted, false, nil
+		}
+	} else {
+		for {
+			var b *pem.Block
+			if b, data = pem.Decode(data); b == nil {
+				break
+			}
+			blocks = append(blocks, b)
+		}
+	}
+	for _, b := range blocks {
+		switch {
+		case b.Type == "CERTIFICATE":
+			c, err := x509.ParseCertificate(b.Bytes)
+			if err != nil {
+				return nil, false, fmt.Errorf("%w: certificate: %v", ErrKey, err)
+			}
+			certs = append(certs, c)
+		case strings.HasSuffix(b.Type, "PRIVATE KEY"):
+			withKey = true
+		}
+	}
+	if len(certs) == 0 {
+		return nil, false, fmt.Errorf("%w: no certificate found", ErrKey)
+	}
+	return certs, withKey, nil
 }
