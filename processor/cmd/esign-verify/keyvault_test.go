@@ -7,19 +7,15 @@ import (
 	"encoding/pem"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/esign-svc/esign/processor/internal/sealcfg"
 	"github.com/esign-svc/esign/shared/azure/keyvault"
 	"github.com/esign-svc/esign/shared/azure/keyvault/keyvaulttest"
 	"github.com/esign-svc/esign/shared/config"
-	"github.com/esign-svc/esign/shared/evidence"
 	"github.com/esign-svc/esign/shared/pdf"
 	"github.com/esign-svc/esign/shared/pdf/certificate"
-	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 	"github.com/esign-svc/esign/shared/pdf/tsatest"
 )
 
@@ -47,14 +43,7 @@ func TestKeyVaultSealVerifies(t *testing.T) {
 		{"ec-p256-pem", 0, keyvaulttest.PEM, "ES256"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			write := func(name string, b []byte) string {
-				p := filepath.Join(dir, name)
-				if err := os.WriteFile(p, b, 0o600); err != nil {
-					t.Fatal(err)
-				}
-				return p
-			}
+			write := tempWriter(t)
 			key, cert := tsatest.NewCert(t, "vault seal "+tc.name, tc.bits)
 			vault.AddCertificate(t, tc.name, key, []*x509.Certificate{cert}, tc.format)
 			seal, err := sealcfg.LoadConfig(config.MapLookup(map[string]string{sealcfg.SettingKeyVaultKeyID: vault.KeyID(tc.name, "")}))
@@ -64,24 +53,10 @@ func TestKeyVaultSealVerifies(t *testing.T) {
 			if err := seal.OpenKey(context.Background(), keyvault.Options{Credential: vault.Credential(), Client: vault.ClientOptions()}); err != nil {
 				t.Fatal(err)
 			}
-			var bundle bytes.Buffer
-			w := evidence.NewWriter(&bundle)
-			for i, k := range []string{"session.created", "slot.signed", "session.sealing"} {
-				if _, err := w.Append(k, time.Unix(1718000000, int64(i)), map[string]any{"i": i}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			d := pdfdoc.New()
-			if _, err := d.AppendPage(612, 792, []byte("0 g 72 72 10 10 re f\n"), nil); err != nil {
-				t.Fatal(err)
-			}
-			src, err := d.Bytes(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			src, bundle, head := sealSource(t)
 			before := len(vault.Requests())
 			out, err := pdf.Seal(context.Background(), pdf.SealInput{
-				Source: src, Certificate: certificate.Certificate{DocumentTitle: "vault seal", EvidenceHeadHash: w.Head()},
+				Source: src, Certificate: certificate.Certificate{DocumentTitle: "vault seal", EvidenceHeadHash: head},
 				Signer: seal.Key.Signer, Chain: seal.Key.Chain,
 			})
 			if err != nil {
