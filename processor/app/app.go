@@ -263,6 +263,10 @@ func New(ctx context.Context, d *Deps) (http.Handler, error) {
 	if err := d.Config.Seal.OpenKey(ctx, d.SealVault); err != nil {
 		return nil, err
 	}
+	if s, ok := d.Config.Seal.Key.Signer.(*keyvault.Signer); ok {
+		// the version a version-less SEAL_KEY_VAULT_KEY_ID was pinned to until the next start
+		d.Logger.Info().Str("keyId", s.KeyID().String()).Msg("seal key in the vault")
+	}
 	fns, err := Functions(d)
 	if err != nil {
 		return nil, err

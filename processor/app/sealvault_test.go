@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"strings"
@@ -24,6 +25,7 @@ func TestNewOpensTheVaultSealKey(t *testing.T) {
 	key, cert := tsatest.NewCert(t, "vault seal", 2048)
 	vault.AddCertificate(t, "seal", key, []*x509.Certificate{cert}, keyvaulttest.PEM)
 	conn := azuritetest.Shared(t).ConnectionString()
+	var log bytes.Buffer
 	start := func(keyID string) (*Deps, error) {
 		m := settings(conn, map[string]string{sealcfg.SettingKeyVaultKeyID: keyID})
 		delete(m, sealcfg.SettingCertFile)
@@ -32,7 +34,7 @@ func TestNewOpensTheVaultSealKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := Build(cfg, zerolog.Nop())
+		d, err := Build(cfg, zerolog.New(&log))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,6 +48,9 @@ func TestNewOpensTheVaultSealKey(t *testing.T) {
 	}
 	if _, ok := d.Config.Seal.Key.Signer.(*keyvault.Signer); !ok || !d.Config.Seal.Key.Chain[0].Equal(cert) {
 		t.Fatalf("seal key %+v", d.Config.Seal.Key)
+	}
+	if pinned := vault.KeyID("seal", d.Config.Seal.Key.Signer.(*keyvault.Signer).KeyID().Version); !strings.Contains(log.String(), pinned) {
+		t.Fatalf("the start log does not name the pinned key %s:\n%s", pinned, log.String())
 	}
 	if _, err := start(vault.KeyID("missing", "")); err == nil || !strings.Contains(err.Error(), sealcfg.SettingKeyVaultKeyID) {
 		t.Fatalf("start with a missing vault key: %v", err)
