@@ -24,6 +24,7 @@ import (
 	"github.com/esign-svc/esign/shared/appstatus"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/azure/keyvault"
 	"github.com/esign-svc/esign/shared/azure/queuestore"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
@@ -74,7 +75,10 @@ type Deps struct {
 	// Status is where New records, at start, the features a missing setting leaves off (the
 	// dispatcher's /api/health reports them).
 	Status *appstatus.Store
-	Now    func() time.Time
+	// SealVault are the Key Vault client options of a vault seal key (SEAL_KEY_VAULT_KEY_ID):
+	// zero in Azure (the managed identity, the SDK's transport); tests set the local vault's.
+	SealVault keyvault.Options
+	Now       func() time.Time
 }
 
 // Build makes the dependencies from the configuration. It does no I/O (New ensures the
@@ -243,9 +247,10 @@ func Functions(d *Deps) ([]Function, error) {
 	return t.fns, t.err
 }
 
-// New ensures the tables and builds the processor's handler: one invocation route per queue or
-// timer function, and the readiness ping. Anything else is 404: the processor has no HTTP routes.
-// Every function needs a folder processor/functions/<Name>/function.json. Errors: storage, a
+// New ensures the tables, opens a Key Vault seal key, and builds the processor's handler: one
+// invocation route per queue or timer function, and the readiness ping. Anything else is 404:
+// the processor has no HTTP routes. Every function needs a folder
+// processor/functions/<Name>/function.json. Errors: storage, the seal key's vault, a
 // wiring mistake; a function name registered twice panics (funcproto.Router.Handle).
 func New(ctx context.Context, d *Deps) (http.Handler, error) {
 	if err := d.Ensure(ctx); err != nil {
@@ -256,6 +261,14 @@ func New(ctx context.Context, d *Deps) (http.Handler, error) {
 	}
 	if err := announceCallbacks(ctx, d.Status, d.Config, d.Logger, d.Now()); err != nil {
 		return nil, err
+	}
+	// a vault seal key is opened (its public part and chain read and checked) before any job
+	if err := d.Config.Seal.OpenKey(ctx, d.SealVault); err != nil {
+		return nil, err
+	}
+	if s, ok := d.Config.Seal.Key.Signer.(*keyvault.Signer); ok {
+		// the version a version-less SEAL_KEY_VAULT_KEY_ID was pinned to until the next start
+		d.Logger.Info().Str("keyId", s.KeyID().String()).Msg("seal key in the vault")
 	}
 	fns, err := Functions(d)
 	if err != nil {
