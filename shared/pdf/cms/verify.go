@@ -153,3 +153,46 @@ func Verify(der, detached []byte) (*Signed, error) {
 	}
 	return out, nil
 }
+
+// Inspect reads a SignedData without verifying it: the signer certificate (nil when it is not
+// in the CMS), every certificate, and the signature-time-stamp-token when present. It serves
+// collecting validation data for signatures already in a document (package ltv); Verify is
+// the check. Errors wrap ErrVerify for DER that is not a SignedData with one SignerInfo.
+func Inspect(der []byte) (*Signed, error) {
+	var ci contentInfo
+	if _, err := asn1.Unmarshal(der, &ci); err != nil || !ci.ContentType.Equal(OIDSignedData) {
+		return nil, fail("not a CMS SignedData")
+	}
+	var sd signedData
+	if _, err := asn1.Unmarshal(ci.Content.Bytes, &sd); err != nil {
+		return nil, fail("malformed SignedData: %v", err)
+	}
+	if len(sd.SignerInfos) != 1 {
+		return nil, fail("want exactly one SignerInfo, got %d", len(sd.SignerInfos))
+	}
+	certs, err := x509.ParseCertificates(sd.Certificates.Bytes)
+	if err != nil {
+		return nil, fail("certificates: %v", err)
+	}
+	si := sd.SignerInfos[0]
+	out := &Signed{Certificates: certs, ContentType: sd.EncapContentInfo.EContentType, Signature: si.Signature}
+	for _, c := range certs {
+		if bytes.Equal(c.RawIssuer, si.SID.Issuer.FullBytes) && c.SerialNumber.Cmp(si.SID.Serial) == 0 {
+			out.Signer = c
+		}
+	}
+	if len(si.UnsignedAttrs.FullBytes) > 0 {
+		var ua []attribute
+		if _, err := asn1.UnmarshalWithParams(append([]byte{0x31}, si.UnsignedAttrs.FullBytes[1:]...), &ua, "set"); err == nil {
+			for _, a := range ua {
+				var tok asn1.RawValue
+				if a.Type.Equal(OIDAttrTimeStampToken) {
+					if _, err := asn1.Unmarshal(a.Values.Bytes, &tok); err == nil {
+						out.TimeStampToken = tok.FullBytes
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,249 @@
+// Package ltv makes a sealed PDF's evidence long-term (PAdES B-LT and B-LTA, ETSI EN 319
+// 142-1, DESIGN 15): it collects the certificates of every chain a signature or timestamp in
+// the document needs and fresh revocation data for each certificate (OCSP, else a CRL, from the
+// addresses the certificates name), writes them as a DSS in an incremental update, and then
+// adds an archive document timestamp over the whole file. The same call renews the evidence of
+// a document sealed earlier (a new DSS entry and a new document timestamp), and lifts a B-B or
+// B-T document to B-LTA.
+package ltv
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/ocsp"
+
+	"github.com/esign-svc/esign/shared/pdf/pades"
+)
+
+// ErrRevocation wraps every failure to collect validation data: an issuer or a revocation
+// answer that cannot be had, or a certificate that is revoked.
+var ErrRevocation = errors.New("ltv: validation data")
+
+// Collector fetches issuer certificates (caIssuers), OCSP responses and CRLs over HTTP.
+type Collector struct {
+	HTTP *http.Client // nil: a client with a 15 s timeout
+	Now  func() time.Time
+}
+
+const maxFetch = 4 << 20
+
+// Collect returns every certificate of the chains of leaves (issuers found among known, else
+// fetched from the caIssuers address; up to a self-signed root) and one revocation answer for
+// each certificate but the roots: OCSP when the certificate names a responder, else its CRL.
+// Errors wrap ErrRevocation: an issuer not found, no revocation address, a responder or CRL
+// that does not answer, an answer that does not verify, a certificate revoked or unknown.
+func (c Collector) Collect(ctx context.Context, leaves, known []*x509.Certificate) (pades.ValidationData, error) {
+	var v pades.ValidationData
+	done := map[[32]byte]bool{}
+	for _, leaf := range leaves {
+		chain, err := c.Chain(ctx, leaf, known)
+		if err != nil {
+			return v, err
+		}
+		for i, cert := range chain {
+			h := sha256.Sum256(cert.Raw)
+			if done[h] {
+				continue
+			}
+			done[h] = true
+			v.Certs = append(v.Certs, cert.Raw)
+			if i == len(chain)-1 {
+				break // the root: a trust anchor, not revoked by anyone
+			}
+			if err := c.revocation(ctx, cert, chain[i+1], &v); err != nil {
+				return v, err
+			}
+		}
+	}
+	return v, nil
+}
+
+// Chain is leaf's chain up to a self-signed certificate, issuers taken from known or fetched
+// from the caIssuers address each certificate names. Errors wrap ErrRevocation.
+func (c Collector) Chain(ctx context.Context, leaf *x509.Certificate, known []*x509.Certificate) ([]*x509.Certificate, error) {
+	chain := []*x509.Certificate{leaf}
+	for cur := leaf; len(chain) < 10; {
+		if bytes.Equal(cur.RawIssuer, cur.RawSubject) && cur.CheckSignatureFrom(cur) == nil {
+			return chain, nil
+		}
+		issuer := findIssuer(cur, known)
+		for _, u := range cur.IssuingCertificateURL {
+			if issuer != nil {
+				break
+			}
+			der, err := c.get(ctx, u)
+			if err != nil {
+				continue
+			}
+			if cand, err := x509.ParseCertificate(der); err == nil && cur.CheckSignatureFrom(cand) == nil {
+				issuer = cand
+			}
+		}
+		if issuer == nil {
+			return nil, fmt.Errorf("%w: the issuer of %q is neither in the document nor at its caIssuers address", ErrRevocation, cur.Subject.String())
+		}
+		chain = append(chain, issuer)
+		cur = issuer
+	}
+	return nil, fmt.Errorf("%w: the chain of %q is longer than ten certificates", ErrRevocation, leaf.Subject.String())
+}
+
+func findIssuer(c *x509.Certificate, pool []*x509.Certificate) *x509.Certificate {
+	for _, p := range pool {
+		if bytes.Equal(p.RawSubject, c.RawIssuer) && c.CheckSignatureFrom(p) == nil {
+			return p
+		}
+	}
+	return nil
+}
+
+func (c Collector) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+func (c Collector) revocation(ctx context.Context, cert, issuer *x509.Certificate, v *pades.ValidationData) error {
+	name := cert.Subject.String()
+	var errs []error
+	for _, u := range cert.OCSPServer {
+		der, err := c.ocsp(ctx, u, cert, issuer)
+		if err == nil {
+			v.OCSPs = append(v.OCSPs, der)
+			return nil
+		}
+		errs = append(errs, err)
+	}
+	for _, u := range cert.CRLDistributionPoints {
+		der, err := c.crl(ctx, u, cert, issuer)
+		if err == nil {
+			v.CRLs = append(v.CRLs, der)
+			return nil
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		return fmt.Errorf("%w: %q names no OCSP responder and no CRL", ErrRevocation, name)
+	}
+	return fmt.Errorf("%w: no revocation answer for %q: %v", ErrRevocation, name, errors.Join(errs...))
+}
+
+func (c Collector) ocsp(ctx context.Context, url string, cert, issuer *x509.Certificate) ([]byte, error) {
+	req, err := ocsp.CreateRequest(cert, issuer, nil)
+	if err != nil {
+		return nil, err
+	}
+	der, err := c.do(ctx, http.MethodPost, url, req)
+	if err != nil {
+		return nil, fmt.Errorf("OCSP %s: %w", url, err)
+	}
+	resp, err := ocsp.ParseResponseForCert(der, cert, issuer)
+	if err != nil {
+		return nil, fmt.Errorf("OCSP %s: %w", url, err)
+	}
+	if err := CheckOCSP(resp, c.now()); err != nil {
+		return nil, fmt.Errorf("OCSP %s: %w", url, err)
+	}
+	return der, nil
+}
+
+// CheckOCSP accepts a verified response that says good and is current at t (thisUpdate at most
+// five minutes ahead, nextUpdate, when set, not before t).
+func CheckOCSP(resp *ocsp.Response, t time.Time) error {
+	switch resp.Status {
+	case ocsp.Good:
+	case ocsp.Revoked:
+		return fmt.Errorf("the certificate is revoked since %s", resp.RevokedAt.UTC().Format(time.RFC3339))
+	default:
+		return errors.New("the responder does not know the certificate")
+	}
+	if resp.ThisUpdate.After(t.Add(5 * time.Minute)) {
+		return errors.New("the response is from the future")
+	}
+	if !resp.NextUpdate.IsZero() && resp.NextUpdate.Before(t) {
+		return errors.New("the response is stale (nextUpdate passed)")
+	}
+	return nil
+}
+
+func (c Collector) crl(ctx context.Context, url string, cert, issuer *x509.Certificate) ([]byte, error) {
+	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+		return nil, fmt.Errorf("CRL %s: not an http(s) address", url)
+	}
+	der, err := c.get(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("CRL %s: %w", url, err)
+	}
+	if err := CheckCRL(der, cert, issuer, c.now()); err != nil {
+		return nil, fmt.Errorf("CRL %s: %w", url, err)
+	}
+	return der, nil
+}
+
+// CheckCRL accepts a CRL signed by issuer, current at t, that does not list cert.
+func CheckCRL(der []byte, cert, issuer *x509.Certificate, t time.Time) error {
+	rl, err := x509.ParseRevocationList(der)
+	if err != nil {
+		return err
+	}
+	if err := rl.CheckSignatureFrom(issuer); err != nil {
+		return fmt.Errorf("not signed by the issuer: %w", err)
+	}
+	if !rl.NextUpdate.IsZero() && rl.NextUpdate.Before(t) {
+		return errors.New("the CRL is stale (nextUpdate passed)")
+	}
+	for _, e := range rl.RevokedCertificateEntries {
+		if e.SerialNumber.Cmp(cert.SerialNumber) == 0 {
+			return fmt.Errorf("the certificate is revoked since %s", e.RevocationTime.UTC().Format(time.RFC3339))
+		}
+	}
+	return nil
+}
+
+func (c Collector) get(ctx context.Context, url string) ([]byte, error) {
+	return c.do(ctx, http.MethodGet, url, nil)
+}
+
+func (c Collector) do(ctx context.Context, method, url string, body []byte) ([]byte, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, r)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/ocsp-request")
+	}
+	client := c.HTTP
+	if client == nil {
+		client = &http.Client{Timeout: 15 * time.Second}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxFetch+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxFetch {
+		return nil, errors.New("answer larger than 4 MiB")
+	}
+	return b, nil
+}

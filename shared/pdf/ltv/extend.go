@@ -1,0 +1,122 @@
+package ltv
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/pdf/cms"
+	"github.com/esign-svc/esign/shared/pdf/pades"
+	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
+)
+
+// Options of Extend.
+type Options struct {
+	Collector Collector
+	// TSA adds the archive document timestamp after the DSS (B-LTA); nil stops at B-LT.
+	TSA *cms.TSAClient
+}
+
+// Extend appends to a signed PDF, each as an incremental update, a DSS with the chains of
+// every signature and timestamp in it and a revocation answer for each of their certificates,
+// then (with o.TSA) a document timestamp over the whole file. On a B-LTA document it is the
+// renewal: the chain and revocation data of the last archive timestamp, and a new timestamp.
+// Errors: apperr invalid "pdf_unreadable" for a file without signatures or that cannot be
+// updated without rewriting; ErrRevocation; cms.ErrTimestamp; context cancellation.
+func Extend(ctx context.Context, pdf []byte, o Options) ([]byte, error) {
+	doc, err := Read(pdf)
+	if err != nil {
+		return nil, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field("pdf", err.Error()))
+	}
+	leaves, pool, err := signers(doc)
+	if err != nil {
+		return nil, err
+	}
+	v, err := o.Collector.Collect(ctx, leaves, append(pool, doc.DSS.Certs...))
+	if err != nil {
+		return nil, err
+	}
+	d, err := pdfdoc.Open(pdf)
+	if err != nil {
+		return nil, err
+	}
+	if d.Rewritten {
+		return nil, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field("pdf", "the signed file's last cross-reference section cannot be located"))
+	}
+	if err := pades.AddDSS(d, v, doc.DSS.Hashes); err != nil {
+		return nil, err
+	}
+	out, err := d.Bytes(nil)
+	if err != nil {
+		return nil, err
+	}
+	d.Release()
+	if o.TSA == nil {
+		return out, nil
+	}
+	d, err = pdfdoc.Open(out)
+	if err != nil {
+		return nil, err
+	}
+	return pades.TimestampDoc(ctx, d, o.TSA)
+}
+
+// signers returns the signer certificate of every signature, signature timestamp and document
+// timestamp in doc, and every certificate their CMS carry.
+func signers(doc *Document) ([]*x509.Certificate, []*x509.Certificate, error) {
+	if len(doc.Signatures) == 0 {
+		return nil, nil, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field("pdf", "the document carries no signature"))
+	}
+	var leaves, pool []*x509.Certificate
+	add := func(field string, der []byte) (*cms.Signed, error) {
+		s, err := cms.Inspect(der)
+		if err != nil {
+			return nil, fmt.Errorf("signature %q: %w", field, err)
+		}
+		if s.Signer == nil {
+			return nil, fmt.Errorf("signature %q: %w", field, errors.New("its signer certificate is not in the CMS"))
+		}
+		leaves = append(leaves, s.Signer)
+		pool = append(pool, s.Certificates...)
+		return s, nil
+	}
+	for _, sig := range doc.Signatures {
+		s, err := add(sig.Field, trimDER(sig.Contents))
+		if err != nil {
+			return nil, nil, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field("pdf", err.Error()))
+		}
+		if s.TimeStampToken != nil {
+			if _, err := add(sig.Field, s.TimeStampToken); err != nil {
+				return nil, nil, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field("pdf", err.Error()))
+			}
+		}
+	}
+	return leaves, pool, nil
+}
+
+// trimDER is der without the zero padding after the outer element (/Contents is reserved
+// larger than the CMS).
+func trimDER(der []byte) []byte {
+	if len(der) < 2 {
+		return der
+	}
+	n := int(der[1])
+	hdr := 2
+	if der[1]&0x80 != 0 {
+		k := int(der[1] & 0x7f)
+		if k > 4 || len(der) < 2+k {
+			return der
+		}
+		n = 0
+		for _, b := range der[2 : 2+k] {
+			n = n<<8 | int(b)
+		}
+		hdr += k
+	}
+	if hdr+n <= len(der) {
+		return der[:hdr+n]
+	}
+	return der
+}
