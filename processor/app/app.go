@@ -220,7 +220,7 @@ func Functions(d *Deps) ([]Function, error) {
 	t.add(expiry.New(expiry.Deps{Store: d.Sessions, Now: d.Now}))
 	t.add(invitecheck.New(invitecheck.Deps{Sessions: d.Sessions, Deliveries: d.Deliveries, Notify: notifier.Notify,
 		MessageID: notifyjob.MessageID, Invite: deliveries.Invite, Now: d.Now}))
-	t.add(seal.New(seal.Deps{Sessions: d.Sessions, Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL,
+	t.add(seal.New(seal.Deps{Sessions: d.Sessions, Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Level: d.Config.Seal.Level,
 		StuckAfter: d.Config.Seal.StuckAfter, LockTTL: d.Config.Seal.LockTTL, EngineVersion: version.Engine, Now: d.Now, Meter: meter}))
 	t.add(portalpurge.New(purge))
 	t.add(signeddelivery.New(signeddelivery.Deps{Sessions: d.Sessions, Cipher: d.Config.PIICipher, Now: d.Now,
@@ -235,7 +235,7 @@ func Functions(d *Deps) ([]Function, error) {
 			ESign: &esign.Creator{Store: d.Sessions, Docs: blobs, Templates: templates,
 				Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}}}))
 	t.add(workflowseal.New(workflowseal.Deps{Workflows: d.Workflows, Templates: templates,
-		Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Now: d.Now, Meter: meter}))
+		Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Level: d.Config.Seal.Level, Now: d.Now, Meter: meter}))
 	t.add(licenceusage.New(licenceUsageDeps(d)))
 	return t.fns, t.err
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/processor/internal/sealcfg"
+	"github.com/esign-svc/esign/shared/pdf/ltv"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/esign"
@@ -89,6 +90,7 @@ type Deps struct {
 	Blobs         Blobs
 	Key           sealcfg.Key
 	TSAURL        string           // optional RFC 3161 authority (SEAL_TSA_URL)
+	Level         ltv.Level        // SEAL_LEVEL (sealcfg.Config.Level); zero: pdf.ResolveLevel's default
 	EngineVersion string           // shown in the certificate (version.Engine)
 	Now           func() time.Time // default time.Now
 	StuckAfter    time.Duration    // reconciler threshold; default DefaultStuckAfter
