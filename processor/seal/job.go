@@ -26,13 +26,13 @@ import (
 
 	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/processor/internal/sealcfg"
-	"github.com/esign-svc/esign/shared/pdf/ltv"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/licensing"
+	"github.com/esign-svc/esign/shared/pdf/ltv"
 )
 
 // Function names (the folders under processor/functions).

@@ -33,7 +33,6 @@ import (
 
 	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/processor/internal/sealcfg"
-	"github.com/esign-svc/esign/shared/pdf/ltv"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
@@ -46,6 +45,7 @@ import (
 	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/pdf"
 	"github.com/esign-svc/esign/shared/pdf/certificate"
+	"github.com/esign-svc/esign/shared/pdf/ltv"
 	"github.com/esign-svc/esign/shared/pdf/pades"
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 	"github.com/esign-svc/esign/shared/pdf/stamp"
