@@ -3,14 +3,19 @@ package pdf
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/types"
+
 	"github.com/esign-svc/esign/shared/pdf/internal/fixture"
 	"github.com/esign-svc/esign/shared/pdf/ltv"
+	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 	"github.com/esign-svc/esign/shared/pdf/tsatest"
+	"github.com/esign-svc/esign/shared/pdf/verify"
 )
 
 // sealLTA seals a two-page fixture with the PKI's seal key at level.
@@ -71,5 +76,98 @@ func TestSealFailsWhenOCSPIsDown(t *testing.T) {
 	})
 	if !errors.Is(err, ltv.ErrRevocation) || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("err %v, want an ltv.ErrRevocation naming the responder's 503", err)
+	}
+}
+
+func TestVerifyReportsLevelOffline(t *testing.T) {
+	pki := tsatest.StartPKI(t, 48*time.Hour)
+	for _, level := range []ltv.Level{ltv.LevelB, ltv.LevelT, ltv.LevelLT, ltv.LevelLTA} {
+		out := sealLTA(t, pki, level)
+		// offline: the PKI answers nothing while the verifier runs
+		pki.OCSPDown.Store(true)
+		pki.CRLDown.Store(true)
+		before := pki.OCSPRequests.Load() + pki.CRLRequests.Load()
+		res, err := verify.Verify(out.SignedPDF, verify.Options{Trust: []*x509.Certificate{pki.Root}})
+		pki.OCSPDown.Store(false)
+		pki.CRLDown.Store(false)
+		if err != nil {
+			t.Fatalf("%s: %v", level, err)
+		}
+		if res.Level != level || !res.Trusted {
+			t.Fatalf("verify reports %s (trusted %v), want %s", res.Level, res.Trusted, level)
+		}
+		if pki.OCSPRequests.Load()+pki.CRLRequests.Load() != before {
+			t.Fatal("the verifier asked the PKI")
+		}
+		if level == ltv.LevelLTA {
+			if res.ArchiveExpires == nil || !res.ArchiveExpires.Equal(pki.TSA.NotAfter) {
+				t.Fatalf("archive expiry %v, want the TSA certificate's %v", res.ArchiveExpires, pki.TSA.NotAfter)
+			}
+			if len(res.Signatures) != 2 || res.Signatures[1].Kind != "document timestamp" {
+				t.Fatalf("signatures %+v", res.Signatures)
+			}
+			for _, c := range append(append([]verify.CertStatus{}, res.Signatures[0].Chain...), res.Signatures[0].TimestampChain...) {
+				if c.Revocation == "" {
+					t.Fatalf("%s has no revocation answer in the DSS", c.Cert.Subject)
+				}
+			}
+		}
+	}
+}
+
+func TestTamperAfterArchiveTimestamp(t *testing.T) {
+	pki := tsatest.StartPKI(t, 48*time.Hour)
+	out := sealLTA(t, pki, ltv.LevelLTA)
+	doc, err := ltv.Read(out.SignedPDF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arch := doc.Signatures[len(doc.Signatures)-1]
+	t.Run("byte in the archive timestamp's revision", func(t *testing.T) {
+		bad := bytes.Clone(out.SignedPDF)
+		i := arch.ByteRange[2] + 10 // after /Contents, inside the last revision
+		bad[i] ^= 0x01
+		if _, err := verify.Verify(bad, verify.Options{}); !errors.Is(err, verify.ErrInvalid) {
+			t.Fatalf("verify accepted a changed byte after the archive timestamp's /Contents: %v", err)
+		}
+	})
+	t.Run("byte in the DSS", func(t *testing.T) {
+		bad := bytes.Clone(out.SignedPDF)
+		i := bytes.Index(bad, []byte("/Type /DSS"))
+		if i < 0 {
+			i = bytes.Index(bad, []byte("/Type/DSS"))
+		}
+		bad[i+1] = 't'
+		if _, err := verify.Verify(bad, verify.Options{}); !errors.Is(err, verify.ErrInvalid) {
+			t.Fatalf("verify accepted a changed DSS: %v", err)
+		}
+	})
+	t.Run("appended revision", func(t *testing.T) {
+		bad := append(bytes.Clone(out.SignedPDF), "\n% appended\n"...)
+		if _, err := verify.Verify(bad, verify.Options{}); !errors.Is(err, verify.ErrInvalid) {
+			t.Fatalf("verify accepted bytes after the archive timestamp: %v", err)
+		}
+	})
+}
+
+func TestVerifyRejectsUnsignedChangeAfterSeal(t *testing.T) {
+	pki := tsatest.StartPKI(t, 48*time.Hour)
+	out := sealLTA(t, pki, ltv.LevelLT)
+	d, err := pdfdoc.Open(out.SignedPDF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := d.Page(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Dict["Rotate"] = types.Integer(90)
+	d.Set(p.Ref, p.Dict)
+	bad, err := d.Bytes(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := verify.Verify(bad, verify.Options{}); !errors.Is(err, verify.ErrInvalid) || !strings.Contains(err.Error(), "not validation data") {
+		t.Fatalf("verify accepted an unsigned revision that rotates a page: %v", err)
 	}
 }
