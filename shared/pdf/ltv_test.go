@@ -61,6 +61,11 @@ func TestSealBLTA(t *testing.T) {
 	if !last.IsDocTimestamp() || last.Type != "DocTimeStamp" || last.ByteRange[2]+last.ByteRange[3] != len(out.SignedPDF) {
 		t.Fatalf("the file does not end in a document timestamp: %+v", last)
 	}
+	for name, b := range map[string][]byte{"sealed document": out.SignedPDF, "certificate": out.CertificatePDF} {
+		if text := strings.Join(strings.Fields(pdftotext(t, b)), " "); !strings.Contains(text, "Seal level: PAdES B-LTA") {
+			t.Errorf("the %s's \"How to verify\" does not name the level", name)
+		}
+	}
 	if !bytes.Contains(out.SignedPDF, []byte("/P 2")) {
 		t.Fatal("a B-LTA seal must certify with DocMDP P 2 (P 1 forbids the DSS and timestamp revisions)")
 	}
