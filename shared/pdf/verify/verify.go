@@ -66,6 +66,36 @@ type Result struct {
 	ArchiveExpires *time.Time
 	// Warnings are findings that do not fail the verification.
 	Warnings []string
+	// Renewals counts the bundle's RenewalEventKind lines after the head sealed into the
+	// document (the evidence renewals since the seal).
+	Renewals int
+}
+
+// RenewalEventKind is the evidence bundle event of an evidence renewal (package renewal): the
+// only lines a bundle may hold after the head hash the seal put in the document.
+const RenewalEventKind = "evidence.renewed"
+
+// renewedAfter reports whether bundle (whose chain verified) holds a line with hash head
+// followed only by renewal events, and how many.
+func renewedAfter(bundle []byte, head string) (int, bool) {
+	lines := bytes.Split(bytes.TrimRight(bundle, "\n"), []byte("\n"))
+	for i, l := range lines {
+		e, err := evidence.ParseLine(l)
+		if err != nil {
+			return 0, false
+		}
+		if subtle.ConstantTimeCompare([]byte(e.Hash), []byte(head)) != 1 {
+			continue
+		}
+		for _, rest := range lines[i+1:] {
+			r, err := evidence.ParseLine(rest)
+			if err != nil || r.Kind != RenewalEventKind {
+				return 0, false
+			}
+		}
+		return len(lines) - i - 1, true
+	}
+	return 0, false
 }
 
 // Checked is one verified signature or document timestamp.
@@ -223,7 +253,11 @@ func verifyPDF(pdf []byte, o Options) (*Result, error) {
 		}
 	}
 	if o.Bundle != nil {
-		head, n, err := evidence.Verify(o.Bundle)
+		b, err := io.ReadAll(o.Bundle)
+		if err != nil {
+			return nil, err
+		}
+		head, n, err := evidence.Verify(bytes.NewReader(b))
 		if err != nil {
 			return nil, err
 		}
@@ -232,7 +266,11 @@ func verifyPDF(pdf []byte, o Options) (*Result, error) {
 			return nil, fail("the document holds no evidence head hash (/Info /%s)", certificate.InfoKeyEvidenceHead)
 		}
 		if subtle.ConstantTimeCompare([]byte(head), []byte(res.EvidenceHead)) != 1 {
-			return nil, fail("evidence head hash in the document (%s) differs from the bundle's head (%s)", res.EvidenceHead, head)
+			renewals, ok := renewedAfter(b, res.EvidenceHead)
+			if !ok {
+				return nil, fail("evidence head hash in the document (%s) differs from the bundle's head (%s)", res.EvidenceHead, head)
+			}
+			res.Renewals = renewals
 		}
 	}
 	return res, nil
