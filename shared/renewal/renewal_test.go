@@ -136,8 +136,8 @@ func TestRenewal(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		pdf, bundle, prevLevel string
-		before                     []byte
-		sigs                       int
+		before                 []byte
+		sigs                   int
 	}{
 		{"t1/g1/signed.pdf", "t1/g1/evidence.jsonl", "B-LTA", lta, 3},
 		{"t1/workflows/w1.pdf", "t1/workflows/w1.jsonl", "B-T", bt, 2},
