@@ -12,6 +12,7 @@ import (
 	"github.com/esign-svc/esign/processor/expiry"
 	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/processor/invitecheck"
+	"github.com/esign-svc/esign/processor/evidencerenew"
 	"github.com/esign-svc/esign/processor/licenceusage"
 	"github.com/esign-svc/esign/processor/notifyjob"
 	"github.com/esign-svc/esign/processor/portalpurge"
@@ -189,7 +190,8 @@ func (t *table) add(j job, err error) {
 // (portalpurge), the invitation reconciler (invitecheck), the delivery that waited for signing
 // (signeddelivery), batch dispatch (dispatchjob), the workflow seal (workflowseal), its
 // auto-trigger (workflowtrigger), the workflows' terminal callbacks (workflowcallback) and
-// e-mails (workflownotify), and licence metering (licenceusage).
+// e-mails (workflownotify), licence metering (licenceusage), and the renewal of sealed
+// documents' long-term evidence (evidencerenew).
 // Errors: a wiring mistake (a missing dependency), a client's configuration.
 func Functions(d *Deps) ([]Function, error) {
 	// one blob client and one template-package cache (by ETag) for every job
@@ -237,6 +239,8 @@ func Functions(d *Deps) ([]Function, error) {
 	t.add(workflowseal.New(workflowseal.Deps{Workflows: d.Workflows, Templates: templates,
 		Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Level: d.Config.Seal.Level, Now: d.Now, Meter: meter}))
 	t.add(licenceusage.New(licenceUsageDeps(d)))
+	t.add(evidencerenew.New(evidencerenew.Deps{Blobs: blobs, TSAURL: d.Config.Seal.TSAURL, Level: d.Config.Seal.Level,
+		RenewBefore: d.Config.RenewBefore, Now: d.Now}))
 	return t.fns, t.err
 }
 

@@ -71,8 +71,11 @@ type Service struct {
 
 // Result counts a run.
 type Result struct {
-	Due, Renewed, Recorded, Failed int
-	Errors                         []error
+	// Due documents were read; Renewed got a new document timestamp, Recorded only their
+	// metadata (already B-LTA and current), Waiting kept theirs because the TSA's certificate
+	// would not outlive the current one (a renewal waits for the TSA's next certificate).
+	Due, Renewed, Recorded, Waiting, Failed int
+	Errors                                  []error
 }
 
 // evidenceName is the bundle of a sealed PDF: <tenant>/<group>/signed.pdf (a session) and
@@ -133,6 +136,8 @@ func (s *Service) Run(ctx context.Context) (Result, error) {
 		}
 		renewed, err := s.renew(ctx, d, now, before)
 		switch {
+		case errors.Is(err, errNoGain):
+			res.Waiting++
 		case err != nil:
 			res.Failed++
 			res.Errors = append(res.Errors, fmt.Errorf("%s/%s: %w", blobpath.ContainerSigned, d.Name, err))
@@ -145,7 +150,10 @@ func (s *Service) Run(ctx context.Context) (Result, error) {
 	return res, nil
 }
 
-var errStop = errors.New("renewal: enough documents for this run")
+var (
+	errStop   = errors.New("renewal: enough documents for this run")
+	errNoGain = errors.New("renewal: the TSA's certificate does not outlive the current archive timestamp's")
+)
 
 func (s *Service) now() time.Time {
 	if s.Now != nil {
@@ -175,6 +183,9 @@ func (s *Service) renew(ctx context.Context, d Doc, now time.Time, before time.D
 	after, err := verify.Verify(out, verify.Options{Now: now})
 	if err != nil {
 		return false, fmt.Errorf("the renewed document does not verify: %w", err)
+	}
+	if res.Level == ltv.LevelLTA && res.ArchiveExpires != nil && !after.ArchiveExpires.After(*res.ArchiveExpires) {
+		return false, errNoGain // nothing written: a new timestamp of the same certificate adds nothing
 	}
 	if after.Level != ltv.LevelLTA || len(after.Signatures) != len(res.Signatures)+1 {
 		return false, fmt.Errorf("the renewed document is %s with %d signatures, want B-LTA with one more than %d", after.Level, len(after.Signatures), len(res.Signatures))

@@ -167,6 +167,17 @@ func TestRenewal(t *testing.T) {
 		// only t1/g2, which was too fresh before and is due now (its TSA certificate is short-lived)
 		t.Fatalf("second run: %+v %v", res, err)
 	}
+	// within the window of the TSA's new certificate too: a renewal would not outlive the
+	// current archive timestamp, so nothing is written and the documents wait
+	svc.RenewBefore = 3 * 365 * 24 * time.Hour
+	before, _, _ := st.Read(context.Background(), blobpath.ContainerSigned, "t1/g1/signed.pdf")
+	if res, err := svc.Run(context.Background()); err != nil || res.Due != 3 || res.Waiting != 3 || res.Renewed != 0 {
+		t.Fatalf("run within the new certificate's window: %+v %v", res, err)
+	}
+	if after, _, _ := st.Read(context.Background(), blobpath.ContainerSigned, "t1/g1/signed.pdf"); !bytes.Equal(before, after) {
+		t.Fatal("a renewal that gains nothing was written")
+	}
+	svc.RenewBefore = 0
 	if res, err := svc.Run(context.Background()); err != nil || res.Due != 0 {
 		t.Fatalf("third run: %+v %v", res, err)
 	}
