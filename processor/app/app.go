@@ -9,10 +9,10 @@ import (
 
 	"github.com/esign-svc/esign/processor/deliveryupload"
 	"github.com/esign-svc/esign/processor/dispatchjob"
+	"github.com/esign-svc/esign/processor/evidencerenew"
 	"github.com/esign-svc/esign/processor/expiry"
 	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/processor/invitecheck"
-	"github.com/esign-svc/esign/processor/evidencerenew"
 	"github.com/esign-svc/esign/processor/licenceusage"
 	"github.com/esign-svc/esign/processor/notifyjob"
 	"github.com/esign-svc/esign/processor/portalpurge"
