@@ -14,6 +14,7 @@ import (
 	"github.com/esign-svc/esign/shared/pdf/internal/fixture"
 	"github.com/esign-svc/esign/shared/pdf/ltv"
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
+	"github.com/esign-svc/esign/shared/pdf/stamp"
 	"github.com/esign-svc/esign/shared/pdf/tsatest"
 	"github.com/esign-svc/esign/shared/pdf/verify"
 )
@@ -175,4 +176,49 @@ func TestVerifyRejectsUnsignedChangeAfterSeal(t *testing.T) {
 	if _, err := verify.Verify(bad, verify.Options{}); !errors.Is(err, verify.ErrInvalid) || !strings.Contains(err.Error(), "not validation data") {
 		t.Fatalf("verify accepted an unsigned revision that rotates a page: %v", err)
 	}
+}
+
+// BenchmarkSealLevels seals the 3-page template for three signers at B-T and at B-LTA against
+// the development PKI on loopback (its TSA, OCSP responder and CRL): time, allocations and the
+// signed file's size per document; the difference is the cost of B-LTA.
+func BenchmarkSealLevels(b *testing.B) {
+	pki := tsatest.StartPKI(b, 48*time.Hour)
+	src := fixture.PDF(b, 3, fixture.TemplateFields, 0)
+	fields, err := stamp.ManifestFromPDF(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, level := range []ltv.Level{ltv.LevelT, ltv.LevelLTA} {
+		b.Run(level.String(), func(b *testing.B) {
+			in := SealInput{Source: src, Placements: placementsFor(b, fields), Certificate: fixture.Certificate(3, goldenHead),
+				Signer: pki.SealKey, Chain: pki.SealChain(), TSAURL: pki.BaseURL + tsatest.PathTSA, Level: level}
+			var size int
+			b.ReportAllocs()
+			for b.Loop() {
+				out, err := Seal(context.Background(), in)
+				if err != nil {
+					b.Fatal(err)
+				}
+				size = len(out.SignedPDF)
+			}
+			b.ReportMetric(float64(size), "signed-bytes")
+		})
+	}
+}
+
+// BenchmarkExtendToBLTA is the added step alone: a B-T seal lifted to B-LTA (collect the
+// chains' OCSP answers and CRL, write the DSS, add the archive timestamp), with the bytes it adds.
+func BenchmarkExtendToBLTA(b *testing.B) {
+	pki := tsatest.StartPKI(b, 48*time.Hour)
+	bt := sealLTA(b, pki, ltv.LevelT).SignedPDF
+	var added int
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := Extend(context.Background(), bt, ltv.LevelLTA, pki.BaseURL+tsatest.PathTSA, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		added = len(out) - len(bt)
+	}
+	b.ReportMetric(float64(added), "added-bytes")
 }
