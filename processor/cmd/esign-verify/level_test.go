@@ -11,10 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/esign-svc/esign/shared/evidence"
 	"github.com/esign-svc/esign/shared/pdf"
 	"github.com/esign-svc/esign/shared/pdf/certificate"
-	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 	"github.com/esign-svc/esign/shared/pdf/tsatest"
 )
 
@@ -24,21 +22,9 @@ import (
 func TestRunReportsBLTAOffline(t *testing.T) {
 	pki := tsatest.StartPKI(t, 30*24*time.Hour)
 	dir := t.TempDir()
-	var bundle bytes.Buffer
-	w := evidence.NewWriter(&bundle)
-	if _, err := w.Append("session.created", time.Unix(1718000000, 0), map[string]any{"i": 1}); err != nil {
-		t.Fatal(err)
-	}
-	d := pdfdoc.New()
-	if _, err := d.AppendPage(612, 792, []byte("0 g 72 72 10 10 re f\n"), nil); err != nil {
-		t.Fatal(err)
-	}
-	src, err := d.Bytes(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, bundle, head := sourceAndBundle(t)
 	out, err := pdf.Seal(context.Background(), pdf.SealInput{
-		Source: src, Certificate: certificate.Certificate{DocumentTitle: "t", EvidenceHeadHash: w.Head()},
+		Source: src, Certificate: certificate.Certificate{DocumentTitle: "t", EvidenceHeadHash: head},
 		Signer: pki.SealKey, Chain: pki.SealChain(), TSAURL: pki.BaseURL + tsatest.PathTSA,
 	})
 	if err != nil {

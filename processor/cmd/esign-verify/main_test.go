@@ -27,24 +27,10 @@ func TestRun(t *testing.T) {
 		}
 		return p
 	}
-	var bundle bytes.Buffer
-	w := evidence.NewWriter(&bundle)
-	for i, k := range []string{"session.created", "slot.signed", "session.sealing"} {
-		if _, err := w.Append(k, time.Unix(1718000000, int64(i)), map[string]any{"i": i}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d := pdfdoc.New()
-	if _, err := d.AppendPage(612, 792, []byte("0 g 72 72 10 10 re f\n"), nil); err != nil {
-		t.Fatal(err)
-	}
-	src, err := d.Bytes(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, bundle, head := sourceAndBundle(t)
 	key, certPEM, chain := sealKey(t)
 	out, err := pdf.Seal(context.Background(), pdf.SealInput{
-		Source: src, Certificate: certificate.Certificate{DocumentTitle: "t", EvidenceHeadHash: w.Head()},
+		Source: src, Certificate: certificate.Certificate{DocumentTitle: "t", EvidenceHeadHash: head},
 		Signer: key, Chain: chain,
 	})
 	if err != nil {
@@ -80,6 +66,27 @@ func TestRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sourceAndBundle is a one-page PDF to seal and a three-line evidence bundle with its head.
+func sourceAndBundle(t *testing.T) ([]byte, *bytes.Buffer, string) {
+	t.Helper()
+	var bundle bytes.Buffer
+	w := evidence.NewWriter(&bundle)
+	for i, k := range []string{"session.created", "slot.signed", "session.sealing"} {
+		if _, err := w.Append(k, time.Unix(1718000000, int64(i)), map[string]any{"i": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := pdfdoc.New()
+	if _, err := d.AppendPage(612, 792, []byte("0 g 72 72 10 10 re f\n"), nil); err != nil {
+		t.Fatal(err)
+	}
+	src, err := d.Bytes(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src, &bundle, w.Head()
 }
 
 func sealKey(t *testing.T) (key crypto.Signer, certPEM []byte, chain []*x509.Certificate) {

@@ -36,25 +36,9 @@ func fail(format string, a ...any) error {
 // signature over the signed attributes, and signing-certificate-v2 when present. It does not
 // check certificate trust; see Signed.Signer. Errors wrap ErrVerify.
 func Verify(der, detached []byte) (*Signed, error) {
-	var ci contentInfo
-	if rest, err := asn1.Unmarshal(der, &ci); err != nil {
-		return nil, fail("not a CMS ContentInfo: %v", err)
-	} else if len(bytes.TrimRight(rest, "\x00")) != 0 {
-		return nil, fail("trailing data after CMS")
-	}
-	if !ci.ContentType.Equal(OIDSignedData) {
-		return nil, fail("content type is not signedData")
-	}
-	var sd signedData
-	if _, err := asn1.Unmarshal(ci.Content.Bytes, &sd); err != nil {
-		return nil, fail("malformed SignedData: %v", err)
-	}
-	if len(sd.SignerInfos) != 1 {
-		return nil, fail("want exactly one SignerInfo, got %d", len(sd.SignerInfos))
-	}
-	certs, err := x509.ParseCertificates(sd.Certificates.Bytes)
+	sd, certs, err := parse(der)
 	if err != nil {
-		return nil, fail("certificates: %v", err)
+		return nil, err
 	}
 	out := &Signed{Certificates: certs, ContentType: sd.EncapContentInfo.EContentType}
 	content := detached
@@ -154,25 +138,40 @@ func Verify(der, detached []byte) (*Signed, error) {
 	return out, nil
 }
 
+// parse reads a ContentInfo holding a SignedData with exactly one SignerInfo (zero padding
+// after it allowed, as /Contents has) and its certificates. Errors wrap ErrVerify.
+func parse(der []byte) (*signedData, []*x509.Certificate, error) {
+	var ci contentInfo
+	if rest, err := asn1.Unmarshal(der, &ci); err != nil {
+		return nil, nil, fail("not a CMS ContentInfo: %v", err)
+	} else if len(bytes.TrimRight(rest, "\x00")) != 0 {
+		return nil, nil, fail("trailing data after CMS")
+	}
+	if !ci.ContentType.Equal(OIDSignedData) {
+		return nil, nil, fail("content type is not signedData")
+	}
+	var sd signedData
+	if _, err := asn1.Unmarshal(ci.Content.Bytes, &sd); err != nil {
+		return nil, nil, fail("malformed SignedData: %v", err)
+	}
+	if len(sd.SignerInfos) != 1 {
+		return nil, nil, fail("want exactly one SignerInfo, got %d", len(sd.SignerInfos))
+	}
+	certs, err := x509.ParseCertificates(sd.Certificates.Bytes)
+	if err != nil {
+		return nil, nil, fail("certificates: %v", err)
+	}
+	return &sd, certs, nil
+}
+
 // Inspect reads a SignedData without verifying it: the signer certificate (nil when it is not
 // in the CMS), every certificate, and the signature-time-stamp-token when present. It serves
 // collecting validation data for signatures already in a document (package ltv); Verify is
 // the check. Errors wrap ErrVerify for DER that is not a SignedData with one SignerInfo.
 func Inspect(der []byte) (*Signed, error) {
-	var ci contentInfo
-	if _, err := asn1.Unmarshal(der, &ci); err != nil || !ci.ContentType.Equal(OIDSignedData) {
-		return nil, fail("not a CMS SignedData")
-	}
-	var sd signedData
-	if _, err := asn1.Unmarshal(ci.Content.Bytes, &sd); err != nil {
-		return nil, fail("malformed SignedData: %v", err)
-	}
-	if len(sd.SignerInfos) != 1 {
-		return nil, fail("want exactly one SignerInfo, got %d", len(sd.SignerInfos))
-	}
-	certs, err := x509.ParseCertificates(sd.Certificates.Bytes)
+	sd, certs, err := parse(der)
 	if err != nil {
-		return nil, fail("certificates: %v", err)
+		return nil, err
 	}
 	si := sd.SignerInfos[0]
 	out := &Signed{Certificates: certs, ContentType: sd.EncapContentInfo.EContentType, Signature: si.Signature}

@@ -83,7 +83,7 @@ func signers(doc *Document) ([]*x509.Certificate, []*x509.Certificate, error) {
 		return s, nil
 	}
 	for _, sig := range doc.Signatures {
-		s, err := add(sig.Field, trimDER(sig.Contents))
+		s, err := add(sig.Field, sig.Contents)
 		if err != nil {
 			return nil, nil, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field("pdf", err.Error()))
 		}
@@ -94,29 +94,4 @@ func signers(doc *Document) ([]*x509.Certificate, []*x509.Certificate, error) {
 		}
 	}
 	return leaves, pool, nil
-}
-
-// trimDER is der without the zero padding after the outer element (/Contents is reserved
-// larger than the CMS).
-func trimDER(der []byte) []byte {
-	if len(der) < 2 {
-		return der
-	}
-	n := int(der[1])
-	hdr := 2
-	if der[1]&0x80 != 0 {
-		k := int(der[1] & 0x7f)
-		if k > 4 || len(der) < 2+k {
-			return der
-		}
-		n = 0
-		for _, b := range der[2 : 2+k] {
-			n = n<<8 | int(b)
-		}
-		hdr += k
-	}
-	if hdr+n <= len(der) {
-		return der[:hdr+n]
-	}
-	return der
 }
