@@ -133,15 +133,15 @@ func Seal(ctx context.Context, in SealInput) (SealOutput, error) {
 
 // Extend lifts a signed (B-B or B-T) PDF to level: for B-LT a DSS with the validation data of
 // every signature and timestamp in it, for B-LTA an archive document timestamp after it; below
-// B-LT it returns pdf as is. Errors: those of ltv.Extend (ltv.ErrRevocation when a revocation
+// B-LT it returns pdf as is. Errors: those of extendLTV (ltv.ErrRevocation when a revocation
 // answer cannot be had: the seal fails rather than ship a weaker level).
 func Extend(ctx context.Context, pdf []byte, level ltv.Level, tsaURL string, client *http.Client) ([]byte, error) {
 	if level < ltv.LevelLT {
 		return pdf, nil
 	}
-	o := ltv.Options{Collector: ltv.Collector{HTTP: client}}
+	o := extendOptions{Collector: ltv.Collector{HTTP: client}}
 	if level >= ltv.LevelLTA {
 		o.TSA = &cms.TSAClient{URL: tsaURL, HTTP: client}
 	}
-	return ltv.Extend(ctx, pdf, o)
+	return extendLTV(ctx, pdf, o)
 }

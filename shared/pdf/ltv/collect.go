@@ -1,10 +1,9 @@
-// Package ltv makes a sealed PDF's evidence long-term (PAdES B-LT and B-LTA, ETSI EN 319
-// 142-1, DESIGN 15): it collects the certificates of every chain a signature or timestamp in
-// the document needs and fresh revocation data for each certificate (OCSP, else a CRL, from the
-// addresses the certificates name), writes them as a DSS in an incremental update, and then
-// adds an archive document timestamp over the whole file. The same call renews the evidence of
-// a document sealed earlier (a new DSS entry and a new document timestamp), and lifts a B-B or
-// B-T document to B-LTA.
+// Package ltv is the long-term validation data of a sealed PDF (PAdES B-LT and B-LTA, ETSI EN
+// 319 142-1, DESIGN 15): it reads a document's signatures, document timestamps and DSS (Read),
+// builds a certificate's chain (Collector.Chain, offline or through caIssuers), collects fresh
+// revocation data for every certificate of the chains (Collector.Collect: OCSP, else a CRL, from
+// the addresses the certificates name), and names the levels (Level). Writing the DSS and the
+// archive timestamp is pades.AddDSS and pades.TimestampDoc, driven by pdf.Extend.
 package ltv
 
 import (
@@ -20,13 +19,17 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ocsp"
-
-	"github.com/esign-svc/esign/shared/pdf/pades"
 )
 
 // ErrRevocation wraps every failure to collect validation data: an issuer or a revocation
 // answer that cannot be had, or a certificate that is revoked.
 var ErrRevocation = errors.New("ltv: validation data")
+
+// ValidationData is what a DSS holds: DER certificates, OCSP responses (the whole
+// OCSPResponse) and CRLs.
+type ValidationData struct {
+	Certs, OCSPs, CRLs [][]byte
+}
 
 // Collector fetches issuer certificates (caIssuers), OCSP responses and CRLs over HTTP.
 type Collector struct {
@@ -43,8 +46,8 @@ const maxFetch = 4 << 20
 // each certificate but the roots: OCSP when the certificate names a responder, else its CRL.
 // Errors wrap ErrRevocation: an issuer not found, no revocation address, a responder or CRL
 // that does not answer, an answer that does not verify, a certificate revoked or unknown.
-func (c Collector) Collect(ctx context.Context, leaves, known []*x509.Certificate) (pades.ValidationData, error) {
-	var v pades.ValidationData
+func (c Collector) Collect(ctx context.Context, leaves, known []*x509.Certificate) (ValidationData, error) {
+	var v ValidationData
 	done := map[[32]byte]bool{}
 	for _, leaf := range leaves {
 		chain, err := c.Chain(ctx, leaf, known)
@@ -115,7 +118,7 @@ func (c Collector) now() time.Time {
 	return time.Now()
 }
 
-func (c Collector) revocation(ctx context.Context, cert, issuer *x509.Certificate, v *pades.ValidationData) error {
+func (c Collector) revocation(ctx context.Context, cert, issuer *x509.Certificate, v *ValidationData) error {
 	name := cert.Subject.String()
 	var errs []error
 	for _, u := range cert.OCSPServer {

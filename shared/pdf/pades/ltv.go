@@ -12,20 +12,12 @@ import (
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 )
 
-// ValidationData is what a DSS (ETSI EN 319 142-1 5.4.2, ISO 32000-2 12.8.4.3) holds: DER
-// certificates, OCSP responses (the whole OCSPResponse) and CRLs.
-type ValidationData struct {
-	Certs, OCSPs, CRLs [][]byte
-}
-
-// Empty reports whether v holds nothing.
-func (v ValidationData) Empty() bool { return len(v.Certs)+len(v.OCSPs)+len(v.CRLs) == 0 }
-
-// AddDSS adds v to the catalog's /DSS in d's update, after the entries a DSS of the document
-// already holds (the arrays grow; nothing is removed). Items whose SHA-256 is in known (the
-// document's DSS content, when the caller read it) or repeated within v are written once.
+// AddDSS adds DER certificates, OCSP responses (whole OCSPResponses) and CRLs to the catalog's
+// /DSS (ETSI EN 319 142-1 5.4.2, ISO 32000-2 12.8.4.3) in d's update, after the entries a DSS
+// of the document already holds (the arrays grow; nothing is removed). Items whose SHA-256 is
+// in known (the document's DSS content, when the caller read it) or repeated are written once.
 // Errors: the document's catalog or DSS cannot be read.
-func AddDSS(d *pdfdoc.Doc, v ValidationData, known map[[32]byte]bool) error {
+func AddDSS(d *pdfdoc.Doc, certs, ocsps, crls [][]byte, known map[[32]byte]bool) error {
 	cat, catRef, err := d.Catalog()
 	if err != nil {
 		return err
@@ -47,7 +39,7 @@ func AddDSS(d *pdfdoc.Doc, v ValidationData, known map[[32]byte]bool) error {
 	for _, part := range []struct {
 		key   string
 		items [][]byte
-	}{{"Certs", v.Certs}, {"OCSPs", v.OCSPs}, {"CRLs", v.CRLs}} {
+	}{{"Certs", certs}, {"OCSPs", ocsps}, {"CRLs", crls}} {
 		old, err := d.Deref(dss[part.key])
 		if err != nil {
 			return err

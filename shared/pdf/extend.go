@@ -1,4 +1,4 @@
-package ltv
+package pdf
 
 import (
 	"context"
@@ -8,25 +8,26 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/pdf/cms"
+	"github.com/esign-svc/esign/shared/pdf/ltv"
 	"github.com/esign-svc/esign/shared/pdf/pades"
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 )
 
-// Options of Extend.
-type Options struct {
-	Collector Collector
+// extendOptions of extendLTV.
+type extendOptions struct {
+	Collector ltv.Collector
 	// TSA adds the archive document timestamp after the DSS (B-LTA); nil stops at B-LT.
 	TSA *cms.TSAClient
 }
 
-// Extend appends to a signed PDF, each as an incremental update, a DSS with the chains of
+// extendLTV appends to a signed PDF, each as an incremental update, a DSS with the chains of
 // every signature and timestamp in it and a revocation answer for each of their certificates,
 // then (with o.TSA) a document timestamp over the whole file. On a B-LTA document it is the
 // renewal: the chain and revocation data of the last archive timestamp, and a new timestamp.
 // Errors: apperr invalid "pdf_unreadable" for a file without signatures or that cannot be
-// updated without rewriting; ErrRevocation; cms.ErrTimestamp; context cancellation.
-func Extend(ctx context.Context, pdf []byte, o Options) ([]byte, error) {
-	doc, err := Read(pdf)
+// updated without rewriting; ltv.ErrRevocation; cms.ErrTimestamp; context cancellation.
+func extendLTV(ctx context.Context, pdf []byte, o extendOptions) ([]byte, error) {
+	doc, err := ltv.Read(pdf)
 	if err != nil {
 		return nil, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field("pdf", err.Error()))
 	}
@@ -45,7 +46,7 @@ func Extend(ctx context.Context, pdf []byte, o Options) ([]byte, error) {
 	if d.Rewritten {
 		return nil, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field("pdf", "the signed file's last cross-reference section cannot be located"))
 	}
-	if err := pades.AddDSS(d, v, doc.DSS.Hashes); err != nil {
+	if err := pades.AddDSS(d, v.Certs, v.OCSPs, v.CRLs, doc.DSS.Hashes); err != nil {
 		return nil, err
 	}
 	out, err := d.Bytes(nil)
@@ -65,7 +66,7 @@ func Extend(ctx context.Context, pdf []byte, o Options) ([]byte, error) {
 
 // signers returns the signer certificate of every signature, signature timestamp and document
 // timestamp in doc, and every certificate their CMS carry.
-func signers(doc *Document) ([]*x509.Certificate, []*x509.Certificate, error) {
+func signers(doc *ltv.Document) ([]*x509.Certificate, []*x509.Certificate, error) {
 	if len(doc.Signatures) == 0 {
 		return nil, nil, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field("pdf", "the document carries no signature"))
 	}
