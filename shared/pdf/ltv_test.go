@@ -222,3 +222,22 @@ func BenchmarkExtendToBLTA(b *testing.B) {
 	}
 	b.ReportMetric(float64(added), "added-bytes")
 }
+
+func TestSealFailsForARevokedCertificate(t *testing.T) {
+	for name, pick := range map[string]func(*tsatest.PKI) *x509.Certificate{
+		"seal (OCSP)":      func(p *tsatest.PKI) *x509.Certificate { return p.Seal },
+		"issuing CA (CRL)": func(p *tsatest.PKI) *x509.Certificate { return p.CA },
+	} {
+		pki := tsatest.StartPKI(t, 48*time.Hour)
+		revoked := pick(pki)
+		pki.Revoke(revoked)
+		_, head := bundle(t, 1)
+		_, err := Seal(context.Background(), SealInput{
+			Source: fixture.PDF(t, 1, nil, 0), Certificate: fixture.Certificate(1, head),
+			Signer: pki.SealKey, Chain: pki.SealChain(), TSAURL: pki.BaseURL + tsatest.PathTSA,
+		})
+		if !errors.Is(err, ltv.ErrRevocation) || !strings.Contains(err.Error(), "revoked") || !strings.Contains(err.Error(), revoked.Subject.CommonName) {
+			t.Fatalf("%s revoked: err %v, want an ltv.ErrRevocation saying it is revoked", name, err)
+		}
+	}
+}
