@@ -241,3 +241,18 @@ func TestSealFailsForARevokedCertificate(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyChecksValidityAtProofTime: an untimestamped seal is judged at the verifier's
+// clock, a timestamped one at its timestamp: past the seal certificate's expiry only the first
+// fails.
+func TestVerifyChecksValidityAtProofTime(t *testing.T) {
+	pki := tsatest.StartPKI(t, 48*time.Hour)
+	later := verify.Options{Now: time.Now().Add(72 * time.Hour)}
+	if _, err := verify.Verify(sealLTA(t, pki, ltv.LevelB).SignedPDF, later); !errors.Is(err, verify.ErrInvalid) || !strings.Contains(err.Error(), "not valid at") {
+		t.Fatalf("a B-B seal verified after its certificate expired: %v", err)
+	}
+	res, err := verify.Verify(sealLTA(t, pki, ltv.LevelLTA).SignedPDF, later)
+	if err != nil || res.Level != ltv.LevelLTA || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "archive timestamp's certificate expired") {
+		t.Fatalf("a B-LTA seal after its certificates expired: %v %+v", err, res)
+	}
+}

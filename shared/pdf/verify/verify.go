@@ -188,18 +188,25 @@ func verifyPDF(pdf []byte, o Options) (*Result, error) {
 		}
 	}
 	pool := append([]*x509.Certificate{}, doc.DSS.Certs...)
-	for i, s := range doc.Signatures {
+	for _, s := range doc.Signatures {
 		c, err := checkSignature(pdf, s)
 		if err != nil {
 			return nil, err
 		}
 		c.WholeFile = s.ByteRange[2]+s.ByteRange[3] == len(pdf)
-		doc.Signatures[i] = s
+		c.Chain = chainStatus(doc, c.Signer, pool)
+		// each certificate of the chain was valid when the signature or timestamp was made
+		// (its own timestamp's time; the clock's for an untimestamped signature)
+		at := now(o)
+		if c.Time != nil {
+			at = *c.Time
+		}
+		for _, cs := range c.Chain {
+			if at.Before(cs.Cert.NotBefore) || at.After(cs.Cert.NotAfter) {
+				return nil, fail("%s %q: certificate %q was not valid at %s", c.Kind, s.Field, cs.Cert.Subject.CommonName, at.UTC().Format(time.RFC3339))
+			}
+		}
 		res.Signatures = append(res.Signatures, *c)
-	}
-	for i := range res.Signatures {
-		c := &res.Signatures[i]
-		c.Chain = chainStatus(doc, c.Signer, res.Signatures, pool)
 	}
 	seal := &res.Signatures[sealIdx]
 	sealSigned, _ := cms.Inspect(doc.Signatures[sealIdx].Contents)
@@ -208,7 +215,7 @@ func verifyPDF(pdf []byte, o Options) (*Result, error) {
 	if seal.Time != nil {
 		res.TimestampTime, at = seal.Time, *seal.Time
 		if tok, err := cms.Inspect(sealSigned.TimeStampToken); err == nil && tok.Signer != nil {
-			seal.TimestampChain = chainStatus(doc, tok.Signer, res.Signatures, pool)
+			seal.TimestampChain = chainStatus(doc, tok.Signer, pool)
 		}
 	}
 	if end := doc.Signatures[sealIdx].ByteRange[2] + doc.Signatures[sealIdx].ByteRange[3]; end != len(pdf) {
@@ -237,11 +244,7 @@ func verifyPDF(pdf []byte, o Options) (*Result, error) {
 	if last.IsDocTimestamp() && sealIdx < len(doc.Signatures)-1 {
 		na := res.Signatures[len(res.Signatures)-1].Signer.NotAfter
 		res.ArchiveExpires = &na
-		now := o.Now
-		if now.IsZero() {
-			now = time.Now()
-		}
-		if now.After(na) {
+		if now(o).After(na) {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the archive timestamp's certificate expired on %s: the evidence was not renewed in time", na.UTC().Format(time.RFC3339)))
 		}
 	}
@@ -323,6 +326,13 @@ func checkSignature(pdf []byte, s ltv.Signature) (*Checked, error) {
 	return c, nil
 }
 
+func now(o Options) time.Time {
+	if o.Now.IsZero() {
+		return time.Now()
+	}
+	return o.Now
+}
+
 func hasTimeStamping(c *x509.Certificate) bool {
 	for _, u := range c.ExtKeyUsage {
 		if u == x509.ExtKeyUsageTimeStamping {
@@ -334,7 +344,7 @@ func hasTimeStamping(c *x509.Certificate) bool {
 
 // chainStatus builds leaf's chain from the CMS certificates and the DSS only (no network) and
 // finds, for each certificate but the root, a verified revocation answer in the DSS.
-func chainStatus(doc *ltv.Document, leaf *x509.Certificate, _ []Checked, pool []*x509.Certificate) []CertStatus {
+func chainStatus(doc *ltv.Document, leaf *x509.Certificate, pool []*x509.Certificate) []CertStatus {
 	known := append([]*x509.Certificate{}, pool...)
 	for _, s := range doc.Signatures {
 		if sd, err := cms.Inspect(s.Contents); err == nil {
