@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/esign-svc/esign/shared/pdf/pades"
@@ -112,6 +113,8 @@ func ensureSealUnder(p *tsatest.PKI, certPath, keyPath string, now time.Time, cr
 	if err := replaceFile(certPath, out, 0o644); err != nil {
 		return err
 	}
+	// a certificate made self-signed on this very run is not reported twice
+	*created = slices.DeleteFunc(*created, func(n string) bool { return n == filepath.Base(certPath) })
 	*created = append(*created, filepath.Base(certPath)+" (issued by the dev PKI)")
 	return nil
 }
