@@ -46,7 +46,7 @@ func TestRunReportsBLTAOffline(t *testing.T) {
 	if code := run(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s%s", code, stdout.String(), stderr.String())
 	}
-	for _, want := range []string{"level: PAdES B-LTA", "document timestamp \"esign_archive\": valid", "OCSP good", "CRL",
+	for _, want := range []string{"level: PAdES B-LTA", "document timestamp \"esign_archive\": valid", "by eSign Dev TSA, chain trusted", "OCSP good", "CRL",
 		"archive timestamp certificate expires: " + pki.TSA.NotAfter.UTC().Format(time.RFC3339)} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())
@@ -61,7 +61,8 @@ func TestRunReportsBLTAOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !res.Valid || res.Level != "B-LTA" || !res.Trusted || res.ArchiveExpires == nil || len(res.Signatures) != 2 ||
-		len(res.Signatures[0].Chain) != 3 || len(res.Signatures[0].TimestampChain) != 3 {
+		len(res.Signatures[0].Chain) != 3 || len(res.Signatures[0].TimestampChain) != 3 ||
+		!res.Signatures[0].Trusted || !res.Signatures[0].TimestampTrusted || !res.Signatures[1].Trusted {
 		t.Fatalf("json result %s", stdout.String())
 	}
 

@@ -85,7 +85,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if c.Time != nil {
 			when = "timestamp " + c.Time.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(stdout, "%s %q: valid, %s, by %s\n", c.Kind, c.Field, when, c.Signer.Subject.CommonName)
+		trust := ""
+		if opts.Trust != nil {
+			trust = ", chain not trusted"
+			if c.Trusted {
+				trust = ", chain trusted"
+			}
+		}
+		fmt.Fprintf(stdout, "%s %q: valid, %s, by %s%s\n", c.Kind, c.Field, when, c.Signer.Subject.CommonName, trust)
 		printChain(stdout, "  chain", c.Chain)
 		printChain(stdout, "  timestamp chain", c.TimestampChain)
 	}
@@ -124,6 +131,9 @@ type jsonSignature struct {
 	WholeFile      bool       `json:"wholeFile"`
 	Chain          []jsonCert `json:"chain"`
 	TimestampChain []jsonCert `json:"timestampChain,omitempty"`
+	Trusted        bool       `json:"trusted"`
+	// TimestampTrusted is the signature timestamp's chain's trust.
+	TimestampTrusted bool `json:"timestampTrusted,omitempty"`
 }
 
 type jsonResult struct {
@@ -160,7 +170,8 @@ func printJSON(w io.Writer, res *verify.Result, err error) int {
 			EvidenceHead: res.BundleHead, BundleLines: res.BundleLines, Warnings: res.Warnings}
 		for _, c := range res.Signatures {
 			out.Signatures = append(out.Signatures, jsonSignature{Field: c.Field, Kind: c.Kind, Signer: c.Signer.Subject.String(),
-				Time: c.Time, WholeFile: c.WholeFile, Chain: chainJSON(c.Chain), TimestampChain: chainJSON(c.TimestampChain)})
+				Time: c.Time, WholeFile: c.WholeFile, Chain: chainJSON(c.Chain), TimestampChain: chainJSON(c.TimestampChain),
+				Trusted: c.Trusted, TimestampTrusted: c.TimestampTrusted})
 		}
 	}
 	enc := json.NewEncoder(w)

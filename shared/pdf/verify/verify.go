@@ -110,6 +110,8 @@ type Checked struct {
 	Chain []CertStatus
 	// TimestampChain is the chain of a signature's timestamp.
 	TimestampChain []CertStatus
+	// Trusted and TimestampTrusted: the chain holds one of Options.Trust (false without it).
+	Trusted, TimestampTrusted bool
 }
 
 // CertStatus is one certificate of a chain.
@@ -240,6 +242,10 @@ func verifyPDF(pdf []byte, o Options) (*Result, error) {
 		}
 		res.Trusted = true
 	}
+	for i := range res.Signatures {
+		c := &res.Signatures[i]
+		c.Trusted, c.TimestampTrusted = anchored(c.Chain, o.Trust), anchored(c.TimestampChain, o.Trust)
+	}
 	res.Level = level(doc, res, sealIdx)
 	if last.IsDocTimestamp() && sealIdx < len(doc.Signatures)-1 {
 		na := res.Signatures[len(res.Signatures)-1].Signer.NotAfter
@@ -331,6 +337,18 @@ func now(o Options) time.Time {
 		return time.Now()
 	}
 	return o.Now
+}
+
+// anchored reports whether chain holds one of the trust anchors.
+func anchored(chain []CertStatus, trust []*x509.Certificate) bool {
+	for _, c := range chain {
+		for _, t := range trust {
+			if c.Cert.Equal(t) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func hasTimeStamping(c *x509.Certificate) bool {
