@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/pdf/cms"
@@ -65,33 +66,50 @@ func extendLTV(ctx context.Context, pdf []byte, o extendOptions) ([]byte, error)
 }
 
 // signers returns the signer certificate of every signature, signature timestamp and document
-// timestamp in doc, and every certificate their CMS carry.
-func signers(doc *ltv.Document) ([]*x509.Certificate, []*x509.Certificate, error) {
+// timestamp in doc, each with the time it was used (ltv.Leaf), and every certificate their CMS
+// carry.
+func signers(doc *ltv.Document) ([]ltv.Leaf, []*x509.Certificate, error) {
 	if len(doc.Signatures) == 0 {
 		return nil, nil, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field("pdf", "the document carries no signature"))
 	}
-	var leaves, pool []*x509.Certificate
-	add := func(field string, der []byte) (*cms.Signed, error) {
+	var leaves []ltv.Leaf
+	var pool []*x509.Certificate
+	bad := func(field string, err error) error {
+		return apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field("pdf", fmt.Sprintf("signature %q: %v", field, err)))
+	}
+	inspect := func(field string, der []byte) (*cms.Signed, error) {
 		s, err := cms.Inspect(der)
 		if err != nil {
-			return nil, fmt.Errorf("signature %q: %w", field, err)
+			return nil, bad(field, err)
 		}
 		if s.Signer == nil {
-			return nil, fmt.Errorf("signature %q: %w", field, errors.New("its signer certificate is not in the CMS"))
+			return nil, bad(field, errors.New("its signer certificate is not in the CMS"))
 		}
-		leaves = append(leaves, s.Signer)
 		pool = append(pool, s.Certificates...)
 		return s, nil
 	}
 	for _, sig := range doc.Signatures {
-		s, err := add(sig.Field, sig.Contents)
+		s, err := inspect(sig.Field, sig.Contents)
 		if err != nil {
-			return nil, nil, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field("pdf", err.Error()))
+			return nil, nil, err
 		}
-		if s.TimeStampToken != nil {
-			if _, err := add(sig.Field, s.TimeStampToken); err != nil {
-				return nil, nil, apperr.Invalid(pdfdoc.CodeUnreadable, apperr.Field("pdf", err.Error()))
+		tokenDER := s.TimeStampToken
+		if sig.IsDocTimestamp() {
+			tokenDER = sig.Contents
+		}
+		var at time.Time
+		if tokenDER != nil {
+			if at, err = cms.TimestampTime(tokenDER); err != nil {
+				return nil, nil, bad(sig.Field, err)
 			}
+		}
+		leaves = append(leaves, ltv.Leaf{Cert: s.Signer, UsedAt: at})
+		if s.TimeStampToken != nil {
+			tok, err := inspect(sig.Field, s.TimeStampToken)
+			if err != nil {
+				return nil, nil, err
+			}
+			leaves = append(leaves, ltv.Leaf{Cert: tok.Signer, UsedAt: at})
 		}
 	}
 	return leaves, pool, nil

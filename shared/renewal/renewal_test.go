@@ -202,3 +202,29 @@ func TestRenewalFailsLoudlyWithoutRevocation(t *testing.T) {
 		t.Fatal("a failed renewal changed the bundle")
 	}
 }
+
+// TestRenewalAfterTheSealCertificateWasRevoked: the seal certificate revoked after the seal (a
+// key rotation) does not stop the renewal: the revocation came after the signature's
+// timestamp, the answer saying so is kept in the DSS, and the document stays B-LTA. A seal
+// certificate revoked before its use still fails a seal (shared/pdf TestSealFailsForARevoked...).
+func TestRenewalAfterTheSealCertificateWasRevoked(t *testing.T) {
+	pki := tsatest.StartPKI(t, 10*24*time.Hour)
+	bt, bundle := sealed(t, pki, ltv.LevelT)
+	pki.RevokeAt(pki.Seal, time.Now().Add(time.Minute)) // after the signature's timestamp
+	st := &memStore{}
+	old := time.Now().Add(-MinAge - time.Hour)
+	st.put(blobpath.ContainerSigned, "t1/g1/signed.pdf", bt, old)
+	st.put(blobpath.ContainerEvidence, "t1/g1/evidence.jsonl", bundle, old)
+	res, err := (&Service{Store: st, Extend: ExtendWith(pki.BaseURL + tsatest.PathTSA)}).Run(context.Background())
+	if err != nil || res.Renewed != 1 {
+		t.Fatalf("run: %+v %v", res, err)
+	}
+	got, _, _ := st.Read(context.Background(), blobpath.ContainerSigned, "t1/g1/signed.pdf")
+	v, err := verify.Verify(got, verify.Options{Trust: []*x509.Certificate{pki.Root}})
+	if err != nil || v.Level != ltv.LevelLTA {
+		t.Fatalf("verify: %v %+v", err, v)
+	}
+	if rev := v.Signatures[0].Chain[0].Revocation; !strings.HasPrefix(rev, "OCSP revoked later") {
+		t.Fatalf("the seal certificate's revocation answer: %q", rev)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/asn1"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Signed is a parsed and verified SignedData.
@@ -175,6 +176,11 @@ func Inspect(der []byte) (*Signed, error) {
 	}
 	si := sd.SignerInfos[0]
 	out := &Signed{Certificates: certs, ContentType: sd.EncapContentInfo.EContentType, Signature: si.Signature}
+	if len(sd.EncapContentInfo.EContent.Bytes) > 0 {
+		if _, err := asn1.Unmarshal(sd.EncapContentInfo.EContent.Bytes, &out.Content); err != nil {
+			return nil, fail("eContent: %v", err)
+		}
+	}
 	for _, c := range certs {
 		if bytes.Equal(c.RawIssuer, si.SID.Issuer.FullBytes) && c.SerialNumber.Cmp(si.SID.Serial) == 0 {
 			out.Signer = c
@@ -194,4 +200,21 @@ func Inspect(der []byte) (*Signed, error) {
 		}
 	}
 	return out, nil
+}
+
+// TimestampTime is a TimeStampToken's genTime, read without verifying the token (Inspect).
+// Errors wrap ErrVerify for a token without a TSTInfo.
+func TimestampTime(token []byte) (time.Time, error) {
+	s, err := Inspect(token)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var info TSTInfo
+	if !s.ContentType.Equal(OIDTSTInfo) {
+		return time.Time{}, fail("timestamp token does not hold a TSTInfo")
+	}
+	if _, err := asn1.Unmarshal(s.Content, &info); err != nil {
+		return time.Time{}, fail("TSTInfo: %v", err)
+	}
+	return info.GenTime, nil
 }

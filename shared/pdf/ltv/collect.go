@@ -41,32 +41,65 @@ type Collector struct {
 
 const maxFetch = 4 << 20
 
+// Leaf is a signer certificate and when it was used: the time of its signature's (or its
+// own) timestamp; zero for a signature without one. A revocation that came after UsedAt does
+// not void what was signed before it (the answer that says so is kept as evidence); one before
+// it, or any for a zero UsedAt, fails the collection.
+type Leaf struct {
+	Cert   *x509.Certificate
+	UsedAt time.Time
+}
+
 // Collect returns every certificate of the chains of leaves (issuers found among known, else
 // fetched from the caIssuers address; up to a self-signed root) and one revocation answer for
 // each certificate but the roots: OCSP when the certificate names a responder, else its CRL.
 // Errors wrap ErrRevocation: an issuer not found, no revocation address, a responder or CRL
-// that does not answer, an answer that does not verify, a certificate revoked or unknown.
-func (c Collector) Collect(ctx context.Context, leaves, known []*x509.Certificate) (ValidationData, error) {
+// that does not answer, an answer that does not verify, a certificate unknown or revoked
+// before it was used (see Leaf).
+func (c Collector) Collect(ctx context.Context, leaves []Leaf, known []*x509.Certificate) (ValidationData, error) {
 	var v ValidationData
-	done := map[[32]byte]bool{}
+	type entry struct {
+		cert, issuer *x509.Certificate
+		usedAt       time.Time // the latest use of the certificate; zero: strict
+		strict       bool
+	}
+	var order [][32]byte
+	entries := map[[32]byte]*entry{}
 	for _, leaf := range leaves {
-		chain, err := c.Chain(ctx, leaf, known)
+		chain, err := c.Chain(ctx, leaf.Cert, known)
 		if err != nil {
 			return v, err
 		}
 		for i, cert := range chain {
 			h := sha256.Sum256(cert.Raw)
-			if done[h] {
-				continue
+			e, ok := entries[h]
+			if !ok {
+				e = &entry{cert: cert}
+				if i < len(chain)-1 {
+					e.issuer = chain[i+1]
+				}
+				entries[h] = e
+				order = append(order, h)
 			}
-			done[h] = true
-			v.Certs = append(v.Certs, cert.Raw)
-			if i == len(chain)-1 {
-				break // the root: a trust anchor, not revoked by anyone
+			if leaf.UsedAt.IsZero() {
+				e.strict = true
+			} else if leaf.UsedAt.After(e.usedAt) {
+				e.usedAt = leaf.UsedAt
 			}
-			if err := c.revocation(ctx, cert, chain[i+1], &v); err != nil {
-				return v, err
-			}
+		}
+	}
+	for _, h := range order {
+		e := entries[h]
+		v.Certs = append(v.Certs, e.cert.Raw)
+		if e.issuer == nil {
+			continue // the root: a trust anchor, not revoked by anyone
+		}
+		usedAt := e.usedAt
+		if e.strict {
+			usedAt = time.Time{}
+		}
+		if err := c.revocation(ctx, e.cert, e.issuer, usedAt, &v); err != nil {
+			return v, err
 		}
 	}
 	return v, nil
@@ -118,11 +151,11 @@ func (c Collector) now() time.Time {
 	return time.Now()
 }
 
-func (c Collector) revocation(ctx context.Context, cert, issuer *x509.Certificate, v *ValidationData) error {
+func (c Collector) revocation(ctx context.Context, cert, issuer *x509.Certificate, usedAt time.Time, v *ValidationData) error {
 	name := cert.Subject.String()
 	var errs []error
 	for _, u := range cert.OCSPServer {
-		der, err := c.ocsp(ctx, u, cert, issuer)
+		der, err := c.ocsp(ctx, u, cert, issuer, usedAt)
 		if err == nil {
 			v.OCSPs = append(v.OCSPs, der)
 			return nil
@@ -130,7 +163,7 @@ func (c Collector) revocation(ctx context.Context, cert, issuer *x509.Certificat
 		errs = append(errs, err)
 	}
 	for _, u := range cert.CRLDistributionPoints {
-		der, err := c.crl(ctx, u, cert, issuer)
+		der, err := c.crl(ctx, u, cert, issuer, usedAt)
 		if err == nil {
 			v.CRLs = append(v.CRLs, der)
 			return nil
@@ -143,7 +176,7 @@ func (c Collector) revocation(ctx context.Context, cert, issuer *x509.Certificat
 	return fmt.Errorf("%w: no revocation answer for %q: %v", ErrRevocation, name, errors.Join(errs...))
 }
 
-func (c Collector) ocsp(ctx context.Context, url string, cert, issuer *x509.Certificate) ([]byte, error) {
+func (c Collector) ocsp(ctx context.Context, url string, cert, issuer *x509.Certificate, usedAt time.Time) ([]byte, error) {
 	req, err := ocsp.CreateRequest(cert, issuer, nil)
 	if err != nil {
 		return nil, err
@@ -156,19 +189,21 @@ func (c Collector) ocsp(ctx context.Context, url string, cert, issuer *x509.Cert
 	if err != nil {
 		return nil, fmt.Errorf("OCSP %s: %w", url, err)
 	}
-	if err := CheckOCSP(resp, c.now()); err != nil {
+	if err := CheckOCSP(resp, c.now(), usedAt); err != nil {
 		return nil, fmt.Errorf("OCSP %s: %w", url, err)
 	}
 	return der, nil
 }
 
-// CheckOCSP accepts a verified response that says good and is current at t (thisUpdate at most
-// five minutes ahead, nextUpdate, when set, not before t).
-func CheckOCSP(resp *ocsp.Response, t time.Time) error {
+// CheckOCSP accepts a verified response current at t (thisUpdate at most five minutes ahead,
+// nextUpdate, when set, not before t) that says good, or revoked after usedAt (not zero).
+func CheckOCSP(resp *ocsp.Response, t, usedAt time.Time) error {
 	switch resp.Status {
 	case ocsp.Good:
 	case ocsp.Revoked:
-		return fmt.Errorf("the certificate is revoked since %s", resp.RevokedAt.UTC().Format(time.RFC3339))
+		if usedAt.IsZero() || !resp.RevokedAt.After(usedAt) {
+			return fmt.Errorf("the certificate is revoked since %s", resp.RevokedAt.UTC().Format(time.RFC3339))
+		}
 	default:
 		return errors.New("the responder does not know the certificate")
 	}
@@ -181,7 +216,7 @@ func CheckOCSP(resp *ocsp.Response, t time.Time) error {
 	return nil
 }
 
-func (c Collector) crl(ctx context.Context, url string, cert, issuer *x509.Certificate) ([]byte, error) {
+func (c Collector) crl(ctx context.Context, url string, cert, issuer *x509.Certificate, usedAt time.Time) ([]byte, error) {
 	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
 		return nil, fmt.Errorf("CRL %s: not an http(s) address", url)
 	}
@@ -189,14 +224,15 @@ func (c Collector) crl(ctx context.Context, url string, cert, issuer *x509.Certi
 	if err != nil {
 		return nil, fmt.Errorf("CRL %s: %w", url, err)
 	}
-	if err := CheckCRL(der, cert, issuer, c.now()); err != nil {
+	if err := CheckCRL(der, cert, issuer, c.now(), usedAt); err != nil {
 		return nil, fmt.Errorf("CRL %s: %w", url, err)
 	}
 	return der, nil
 }
 
-// CheckCRL accepts a CRL signed by issuer, current at t, that does not list cert.
-func CheckCRL(der []byte, cert, issuer *x509.Certificate, t time.Time) error {
+// CheckCRL accepts a CRL signed by issuer, current at t, that does not list cert, or lists it
+// revoked after usedAt (not zero).
+func CheckCRL(der []byte, cert, issuer *x509.Certificate, t, usedAt time.Time) error {
 	rl, err := x509.ParseRevocationList(der)
 	if err != nil {
 		return err
@@ -208,7 +244,7 @@ func CheckCRL(der []byte, cert, issuer *x509.Certificate, t time.Time) error {
 		return errors.New("the CRL is stale (nextUpdate passed)")
 	}
 	for _, e := range rl.RevokedCertificateEntries {
-		if e.SerialNumber.Cmp(cert.SerialNumber) == 0 {
+		if e.SerialNumber.Cmp(cert.SerialNumber) == 0 && (usedAt.IsZero() || !e.RevocationTime.After(usedAt)) {
 			return fmt.Errorf("the certificate is revoked since %s", e.RevocationTime.UTC().Format(time.RFC3339))
 		}
 	}

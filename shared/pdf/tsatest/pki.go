@@ -199,14 +199,18 @@ func (p *PKI) Register(c *x509.Certificate) {
 	p.issued[c.SerialNumber.String()] = true
 }
 
-// Revoke makes the OCSP responder (a leaf) or the CRL (the issuing CA) say c is revoked.
-func (p *PKI) Revoke(c *x509.Certificate) {
+// Revoke makes the OCSP responder (a leaf) or the CRL (the issuing CA) say c is revoked, from
+// now on.
+func (p *PKI) Revoke(c *x509.Certificate) { p.RevokeAt(c, p.now()) }
+
+// RevokeAt is Revoke with the revocation time at.
+func (p *PKI) RevokeAt(c *x509.Certificate, at time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.revoked == nil {
 		p.revoked = map[string]time.Time{}
 	}
-	p.revoked[c.SerialNumber.String()] = p.now()
+	p.revoked[c.SerialNumber.String()] = at
 }
 
 func (p *PKI) now() time.Time {

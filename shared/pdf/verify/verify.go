@@ -196,13 +196,13 @@ func verifyPDF(pdf []byte, o Options) (*Result, error) {
 			return nil, err
 		}
 		c.WholeFile = s.ByteRange[2]+s.ByteRange[3] == len(pdf)
-		c.Chain = chainStatus(doc, c.Signer, pool)
-		// each certificate of the chain was valid when the signature or timestamp was made
-		// (its own timestamp's time; the clock's for an untimestamped signature)
+		// each certificate of the chain was valid, and not revoked, when the signature or
+		// timestamp was made (its own timestamp's time; the clock's for an untimestamped one)
 		at := now(o)
 		if c.Time != nil {
 			at = *c.Time
 		}
+		c.Chain = chainStatus(doc, c.Signer, pool, c.Time)
 		for _, cs := range c.Chain {
 			if at.Before(cs.Cert.NotBefore) || at.After(cs.Cert.NotAfter) {
 				return nil, fail("%s %q: certificate %q was not valid at %s", c.Kind, s.Field, cs.Cert.Subject.CommonName, at.UTC().Format(time.RFC3339))
@@ -217,7 +217,7 @@ func verifyPDF(pdf []byte, o Options) (*Result, error) {
 	if seal.Time != nil {
 		res.TimestampTime, at = seal.Time, *seal.Time
 		if tok, err := cms.Inspect(sealSigned.TimeStampToken); err == nil && tok.Signer != nil {
-			seal.TimestampChain = chainStatus(doc, tok.Signer, pool)
+			seal.TimestampChain = chainStatus(doc, tok.Signer, pool, seal.Time)
 		}
 	}
 	if end := doc.Signatures[sealIdx].ByteRange[2] + doc.Signatures[sealIdx].ByteRange[3]; end != len(pdf) {
@@ -362,7 +362,7 @@ func hasTimeStamping(c *x509.Certificate) bool {
 
 // chainStatus builds leaf's chain from the CMS certificates and the DSS only (no network) and
 // finds, for each certificate but the root, a verified revocation answer in the DSS.
-func chainStatus(doc *ltv.Document, leaf *x509.Certificate, pool []*x509.Certificate) []CertStatus {
+func chainStatus(doc *ltv.Document, leaf *x509.Certificate, pool []*x509.Certificate, usedAt *time.Time) []CertStatus {
 	known := append([]*x509.Certificate{}, pool...)
 	for _, s := range doc.Signatures {
 		if sd, err := cms.Inspect(s.Contents); err == nil {
@@ -386,18 +386,27 @@ func chainStatus(doc *ltv.Document, leaf *x509.Certificate, pool []*x509.Certifi
 			out[i].Revocation = "root"
 			continue
 		}
-		out[i].Revocation = revocationIn(doc.DSS, c, chain[i+1])
+		out[i].Revocation = revocationIn(doc.DSS, c, chain[i+1], usedAt)
 	}
 	return out
 }
 
 // revocationIn is "OCSP good" or "CRL" when the DSS holds an answer for c, signed for its
-// issuer, saying it is not revoked; "" otherwise.
-func revocationIn(dss ltv.DSS, c, issuer *x509.Certificate) string {
+// issuer, saying it is not revoked, or, for a certificate used at a timestamped time, that it
+// was revoked only after (then "... revoked later, <time>"); "" otherwise.
+func revocationIn(dss ltv.DSS, c, issuer *x509.Certificate, usedAt *time.Time) string {
+	var at time.Time
+	if usedAt != nil {
+		at = *usedAt
+	}
 	for _, der := range dss.OCSPs {
 		r, err := ocsp.ParseResponseForCert(der, c, issuer)
-		if err == nil && r.Status == ocsp.Good {
+		switch {
+		case err != nil:
+		case r.Status == ocsp.Good:
 			return "OCSP good"
+		case r.Status == ocsp.Revoked && !at.IsZero() && r.RevokedAt.After(at):
+			return "OCSP revoked later, " + r.RevokedAt.UTC().Format(time.RFC3339)
 		}
 	}
 	for _, der := range dss.CRLs {
@@ -405,7 +414,7 @@ func revocationIn(dss ltv.DSS, c, issuer *x509.Certificate) string {
 		if err != nil {
 			continue
 		}
-		if err := ltv.CheckCRL(der, c, issuer, rl.ThisUpdate); err == nil {
+		if err := ltv.CheckCRL(der, c, issuer, rl.ThisUpdate, at); err == nil {
 			return "CRL"
 		}
 	}
