@@ -9,6 +9,7 @@ import (
 
 	"github.com/esign-svc/esign/processor/deliveryupload"
 	"github.com/esign-svc/esign/processor/dispatchjob"
+	"github.com/esign-svc/esign/processor/evidencerenew"
 	"github.com/esign-svc/esign/processor/expiry"
 	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/processor/invitecheck"
@@ -193,7 +194,8 @@ func (t *table) add(j job, err error) {
 // (portalpurge), the invitation reconciler (invitecheck), the delivery that waited for signing
 // (signeddelivery), batch dispatch (dispatchjob), the workflow seal (workflowseal), its
 // auto-trigger (workflowtrigger), the workflows' terminal callbacks (workflowcallback) and
-// e-mails (workflownotify), and licence metering (licenceusage).
+// e-mails (workflownotify), licence metering (licenceusage), and the renewal of sealed
+// documents' long-term evidence (evidencerenew).
 // Errors: a wiring mistake (a missing dependency), a client's configuration.
 func Functions(d *Deps) ([]Function, error) {
 	// one blob client and one template-package cache (by ETag) for every job
@@ -227,7 +229,7 @@ func Functions(d *Deps) ([]Function, error) {
 	t.add(invitecheck.New(invitecheck.Deps{Sessions: jobs,
 		Deliveries: &delivery.InviteChecks{Schedule: d.Deliveries.InviteChecks(), Store: d.Deliveries}, Notify: notifier.Notify,
 		MessageID: notifyjob.MessageID, Invite: deliveries.Invite, Now: d.Now}))
-	t.add(seal.New(seal.Deps{Sessions: jobs, Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL,
+	t.add(seal.New(seal.Deps{Sessions: jobs, Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Level: d.Config.Seal.Level,
 		StuckAfter: d.Config.Seal.StuckAfter, LockTTL: d.Config.Seal.LockTTL, EngineVersion: version.Engine, Now: d.Now, Meter: meter}))
 	t.add(portalpurge.New(purge))
 	t.add(signeddelivery.New(signeddelivery.Deps{Sessions: jobs, Cipher: d.Config.PIICipher, Now: d.Now,
@@ -242,8 +244,10 @@ func Functions(d *Deps) ([]Function, error) {
 			ESign: &esign.Creator{Store: d.Sessions, Docs: blobs, Templates: templates,
 				Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}}}))
 	t.add(workflowseal.New(workflowseal.Deps{Workflows: d.Workflows, Templates: templates,
-		Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Now: d.Now, Meter: meter}))
+		Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Level: d.Config.Seal.Level, Now: d.Now, Meter: meter}))
 	t.add(licenceusage.New(licenceUsageDeps(d)))
+	t.add(evidencerenew.New(evidencerenew.Deps{Blobs: blobs, TSAURL: d.Config.Seal.TSAURL, Level: d.Config.Seal.Level,
+		RenewBefore: d.Config.RenewBefore, Now: d.Now}))
 	return t.fns, t.err
 }
 

@@ -246,7 +246,7 @@ func (j *Job) produce(ctx context.Context, sess *esign.Session, slots []esign.Sl
 	cert.EvidenceHeadHash = head
 	out, err := pdf.Seal(ctx, pdf.SealInput{
 		Source: src, Placements: placements, SignaturePage: page, Certificate: cert,
-		Signer: j.d.Key.Signer, Chain: j.d.Key.Chain, TSAURL: j.d.TSAURL,
+		Signer: j.d.Key.Signer, Chain: j.d.Key.Chain, TSAURL: j.d.TSAURL, Level: j.d.Level,
 		SealName: "esign seal", SealReason: "Electronically signed; evidence certificate appended",
 	})
 	if apperr.KindOf(err) == apperr.KindInvalid || apperr.KindOf(err) == apperr.KindTooLarge {

@@ -31,6 +31,7 @@ import (
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/licensing"
+	"github.com/esign-svc/esign/shared/pdf/ltv"
 )
 
 // Function names (the folders under processor/functions).
@@ -70,6 +71,7 @@ type Deps struct {
 	Blobs         Blobs
 	Key           sealcfg.Key
 	TSAURL        string           // optional RFC 3161 authority (SEAL_TSA_URL)
+	Level         ltv.Level        // SEAL_LEVEL (sealcfg.Config.Level); zero: pdf.ResolveLevel's default
 	EngineVersion string           // shown in the certificate (version.Engine)
 	Now           func() time.Time // default time.Now
 	StuckAfter    time.Duration    // reconciler threshold; default DefaultStuckAfter

@@ -44,6 +44,7 @@ import (
 	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/pdf"
 	"github.com/esign-svc/esign/shared/pdf/certificate"
+	"github.com/esign-svc/esign/shared/pdf/ltv"
 	"github.com/esign-svc/esign/shared/pdf/pades"
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 	"github.com/esign-svc/esign/shared/pdf/stamp"
@@ -94,6 +95,7 @@ type Deps struct {
 	Blobs     Blobs
 	Key       sealcfg.Key
 	TSAURL    string           // optional RFC 3161 authority (SEAL_TSA_URL)
+	Level     ltv.Level        // SEAL_LEVEL (sealcfg.Config.Level); zero: pdf.ResolveLevel's default
 	Now       func() time.Time // default time.Now
 	// Meter queues workflow.sealed with the completion's outputs (DESIGN 19); off without
 	// LICENSING_URL.
@@ -324,13 +326,29 @@ func (j *Job) produce(ctx context.Context, w *workflow.Workflow, pkg *template.P
 	if err != nil {
 		return nil, nil, fail("record_page", err)
 	}
-	signed, err := pades.SignDoc(ctx, d, pades.Options{Signer: j.Key.Signer, Chain: j.Key.Chain, TSAURL: j.TSAURL,
-		Name: "esign seal", Reason: "Workflow record sealed", Info: &info,
+	level, err := pdf.ResolveLevel(j.Level, j.TSAURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	mdp, tsaURL := 1, ""
+	if level >= ltv.LevelLT {
+		mdp = 2 // the DSS and archive timestamp revisions come after the certification
+	}
+	if level >= ltv.LevelT {
+		tsaURL = j.TSAURL
+	}
+	signed, err := pades.SignDoc(ctx, d, pades.Options{Signer: j.Key.Signer, Chain: j.Key.Chain, TSAURL: tsaURL,
+		Name: "esign seal", Reason: "Workflow record sealed", Info: &info, DocMDP: mdp,
 		// a record the auto-trigger signs next is sealed with an approval signature: a
 		// certification (no changes allowed) would void the signatures that follow
 		Approval: len(w.Setup.ESign) > 0})
 	if err != nil {
 		return nil, nil, fmt.Errorf("workflow-seal: signing: %w", err)
+	}
+	// B-LT/B-LTA: the DSS and the archive timestamp; a missing revocation answer fails the
+	// attempt (retried), as a missing timestamp does
+	if signed, err = pdf.Extend(ctx, signed, level, j.TSAURL, nil); err != nil {
+		return nil, nil, fmt.Errorf("workflow-seal: long-term validation data: %w", err)
 	}
 	return signed, manifest, nil
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/keyvault"
 	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/pdf"
+	"github.com/esign-svc/esign/shared/pdf/ltv"
 	"github.com/esign-svc/esign/shared/pdf/pades"
 )
 
@@ -34,6 +36,7 @@ const (
 	// SettingKeyVaultClientID is the client id of the user-assigned managed identity that signs
 	// with the key; empty: the system-assigned identity.
 	SettingKeyVaultClientID = "SEAL_KEY_VAULT_CLIENT_ID"
+	SettingLevel            = "SEAL_LEVEL"
 	SettingStuckAfter       = "SEAL_RECONCILE_AFTER"
 	SettingLockTTL          = "SEAL_LOCK_TTL"
 )
@@ -67,6 +70,9 @@ type Config struct {
 	Key      Key
 	KeyVault *KeyVault
 	TSAURL   string // optional RFC 3161 authority
+	// Level is the PAdES level the seals reach (SEAL_LEVEL; default B-LTA with a TSA, B-B
+	// without): B-LT and B-LTA fetch revocation data from the addresses the certificates name.
+	Level ltv.Level
 	// StuckAfter is how long a session may sit in sealing before the reconciler re-queues it.
 	StuckAfter time.Duration
 	// LockTTL is the seal lock's lifetime (renewed while the attempt runs): how long a dead
@@ -75,14 +81,27 @@ type Config struct {
 }
 
 // LoadConfig reads the seal key's settings (SEAL_KEY_VAULT_KEY_ID, whose key OpenKey opens, or
-// the key files, see LoadKey), SEAL_TSA_URL (optional absolute http(s)
-// URL), SEAL_RECONCILE_AFTER (Go duration, default 15m, at least 5m) and SEAL_LOCK_TTL (Go
+// the key files, see LoadKey), SEAL_TSA_URL (optional absolute http(s) URL), SEAL_LEVEL (B-B,
+// B-T, B-LT or B-LTA; default B-LTA with a TSA, else B-B; above B-B only with a TSA),
+// SEAL_RECONCILE_AFTER (Go duration, default 15m, at least 5m) and SEAL_LOCK_TTL (Go
 // duration, default 1m, at least MinLockTTL and below SEAL_RECONCILE_AFTER). The error names
 // every setting at fault.
 func LoadConfig(lookup config.Lookup) (Config, error) {
 	r := config.NewReader(lookup)
 	var c Config
 	c.TSAURL = r.URL(SettingTSAURL, false)
+	if v, _ := lookup(SettingLevel); v != "" {
+		l, err := ltv.ParseLevel(v)
+		if err != nil {
+			r.Check(SettingLevel, err)
+		}
+		c.Level = l
+	}
+	if l, err := pdf.ResolveLevel(c.Level, c.TSAURL); err != nil {
+		r.Check(SettingLevel, fmt.Errorf("%s needs %s", c.Level, SettingTSAURL))
+	} else {
+		c.Level = l
+	}
 	c.StuckAfter = r.Duration(SettingStuckAfter, DefaultStuckAfter)
 	if c.StuckAfter < 5*time.Minute {
 		r.Check(SettingStuckAfter, errors.New("must be at least 5m (the reconciler runs every five minutes)"))
