@@ -134,3 +134,23 @@ func TestSignerChecksTheTokenOnTheLoadedSession(t *testing.T) {
 		t.Fatalf("a read stored %d changes", len(st.changes))
 	}
 }
+
+// TestPortalActionOnAGoneSessionIsTokenInvalid: the portal's actions make one call, with no read
+// before it, and still answer a session that is gone as the read did (401 token_invalid), not
+// as session_not_found.
+func TestPortalActionOnAGoneSessionIsTokenInvalid(t *testing.T) {
+	t.Parallel()
+	u, st, _ := useCases(t)
+	gone := tokens.PortalAccess{GroupID: "erased", SlotIndex: 0, SessionID: "ps-a"}
+	d := Device{IP: "198.51.100.7"}
+	ctx := context.Background()
+	if _, _, err := u.Viewed(ctx, gone, d); !errors.Is(err, ErrAccessNotCurrent) {
+		t.Fatalf("viewed: %v, want token_invalid", err)
+	}
+	if _, _, err := u.Decline(ctx, gone, d, ""); !errors.Is(err, ErrAccessNotCurrent) {
+		t.Fatalf("decline: %v, want token_invalid", err)
+	}
+	if len(st.changes) != 0 {
+		t.Fatalf("stored %d changes", len(st.changes))
+	}
+}

@@ -100,10 +100,14 @@ func (u *Sessions) Activate(ctx context.Context, c tokens.Slot, d Device) (*Sess
 }
 
 // act runs t on the slot c names (holder's checks, write for a change of the current device
-// only) and stores it; emit carries out the change's effects.
+// only) and stores it; emit carries out the change's effects. A session that is gone is 401
+// token_invalid (ErrAccessNotCurrent), as SessionReads.Signer answers it: the route makes one
+// call, no read before it.
 func (u *Sessions) act(ctx context.Context, c tokens.PortalAccess, d Device, write, emit bool,
 	t func(s *Session, slots []Slot, i int) (Change, error)) (*Session, *Slot, error) {
+	loaded := false
 	s, slots, ch, err := u.Store.Change(ctx, c.GroupID, func(s *Session, slots []Slot) (Change, Extras, error) {
+		loaded = true
 		sl, err := holder(s, slots, c, write, u.now)
 		if err != nil {
 			return Change{}, Extras{}, err
@@ -112,6 +116,9 @@ func (u *Sessions) act(ctx context.Context, c tokens.PortalAccess, d Device, wri
 		ch.By(d.actor(sl))
 		return ch, Extras{}, err
 	})
+	if !loaded && apperr.KindOf(err) == apperr.KindNotFound {
+		return nil, nil, ErrAccessNotCurrent
+	}
 	if err != nil {
 		return nil, nil, err
 	}
