@@ -10,7 +10,7 @@ import (
 	"github.com/esign-svc/esign/dispatcher/callbackapi"
 	"github.com/esign-svc/esign/dispatcher/deliveryapi"
 	"github.com/esign-svc/esign/dispatcher/dispatchapi"
-	"github.com/esign-svc/esign/dispatcher/documentsapi"
+	"github.com/esign-svc/esign/dispatcher/documentapi"
 	"github.com/esign-svc/esign/dispatcher/esignapi"
 	"github.com/esign-svc/esign/dispatcher/health"
 	"github.com/esign-svc/esign/dispatcher/portalapi"
@@ -18,7 +18,7 @@ import (
 	"github.com/esign-svc/esign/dispatcher/workflowapi"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/dispatch"
-	"github.com/esign-svc/esign/shared/documents"
+	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/graph"
@@ -89,9 +89,11 @@ func routes(mux *http.ServeMux, d *Deps) {
 	deliveries := &delivery.Creator{Store: d.Deliveries, Docs: d.Blobs, CheckTarget: graph.DeliveryTargets(d.Graph), Tokens: d.Tokens,
 		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now, Licensing: remote}
 	(&deliveryapi.API{
-		Creator: deliveries, OTPBlock: d.Config.OTPBlock,
-		Store: d.Deliveries, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: deliveryapi.LapsedCodec(d.Config.Tokens),
-		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, Verifier: d.Verifier, Licence: d.Licence, Meter: meter,
+		Creator: deliveries,
+		Deliveries: &delivery.Deliveries{Store: d.Deliveries, Blobs: d.Blobs, Cipher: d.Config.PIICipher,
+			OTPBlock: d.Config.OTPBlock, Now: time.Now},
+		Tokens: d.Tokens, Lapsed: deliveryapi.LapsedCodec(d.Config.Tokens),
+		Hasher: d.Config.EmailHasher, Verifier: d.Verifier, Licence: d.Licence, Meter: meter,
 		Email: d.Senders.Email, PortalURL: d.Config.PortalURL, PortalOrigin: d.Config.PortalOrigin, Now: time.Now,
 	}).Routes(mux)
 
@@ -100,8 +102,8 @@ func routes(mux *http.ServeMux, d *Deps) {
 		Intake: &dispatch.Intake{Templates: d.Templates, Blobs: d.Blobs, Store: d.Batches, Cipher: d.Config.PIICipher,
 			Now: time.Now, NewID: uuid.NewString, Licensing: remote},
 		Verifier: d.Verifier, Licence: d.Licence, Meter: meter}).Routes(mux)
-	(&documentsapi.API{
-		Uploader: &documents.Uploader{Blobs: d.Blobs, Now: time.Now, NewID: documents.NewID},
+	(&documentapi.API{
+		Uploader: &document.Uploader{Blobs: d.Blobs, Now: time.Now, NewID: document.NewID},
 		Verifier: d.Verifier, Licence: d.Licence,
 	}).Routes(mux)
 	(&dispatchapi.API{Store: d.Batches, Blobs: d.Blobs, Verifier: d.Verifier, Licence: d.Licence,

@@ -28,15 +28,12 @@
 package deliveryapi
 
 import (
-	"context"
 	"net/http"
 	"time"
 
 	"github.com/esign-svc/esign/dispatcher/guard"
 	"github.com/esign-svc/esign/shared/auth"
-	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/delivery"
-	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/notify"
@@ -45,23 +42,17 @@ import (
 	"github.com/esign-svc/esign/shared/web"
 )
 
-// SASTTL is the life of a download URL (spec: typically 15 to 30 minutes).
-const SASTTL = 15 * time.Minute
-
 // API holds what the routes need.
 type API struct {
-	OTPBlock time.Duration     // how long three locked codes block a recipient (OTP_BLOCK_MINUTES; 0: otp.DefaultBlock)
-	Creator  *delivery.Creator // the create use case
-	Store    *deliverystore.Store
-	Blobs    *blobstore.Store
-	Tokens   *tokens.Codec
-	Lapsed   *tokens.Codec // see LapsedCodec; nil: a lapsed token is 401
-	Hasher   *pii.Hasher
-	Cipher   *pii.Cipher
-	Verifier *auth.Verifier
-	Licence  *licence.Licence
-	Meter    licensing.Meter // delivery.created per new delivery (DESIGN 19)
-	Email    notify.Sender   // OTP codes
+	Creator    *delivery.Creator    // the create use case
+	Deliveries *delivery.Deliveries // the use cases on a stored session (its OTPBlock is the code flow's)
+	Tokens     *tokens.Codec
+	Lapsed     *tokens.Codec // see LapsedCodec; nil: a lapsed token is 401
+	Hasher     *pii.Hasher
+	Verifier   *auth.Verifier
+	Licence    *licence.Licence
+	Meter      licensing.Meter // delivery.created per new delivery (DESIGN 19)
+	Email      notify.Sender   // OTP codes
 	// PortalURL is the portal's base: portalUrl = {PortalURL}/deliver/{deliveryId}?t=<token>.
 	PortalURL    string
 	PortalOrigin string // the one CORS origin of the recipient routes
@@ -103,18 +94,6 @@ func initiator(r *http.Request, p auth.Principal) delivery.Actor {
 	return delivery.Actor{Kind: "initiator", ID: p.CallerID(), IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
 }
 
-func recipientActor(r *http.Request, s *delivery.Session) delivery.Actor {
-	return delivery.Actor{Kind: "recipient", ID: s.DeliveryID, IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
-}
-
-// loadOwn loads a session of the caller's tenant; another tenant's session is not found.
-func (a *API) loadOwn(ctx context.Context, tenant, id string) (*delivery.Session, error) {
-	s, err := a.Store.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if s.TenantID != tenant {
-		return nil, deliverystore.ErrNotFound
-	}
-	return s, nil
+func recipientActor(r *http.Request, deliveryID string) delivery.Actor {
+	return delivery.Actor{Kind: "recipient", ID: deliveryID, IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/otp"
 	"github.com/esign-svc/esign/shared/otp/otpflow"
-	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/web"
 )
 
@@ -32,31 +31,16 @@ func (a *API) otpSend(w http.ResponseWriter, r *http.Request) error {
 	}
 	var s *delivery.Session
 	record := func(code otpflow.Code) (otpflow.Target, error) {
-		var to string
-		var err error
-		s, err = a.act(r, func(s *delivery.Session) (delivery.Change, error) {
-			if to == "" && s.RequireOTP {
-				addr, err := a.Cipher.DecryptString(s.RecipientEnc, pii.AAD(s.DeliveryID, "recipient"))
-				if err != nil {
-					return delivery.Change{}, err
-				}
-				to = addr
-			}
-			return delivery.SendOTP(s, a.now(), code.Hash(s.DeliveryID), pii.MaskEmail(to), a.OTPBlock)
-		})
+		id, err := a.token(r)
 		if err != nil {
 			return otpflow.Target{}, err
 		}
-		return otpflow.Target{Channel: notify.Email, To: to, DocumentName: s.DocumentName, CorrelationID: s.CorrelationID}, nil
+		to, stored, err := a.Deliveries.RecordOTP(r.Context(), id, code, recipientActor(r, id))
+		s = stored
+		return to, err
 	}
 	undo := func(ctx context.Context, reason string) error {
-		who := recipientActor(r, s)
-		_, _, err := a.Store.Update(ctx, s.DeliveryID, func(s *delivery.Session) (delivery.Change, error) {
-			ch := delivery.UndoOTPSend(s, a.now(), reason)
-			ch.By(who)
-			return ch, nil
-		})
-		return err
+		return a.Deliveries.UndoOTP(ctx, s.DeliveryID, reason, recipientActor(r, s.DeliveryID))
 	}
 	if err := a.otpFlow().Send(r.Context(), record, undo); err != nil {
 		return err
@@ -78,16 +62,11 @@ func (a *API) otpVerify(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	err := a.otpFlow().Verify(req.OTP, func(code otpflow.Code) (otp.Outcome, *otp.State, error) {
-		var out otp.Outcome
-		s, err := a.act(r, func(s *delivery.Session) (delivery.Change, error) {
-			ch, o, err := delivery.VerifyOTP(s, a.now(), code.Matches(s.DeliveryID), a.OTPBlock)
-			out = o
-			return ch, err
-		})
+		id, err := a.token(r)
 		if err != nil {
 			return 0, nil, err
 		}
-		return out, &s.OTP, nil
+		return a.Deliveries.VerifyOTP(r.Context(), id, code, recipientActor(r, id))
 	})
 	if err != nil {
 		return err
@@ -98,5 +77,5 @@ func (a *API) otpVerify(w http.ResponseWriter, r *http.Request) error {
 // otpFlow is the recipients' code flow: access codes by e-mail, the verify field "otp".
 func (a *API) otpFlow() *otpflow.Flow {
 	return &otpflow.Flow{Hasher: a.Hasher, Senders: notify.Providers{Email: a.Email}, Purpose: otpflow.Access,
-		SendFailed: ErrOTPSendFailed, Field: otpflow.CodeField{Path: "otp", Hint: "the 6-digit code from the e-mail"}, Block: a.OTPBlock}
+		SendFailed: ErrOTPSendFailed, Field: otpflow.CodeField{Path: "otp", Hint: "the 6-digit code from the e-mail"}, Block: a.Deliveries.OTPBlock}
 }

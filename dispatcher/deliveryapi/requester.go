@@ -6,7 +6,6 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/delivery"
-	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/web"
 )
 
@@ -53,22 +52,18 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
-	sessions, err := a.Store.ListByCorrelation(r.Context(), p.TenantID, corr)
+	sessions, err := a.Deliveries.List(r.Context(), p.TenantID, corr)
 	if err != nil {
 		return err
 	}
 	now := a.now()
 	out := make([]summary, 0, len(sessions))
 	for _, s := range sessions {
-		to, err := a.Cipher.DecryptString(s.RecipientEnc, pii.AAD(s.DeliveryID, "recipient"))
-		if err != nil {
-			return err
-		}
 		out = append(out, summary{
 			DeliveryID: s.DeliveryID, CorrelationID: s.CorrelationID, DocumentName: s.DocumentName,
 			State: string(s.StateAt(now)), Mode: string(s.Mode), ExpiresAt: stamp(s.ExpiresAt), CreatedAt: stamp(s.CreatedAt),
 			SentAt: stamp(s.SentAt), OpenedAt: stamp(s.OpenedAt), DownloadedAt: stamp(s.DownloadedAt), RevokedAt: stamp(s.RevokedAt),
-			ViewCount: s.ViewCount, Recipient: to, RecipientName: s.RecipientName, RecipientRole: s.RecipientRole,
+			ViewCount: s.ViewCount, Recipient: s.Recipient, RecipientName: s.RecipientName, RecipientRole: s.RecipientRole,
 			RequireOTP: s.RequireOTP, OTPVerified: s.OTPVerified(), UploadState: string(s.UploadState),
 			UploadError: s.UploadError, UploadWebURL: s.UploadWebURL,
 		})
@@ -88,22 +83,8 @@ func (a *API) revoke(w http.ResponseWriter, r *http.Request) error {
 	if err := web.NoBody(r); err != nil {
 		return err
 	}
-	id := r.PathValue("deliveryId")
-	if _, err := a.loadOwn(r.Context(), p.TenantID, id); err != nil {
-		return err
-	}
-	who := initiator(r, p)
-	s, _, err := a.Store.Update(r.Context(), id, func(s *delivery.Session) (delivery.Change, error) {
-		ch := delivery.Revoke(s, a.now())
-		ch.By(who)
-		return ch, nil
-	})
+	s, err := a.Deliveries.Revoke(r.Context(), p.TenantID, r.PathValue("deliveryId"), initiator(r, p))
 	if err != nil {
-		return err
-	}
-	// The download URLs already issued point at the session's copy: deleting it ends them now.
-	// A failure answers the error, and revoking again (idempotent) deletes it then.
-	if err := a.deleteCopy(r.Context(), s); err != nil {
 		return err
 	}
 	return web.JSON(w, http.StatusOK, map[string]string{"deliveryId": s.DeliveryID, "state": string(s.State)})

@@ -205,8 +205,9 @@ func Functions(d *Deps) ([]Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	deliveries, err := deliveryupload.New(deliveryupload.Deps{Store: d.Deliveries, Blobs: blobs, Graph: d.Graph,
-		Tokens: d.Tokens, Cipher: d.Config.PIICipher, Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
+	deliveries, err := deliveryupload.New(deliveryupload.Deps{Blobs: blobs, Graph: d.Graph,
+		Deliveries: &delivery.Deliveries{Store: d.Deliveries, Now: d.Now},
+		Tokens:     d.Tokens, Cipher: d.Config.PIICipher, Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
 	if err != nil {
 		return nil, err
 	}

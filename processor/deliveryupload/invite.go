@@ -11,7 +11,6 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/delivery"
-	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/pii"
@@ -75,38 +74,31 @@ func (j *Job) Invite(ctx context.Context, m delivery.InviteMessage) error {
 	if err != nil {
 		return err
 	}
-	claim, err := j.store.ClaimInvite(ctx, s.DeliveryID, now, InviteClaimLease)
-	if errors.Is(err, deliverystore.ErrInviteSent) {
+	var (
+		sent    bool  // the provider took the message
+		refused error // the provider refused it for good
+	)
+	_, err = j.deliveries.SendInvite(ctx, s.DeliveryID, InviteClaimLease, string(notify.Email), system, func() error {
+		err := j.email.Send(notify.WithDedupeID(ctx, "delivery-invite-"+s.DeliveryID), msg)
+		if apperr.KindOf(err) == apperr.KindInvalid {
+			refused = err
+		}
+		sent = err == nil
+		return err
+	})
+	switch {
+	case errors.Is(err, delivery.ErrInviteSent):
 		funcproto.Logf(ctx, "deliveryinvite: %s already sent; acknowledged", s.DeliveryID)
 		return nil
-	}
-	if err != nil {
-		return err // in flight elsewhere (retried later) or storage
-	}
-	if err := j.email.Send(notify.WithDedupeID(ctx, "delivery-invite-"+s.DeliveryID), msg); err != nil {
-		_ = j.store.ReleaseInvite(ctx, claim) // best effort: a left claim expires with its lease
-		if apperr.KindOf(err) == apperr.KindInvalid {
-			code := codeOf(err)
-			if rerr := j.record(ctx, s.DeliveryID, func(s *delivery.Session) delivery.Change {
-				return delivery.InviteFailed(s, j.now().UTC(), code)
-			}); rerr != nil {
-				return rerr
-			}
-			return funcproto.Permanent(err)
+	case refused != nil:
+		if rerr := j.deliveries.RecordInviteFailed(ctx, s.DeliveryID, codeOf(refused), system); rerr != nil {
+			return rerr
 		}
-		return err
-	}
-	at := j.now().UTC()
-	_, _, err = j.store.UpdateInvited(ctx, claim, at, func(s *delivery.Session) (delivery.Change, error) {
-		ch, err := delivery.Invited(s, at, string(notify.Email))
-		ch.By(system)
-		return ch, err
-	})
-	if apperr.KindOf(err) == apperr.KindGone {
+		return funcproto.Permanent(refused)
+	case sent && apperr.KindOf(err) == apperr.KindGone:
 		return nil // revoked while sending: the link no longer works anyway
-	}
-	if err != nil {
-		return err
+	case err != nil:
+		return err // in flight elsewhere (retried later), the provider (retried) or storage
 	}
 	funcproto.Logf(ctx, "deliveryinvite: %s sent by e-mail", s.DeliveryID)
 	return nil
@@ -153,9 +145,7 @@ func (j *Job) HandleInvitePoison(ctx context.Context, qm funcproto.QueueMessage)
 	if !s.SentAt.IsZero() {
 		return nil
 	}
-	return j.record(ctx, s.DeliveryID, func(s *delivery.Session) delivery.Change {
-		return delivery.InviteFailed(s, j.now().UTC(), "retries_exhausted")
-	})
+	return j.deliveries.RecordInviteFailed(ctx, s.DeliveryID, "retries_exhausted", system)
 }
 
 func oneLine(s string) string {

@@ -30,7 +30,6 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/delivery"
-	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/graph"
 	"github.com/esign-svc/esign/shared/notify"
@@ -46,41 +45,41 @@ const (
 	InvitePoisonFunctionName = "DeliveryInvitePoison"
 )
 
-// Deps are the job's dependencies. Store, Tokens, Cipher, Email and PortalURL are required.
-// Graph is the document-library client the app built from its GRAPH_* settings; nil when they
-// are not set (uploads then fail with graph_not_configured).
+// Deps are the job's dependencies. Deliveries, Tokens, Cipher, Email and PortalURL are
+// required. Graph is the document-library client the app built from its GRAPH_* settings; nil
+// when they are not set (uploads then fail with graph_not_configured).
 type Deps struct {
-	Store     *deliverystore.Store
-	Blobs     *blobstore.Store
-	Graph     *graph.Client
-	Tokens    *tokens.Codec
-	Cipher    *pii.Cipher
-	Email     notify.Sender
-	PortalURL string
-	Now       func() time.Time // default time.Now
+	Deliveries *delivery.Deliveries // the use cases on a stored session
+	Blobs      *blobstore.Store
+	Graph      *graph.Client
+	Tokens     *tokens.Codec
+	Cipher     *pii.Cipher
+	Email      notify.Sender
+	PortalURL  string
+	Now        func() time.Time // default time.Now
 }
 
 // Job handles the delivery queues.
 type Job struct {
-	store     *deliverystore.Store
-	blobs     *blobstore.Store
-	graph     *graph.Client // nil: no GRAPH_* settings; uploads fail with graph_not_configured
-	tokens    *tokens.Codec
-	cipher    *pii.Cipher
-	email     notify.Sender
-	portalURL string
-	now       func() time.Time
+	deliveries *delivery.Deliveries
+	blobs      *blobstore.Store
+	graph      *graph.Client // nil: no GRAPH_* settings; uploads fail with graph_not_configured
+	tokens     *tokens.Codec
+	cipher     *pii.Cipher
+	email      notify.Sender
+	portalURL  string
+	now        func() time.Time
 }
 
 // New makes the job. It does no I/O. Errors: a missing dependency.
 func New(d Deps) (*Job, error) {
-	if d.Store == nil || d.Tokens == nil || d.Cipher == nil || d.Email == nil || d.PortalURL == "" {
-		return nil, errors.New("deliveryupload: Store, Tokens, Cipher, Email and PortalURL are required")
+	if d.Deliveries == nil || d.Tokens == nil || d.Cipher == nil || d.Email == nil || d.PortalURL == "" {
+		return nil, errors.New("deliveryupload: Deliveries, Tokens, Cipher, Email and PortalURL are required")
 	}
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &Job{store: d.Store, blobs: d.Blobs, graph: d.Graph, tokens: d.Tokens, cipher: d.Cipher, email: d.Email,
+	return &Job{deliveries: d.Deliveries, blobs: d.Blobs, graph: d.Graph, tokens: d.Tokens, cipher: d.Cipher, email: d.Email,
 		portalURL: d.PortalURL, now: d.Now}, nil
 }
 
@@ -101,27 +100,14 @@ func (j *Job) load(ctx context.Context, id, tenant string) (*delivery.Session, e
 	if id == "" {
 		return nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("deliveryId", "is required")))
 	}
-	s, err := j.store.Load(ctx, id)
-	if apperr.KindOf(err) == apperr.KindNotFound {
+	s, err := j.deliveries.ForMessage(ctx, tenant, id)
+	switch {
+	case errors.Is(err, delivery.ErrTenantMismatch):
+		return nil, funcproto.TenantMismatch("delivery")
+	case apperr.KindOf(err) == apperr.KindNotFound:
 		return nil, funcproto.Permanent(err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	if tenant != "" && tenant != s.TenantID {
-		return nil, funcproto.TenantMismatch("delivery")
-	}
-	return s, nil
-}
-
-// record applies a system change built by step.
-func (j *Job) record(ctx context.Context, id string, step func(s *delivery.Session) delivery.Change) error {
-	_, _, err := j.store.Update(ctx, id, func(s *delivery.Session) (delivery.Change, error) {
-		ch := step(s)
-		ch.By(system)
-		return ch, nil
-	})
-	return err
+	return s, err
 }
 
 func codeOf(err error) string {

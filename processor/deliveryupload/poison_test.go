@@ -2,24 +2,19 @@ package deliveryupload
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/notify"
-	"github.com/esign-svc/esign/shared/pii"
-	"github.com/esign-svc/esign/shared/tokens"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
@@ -36,33 +31,14 @@ func (s *sentMail) Send(_ context.Context, m notify.Message) error {
 	return nil
 }
 
-func key() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return base64.StdEncoding.EncodeToString(b)
-}
-
 func newJob(t *testing.T) (*Job, *deliverystore.Store) {
 	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
+	x := apptest.New(t)
+	j, err := New(Deps{Deliveries: &delivery.Deliveries{Store: x.Deliveries(), Now: time.Now}, Tokens: x.Tokens, Cipher: x.Cipher, Email: &sentMail{}, PortalURL: "https://portal.test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	suffix := fmt.Sprintf("%x", uuid.New())[:10]
-	st, err := deliverystore.New(acct, "dlv"+suffix, "dli"+suffix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Ensure(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ring, _ := tokens.ParseKeyRing("k1:" + key())
-	cipher, _ := pii.ParseCipher("e1:" + key())
-	j, err := New(Deps{Store: st, Tokens: tokens.NewCodec(ring), Cipher: cipher, Email: &sentMail{}, PortalURL: "https://portal.test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return j, st
+	return j, x.Deliveries()
 }
 
 func newDelivery(t *testing.T, st *deliverystore.Store, mode delivery.Mode) *delivery.Session {

@@ -63,9 +63,7 @@ func (j *Job) HandleUpload(ctx context.Context, qm funcproto.QueueMessage) error
 		}
 		return j.fail(ctx, s, qm.DequeueCount, funcproto.Permanent(err))
 	}
-	if err := j.record(ctx, s.DeliveryID, func(s *delivery.Session) delivery.Change {
-		return delivery.Uploaded(s, j.now().UTC(), res.WebURL, res.ItemID, res.Name)
-	}); err != nil {
+	if err := j.deliveries.RecordUpload(ctx, s.DeliveryID, res.WebURL, res.ItemID, res.Name, system); err != nil {
 		return err
 	}
 	funcproto.Logf(ctx, "deliveryupload: %s uploaded (%d bytes)", s.DeliveryID, res.Size)
@@ -83,9 +81,7 @@ func retryable(err error) bool {
 // message is acknowledged), or the storage error (retried, so the failure is recorded next time).
 func (j *Job) fail(ctx context.Context, s *delivery.Session, attempt int, cause error) error {
 	code, detail := codeOf(cause), detailOf(cause)
-	if err := j.record(ctx, s.DeliveryID, func(s *delivery.Session) delivery.Change {
-		return delivery.UploadFailedNow(s, j.now().UTC(), code, detail, attempt)
-	}); err != nil {
+	if err := j.deliveries.RecordUploadFailed(ctx, s.DeliveryID, code, detail, attempt, system); err != nil {
 		return err
 	}
 	funcproto.Logf(ctx, "deliveryupload: %s upload failed for good: %s", s.DeliveryID, code)

@@ -107,7 +107,7 @@ func newEnv(t *testing.T) *env {
 		PortalURL: "https://portal.example.test", Now: clock}); err != nil {
 		t.Fatal(err)
 	}
-	if e.inviter, err = deliveryupload.New(deliveryupload.Deps{Store: e.deliveries, Blobs: blobstore.New(acct), Tokens: codec,
+	if e.inviter, err = deliveryupload.New(deliveryupload.Deps{Deliveries: &delivery.Deliveries{Store: e.deliveries, Now: clock}, Blobs: blobstore.New(acct), Tokens: codec,
 		Cipher: e.cipher, Email: flaky{e}, PortalURL: "https://portal.example.test", Now: clock}); err != nil {
 		t.Fatal(err)
 	}

@@ -156,7 +156,9 @@ func TestRegistryMatchesBicep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`queues@[^\]]*\[for name in \[([^\]]*)\]`).FindSubmatch(raw)
+	// The list is inline in the queues resource or its var queueNames (the role assignments loop
+	// over it too).
+	m := regexp.MustCompile(`(?:queues@[^\]]*\[for name in |\nvar queueNames = )\[([^\]]*)\]`).FindSubmatch(raw)
 	if m == nil {
 		t.Fatal("main.bicep declares no queue list")
 	}

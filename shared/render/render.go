@@ -55,12 +55,9 @@ type Blobs interface {
 	EnsureContainer(ctx context.Context, name string) error
 }
 
-// Documents keeps the rendered-document aggregate (documentstore.Store).
-type Documents interface {
-	Create(ctx context.Context, d *document.Document, ch kernel.Change) error
-	Load(ctx context.Context, tenant, correlationID string) (*document.Document, error)
-	Update(ctx context.Context, tenant, correlationID string, step func(*document.Document) kernel.Change) (*document.Document, error)
-}
+// Documents keeps the rendered-document aggregate (documentstore.Store); the renderer changes
+// it through the document use cases (document.Documents) only.
+type Documents = document.Store
 
 // Sessions finds the signing session an earlier run of the same render created
 // (sessionstore.Store).
@@ -296,7 +293,7 @@ func (r *Renderer) Produce(ctx context.Context, pkg *template.Package, record ma
 	if err := r.writeBlobs(ctx, d, filled); err != nil {
 		return nil, false, err
 	}
-	err = r.Store.Create(ctx, d, document.Rendered(d))
+	err = r.documents().Create(ctx, d)
 	if apperr.KindOf(err) == apperr.KindConflict {
 		if have, err := r.existing(ctx, d); err != nil || have != nil {
 			return have, false, err
@@ -311,7 +308,7 @@ func (r *Renderer) Produce(ctx context.Context, pkg *template.Package, record ma
 // existing is the stored document of want's correlationId when it is the same render; nil when
 // there is none. Errors: 409 document_exists for another render (or another tenant's).
 func (r *Renderer) existing(ctx context.Context, want *document.Document) (*document.Document, error) {
-	d, err := r.Store.Load(ctx, want.TenantID, want.CorrelationID)
+	d, err := r.documents().Load(ctx, want.TenantID, want.CorrelationID)
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		return nil, nil
 	}

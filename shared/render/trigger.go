@@ -13,7 +13,6 @@ import (
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/esign"
-	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/pdf/stamp"
 	"github.com/esign-svc/esign/shared/template"
@@ -282,24 +281,18 @@ func (r *Renderer) trigger(ctx context.Context, by Caller, p *plan, out *Result)
 		return err
 	}
 	out.Started = st
-	var step func(*document.Document) kernel.Change
-	switch now := r.Now().UTC(); {
+	switch {
 	case st.ESign != nil && d.ESignGroupID != st.ESign.Session.GroupID:
-		gid := st.ESign.Session.GroupID
-		step = func(d *document.Document) kernel.Change { return document.StartESign(d, gid, now) }
+		out.Document, err = r.documents().StartedESign(ctx, d.TenantID, d.CorrelationID, st.ESign.Session.GroupID, by.Actor)
 	case st.Delivery != nil && !slices.Equal(d.DeliveryIDs, st.Delivery.DeliveryIDs):
-		ids := st.Delivery.DeliveryIDs
-		step = func(d *document.Document) kernel.Change { return document.StartDelivery(d, ids, now) }
+		out.Document, err = r.documents().StartedDelivery(ctx, d.TenantID, d.CorrelationID, st.Delivery.DeliveryIDs, by.Actor)
 	}
-	if step == nil {
-		return nil
-	}
-	out.Document, err = r.Store.Update(ctx, d.TenantID, d.CorrelationID, func(d *document.Document) kernel.Change {
-		ch := step(d)
-		ch.By(by.Actor)
-		return ch
-	})
 	return err
+}
+
+// documents is the document use cases on the renderer's store and clock.
+func (r *Renderer) documents() *document.Documents {
+	return &document.Documents{Store: r.Store, Now: r.Now}
 }
 
 // session creates the signing session on t, or finds the one an earlier run created (isNew

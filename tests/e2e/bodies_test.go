@@ -19,7 +19,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/callbacksig"
 	"github.com/esign-svc/esign/shared/dispatch"
-	"github.com/esign-svc/esign/shared/documents"
+	documents "github.com/esign-svc/esign/shared/document" // the e2e package has its own document()
 	"github.com/esign-svc/esign/shared/otp/otpflow"
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 	"github.com/esign-svc/esign/shared/web"

@@ -18,7 +18,7 @@ import (
 
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/types"
 
-	"github.com/esign-svc/esign/shared/documents"
+	documents "github.com/esign-svc/esign/shared/document" // the e2e package has its own document()
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 	"github.com/esign-svc/esign/shared/web"
 )

@@ -1,10 +1,6 @@
 package infra
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -13,44 +9,16 @@ import (
 // (triggers and outputs) and checks main.bicep creates it and its poison queue: a queue the
 // Bicep does not create would be made by the host at first use, outside the template's control.
 func TestBicepCreatesEveryQueueTheAppsUse(t *testing.T) {
-	bicep, err := os.ReadFile(filepath.Join("..", "..", "infra", "main.bicep"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`queues@[^\]]*\[for name in \[([^\]]*)\]`).FindSubmatch(bicep)
-	if m == nil {
+	declared := created(t, readTemplate(t), typeQueue)
+	if len(declared) == 0 {
 		t.Fatal("main.bicep declares no queue list")
 	}
-	declared := map[string]bool{}
-	for _, q := range strings.Split(string(m[1]), ",") {
-		declared[strings.Trim(strings.TrimSpace(q), "'")] = true
-	}
-	files, err := filepath.Glob(filepath.Join("..", "..", "*", "functions", "*", "function.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no function.json files (%v)", err)
-	}
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var fn struct {
-			Bindings []struct {
-				Type      string `json:"type"`
-				QueueName string `json:"queueName"`
-			} `json:"bindings"`
-		}
-		if err := json.Unmarshal(raw, &fn); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for _, b := range fn.Bindings {
-			if b.QueueName == "" {
-				continue
-			}
-			base := strings.TrimSuffix(b.QueueName, "-poison")
+	for _, app := range []string{"dispatcher", "processor"} {
+		for _, used := range functionQueues(t, app) {
+			base := strings.TrimSuffix(used, "-poison")
 			for _, q := range []string{base, base + "-poison"} {
 				if !declared[q] {
-					t.Errorf("%s uses queue %q: main.bicep does not create %q", f, b.QueueName, q)
+					t.Errorf("%s's functions use queue %q: main.bicep does not create %q", app, used, q)
 				}
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/kernel/aggstore"
@@ -26,8 +25,8 @@ const rowInviteClaim = "sent-invite"
 
 // Errors of the invitation claim.
 var (
-	ErrInviteSent     = &apperr.Error{Kind: apperr.KindConflict, Code: "invitation_already_sent", Detail: "this invitation was already sent"}
-	ErrInviteInFlight = &apperr.Error{Kind: apperr.KindUnavailable, Code: "invitation_in_flight", Detail: "this invitation is being sent by another worker"}
+	ErrInviteSent     = delivery.ErrInviteSent
+	ErrInviteInFlight = delivery.ErrInviteInFlight
 )
 
 // ClaimInvite records that the delivery's invitation is being sent, so that of two senders (the
@@ -58,4 +57,22 @@ func (s *Store) UpdateInvited(ctx context.Context, c aggstore.Claim, now time.Ti
 		ch, err := step(sess)
 		return ch, []tablestore.Op{c.DoneOp(now)}, err
 	})
+}
+
+// SendInvite runs send under the delivery's invitation claim (ClaimInvite): a failed send gives
+// the claim up (ReleaseInvite, best effort: a claim left behind expires with its lease) and
+// answers send's error; a send that went out stores step's change with the claim marked sent at
+// the time send answered, in one transaction (UpdateInvited). Errors: ErrInviteSent;
+// ErrInviteInFlight; send's; step's; the tablestore ones.
+func (s *Store) SendInvite(ctx context.Context, deliveryID string, now time.Time, lease time.Duration, send func() (time.Time, error), step Step) (*delivery.Session, delivery.Change, error) {
+	claim, err := s.ClaimInvite(ctx, deliveryID, now, lease)
+	if err != nil {
+		return nil, delivery.Change{}, err
+	}
+	at, err := send()
+	if err != nil {
+		_ = s.ReleaseInvite(ctx, claim)
+		return nil, delivery.Change{}, err
+	}
+	return s.UpdateInvited(ctx, claim, at, step)
 }

@@ -28,9 +28,11 @@ const (
 
 // Errors the store returns besides the tablestore ones.
 var (
-	ErrNotFound   = &apperr.Error{Kind: apperr.KindNotFound, Code: "delivery_not_found", Detail: "no such delivery session"}
+	ErrNotFound   = delivery.ErrNotFound
 	ErrConcurrent = aggstore.ErrConcurrent
 )
+
+var _ delivery.Store = (*Store)(nil)
 
 var kind = aggstore.Kind[*delivery.Session]{
 	Root:     rowSession,
@@ -102,7 +104,7 @@ func (s *Store) Apply(ctx context.Context, sess *delivery.Session, ch delivery.C
 }
 
 // Step is a transition on a freshly loaded session.
-type Step func(s *delivery.Session) (delivery.Change, error)
+type Step = delivery.Step
 
 // Update loads the session, runs step and applies its change (the kernel's Update: a lost race
 // loads and runs step again, a bounded number of times, then ErrConcurrent). A step error is

@@ -34,6 +34,8 @@ var kind = aggstore.Kind[*document.Document]{
 	Decode:   decode,
 }
 
+var _ document.Store = (*Store)(nil)
+
 // Store is the table-backed document store. Safe for concurrent use.
 type Store struct {
 	tab *aggstore.Table[*document.Document]

@@ -1,4 +1,4 @@
-package documents_test
+package document_test
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
-	"github.com/esign-svc/esign/shared/documents"
+	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 	"github.com/esign-svc/esign/shared/web"
 )
@@ -37,8 +37,8 @@ func store(t testing.TB, az *azuritetest.Instance) *blobstore.Store {
 }
 
 // uploader stores into st; its ids are fresh UUIDs, each remembered in *ids.
-func uploader(st *blobstore.Store, ids *[]string) *documents.Uploader {
-	return &documents.Uploader{Blobs: st, Now: time.Now, NewID: func() string {
+func uploader(st *blobstore.Store, ids *[]string) *document.Uploader {
+	return &document.Uploader{Blobs: st, Now: time.Now, NewID: func() string {
 		id := uuid.NewString()
 		*ids = append(*ids, id)
 		return id
@@ -99,7 +99,7 @@ func wantProblem(t *testing.T, err error, kind apperr.Kind, code, field string) 
 func noneStored(t *testing.T, st *blobstore.Store, ids []string) {
 	t.Helper()
 	for _, id := range ids {
-		if ok, err := st.Exists(context.Background(), documents.Container, tenant+"/"+documents.UploadsDir+id+".pdf"); err != nil || ok {
+		if ok, err := st.Exists(context.Background(), document.Container, tenant+"/"+document.UploadsDir+id+".pdf"); err != nil || ok {
 			t.Errorf("upload %s stored (%v)", id, err)
 		}
 	}
@@ -118,22 +118,22 @@ func TestUploadStoresAReadablePDF(t *testing.T) {
 			t.Fatalf("declared %d: %v", declared, err)
 		}
 		id := ids[len(ids)-1]
-		want := documents.Document{PDFBlobPath: "documents/" + tenant + "/uploads/" + id + ".pdf", PDFHash: sha(src), Pages: 3, Size: int64(len(src))}
+		want := document.Upload{PDFBlobPath: "documents/" + tenant + "/uploads/" + id + ".pdf", PDFHash: sha(src), Pages: 3, Size: int64(len(src))}
 		if doc != want {
 			t.Fatalf("declared %d: %+v, want %+v", declared, doc, want)
 		}
-		got, meta, err := st.ReadAll(ctx, "documents", tenant+"/uploads/"+id+".pdf", documents.MaxBytes)
+		got, meta, err := st.ReadAll(ctx, "documents", tenant+"/uploads/"+id+".pdf", document.MaxBytes)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if sha(got) != doc.PDFHash || !bytes.Equal(got, src) {
 			t.Errorf("stored bytes differ from the upload (%d bytes, want %d)", len(got), len(src))
 		}
-		if meta[documents.MetaTenant] != tenant || meta[documents.MetaHash] != doc.PDFHash {
+		if meta[document.MetaTenant] != tenant || meta[document.MetaHash] != doc.PDFHash {
 			t.Errorf("metadata %v", meta)
 		}
-		if _, err := time.Parse(time.RFC3339, meta[documents.MetaUploadedAt]); err != nil {
-			t.Errorf("uploaded_at %q: %v", meta[documents.MetaUploadedAt], err)
+		if _, err := time.Parse(time.RFC3339, meta[document.MetaUploadedAt]); err != nil {
+			t.Errorf("uploaded_at %q: %v", meta[document.MetaUploadedAt], err)
 		}
 		p, err := st.Properties(ctx, "documents", tenant+"/uploads/"+id+".pdf")
 		if err != nil || p.ContentType != "application/pdf" {
@@ -163,7 +163,7 @@ func TestUploadRefusesWhatIsNotAPDF(t *testing.T) {
 		{"truncated", good[:len(good)/2], pdfdoc.CodeUnreadable},
 		{"corrupt objects", corrupt, pdfdoc.CodeUnreadable},
 		{"random bytes", bytes.Repeat([]byte{0xde, 0xad, 0xbe, 0xef}, 1024), pdfdoc.CodeUnreadable},
-		{"encrypted, no password to open", encrypted(t, good, ""), documents.CodeEncrypt},
+		{"encrypted, no password to open", encrypted(t, good, ""), document.CodeEncrypt},
 		{"encrypted with a password to open", encrypted(t, good, "user"), pdfdoc.CodeUnreadable},
 	}
 	for _, tc := range cases {
@@ -186,13 +186,13 @@ func TestUploadLimit(t *testing.T) {
 	var ids []string
 	u := uploader(st, &ids)
 
-	pdf := makePDF(t, 1, documents.MaxBytes-4096)
-	pdf = append(pdf, bytes.Repeat([]byte("\n"), documents.MaxBytes-len(pdf))...) // whitespace after %%EOF
+	pdf := makePDF(t, 1, document.MaxBytes-4096)
+	pdf = append(pdf, bytes.Repeat([]byte("\n"), document.MaxBytes-len(pdf))...) // whitespace after %%EOF
 	doc, err := u.Upload(ctx, tenant, bytes.NewReader(pdf), -1)
 	if err != nil {
 		t.Fatalf("a document of exactly MaxBytes: %v", err)
 	}
-	if doc.Size != documents.MaxBytes || doc.PDFHash != sha(pdf) || doc.Pages != 1 {
+	if doc.Size != document.MaxBytes || doc.PDFHash != sha(pdf) || doc.Pages != 1 {
 		t.Fatalf("%+v", doc)
 	}
 
@@ -200,7 +200,7 @@ func TestUploadLimit(t *testing.T) {
 	ids = nil
 	_, err = u.Upload(ctx, tenant, bytes.NewReader(over), -1)
 	wantProblem(t, err, apperr.KindTooLarge, web.CodeBodyTooLarge, "")
-	_, err = u.Upload(ctx, tenant, unreadBody{t}, documents.MaxBytes+1)
+	_, err = u.Upload(ctx, tenant, unreadBody{t}, document.MaxBytes+1)
 	wantProblem(t, err, apperr.KindTooLarge, web.CodeBodyTooLarge, "")
 	noneStored(t, st, ids)
 }
@@ -249,15 +249,15 @@ func TestUploadIsCreateOnly(t *testing.T) {
 	ctx := context.Background()
 	st := store(t, azuritetest.Shared(t))
 	id := uuid.NewString()
-	u := &documents.Uploader{Blobs: st, Now: time.Now, NewID: func() string { return id }}
+	u := &document.Uploader{Blobs: st, Now: time.Now, NewID: func() string { return id }}
 	first := makePDF(t, 1, 0)
 	if _, err := u.Upload(ctx, tenant, bytes.NewReader(first), -1); err != nil {
 		t.Fatal(err)
 	}
 	_, err := u.Upload(ctx, tenant, bytes.NewReader(makePDF(t, 2, 0)), -1)
 	wantProblem(t, err, apperr.KindConflict, blobstore.CodeBlobExists, "")
-	got, meta, err := st.ReadAll(ctx, "documents", tenant+"/uploads/"+id+".pdf", documents.MaxBytes)
-	if err != nil || !bytes.Equal(got, first) || meta[documents.MetaTenant] != tenant {
+	got, meta, err := st.ReadAll(ctx, "documents", tenant+"/uploads/"+id+".pdf", document.MaxBytes)
+	if err != nil || !bytes.Equal(got, first) || meta[document.MetaTenant] != tenant {
 		t.Fatalf("the first upload changed: %d bytes, %v (%v)", len(got), meta, err)
 	}
 }

@@ -1,4 +1,4 @@
-// Package documentsapi serves POST /api/documents (DESIGN section 12): an API caller without
+// Package documentapi serves POST /api/documents (DESIGN section 12): an API caller without
 // storage access uploads a PDF and gets the pdfBlobPath and pdfHash the create requests take.
 //
 // Decisions where DESIGN is silent:
@@ -10,21 +10,21 @@
 //     over 50 MiB is 413 body_too_large, refused unread when its length is declared.
 //   - The route is forwarded, not invoked: the Functions host would pass an invoked
 //     function's body as a JSON string, which cannot carry a PDF's bytes unchanged.
-package documentsapi
+package documentapi
 
 import (
 	"net/http"
 
 	"github.com/esign-svc/esign/dispatcher/guard"
 	"github.com/esign-svc/esign/shared/auth"
-	"github.com/esign-svc/esign/shared/documents"
+	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/web"
 )
 
 // API holds what the route needs.
 type API struct {
-	Uploader *documents.Uploader
+	Uploader *document.Uploader
 	Verifier *auth.Verifier
 	Licence  *licence.Licence
 }
@@ -41,7 +41,7 @@ type uploadResponse struct {
 	Size        int64  `json:"size"`
 }
 
-// upload is POST /api/documents: authorise, read the body under its rule, documents.Uploader,
+// upload is POST /api/documents: authorise, read the body under its rule, document.Uploader,
 // answer 201.
 func (a *API) upload(w http.ResponseWriter, r *http.Request) error {
 	feature := licence.FeatureEsign
@@ -52,7 +52,7 @@ func (a *API) upload(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := web.StreamBody(r, documents.MediaType, documents.MaxBytes)
+	body, err := web.StreamBody(r, document.MediaType, document.MaxBytes)
 	if err != nil {
 		return err
 	}

@@ -1,21 +1,21 @@
-// Package documents holds the uploaded documents an API caller without storage access signs or
-// delivers (DESIGN section 12): POST /api/documents stores a PDF that parses in
-// documents/uploads/<uuid>.pdf and answers the blob path, hash and page count the create
-// requests take.
-package documents
+package document
+
+// Uploads: the documents an API caller without storage access signs or delivers (DESIGN
+// section 12): POST /api/documents stores a PDF that parses in documents/<tenant>/uploads/<uuid>.pdf
+// and answers the blob path, hash and page count the create requests take.
 
 import (
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/esign-svc/esign/shared/blobpath"
 	"io"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 	"github.com/esign-svc/esign/shared/web"
 )
@@ -52,8 +52,8 @@ type Uploader struct {
 // NewID names an upload: a random UUID.
 func NewID() string { return uuid.NewString() }
 
-// Document is a stored upload.
-type Document struct {
+// Upload is a stored upload.
+type Upload struct {
 	PDFBlobPath string // documents/uploads/<id>.pdf, as the create requests take it
 	PDFHash     string // sha256:<lower-case hex> of the stored bytes
 	Pages       int
@@ -68,9 +68,9 @@ type Document struct {
 // "body") pdf_unreadable for anything that is not a readable PDF (empty, another format,
 // truncated, corrupt), pdf_encrypted for an encrypted one, pdf_too_complex for one past the
 // parse budget (pdfdoc.Limits); the store's.
-func (u *Uploader) Upload(ctx context.Context, tenant string, body io.Reader, length int64) (Document, error) {
+func (u *Uploader) Upload(ctx context.Context, tenant string, body io.Reader, length int64) (Upload, error) {
 	if length > MaxBytes {
-		return Document{}, tooLarge()
+		return Upload{}, tooLarge()
 	}
 	var buf bytes.Buffer
 	if length > 0 {
@@ -80,19 +80,19 @@ func (u *Uploader) Upload(ctx context.Context, tenant string, body io.Reader, le
 	n, err := buf.ReadFrom(io.TeeReader(io.LimitReader(body, MaxBytes+1), h))
 	switch {
 	case err != nil && apperr.KindOf(err) == apperr.KindInternal:
-		return Document{}, apperr.Wrap(err, apperr.KindInvalid, web.CodeBodyUnreadable, "the request body could not be read")
+		return Upload{}, apperr.Wrap(err, apperr.KindInvalid, web.CodeBodyUnreadable, "the request body could not be read")
 	case err != nil:
-		return Document{}, err // the reader's own 4xx (web.StreamBody)
+		return Upload{}, err // the reader's own 4xx (web.StreamBody)
 	case n > MaxBytes:
-		return Document{}, tooLarge()
+		return Upload{}, tooLarge()
 	case n == 0:
-		return Document{}, unreadable("the body is empty; a PDF document is required")
+		return Upload{}, unreadable("the body is empty; a PDF document is required")
 	}
 	pages, err := countPages(buf.Bytes())
 	if err != nil {
-		return Document{}, err
+		return Upload{}, err
 	}
-	doc := Document{PDFHash: "sha256:" + hex.EncodeToString(h.Sum(nil)), Pages: pages, Size: n}
+	doc := Upload{PDFHash: "sha256:" + hex.EncodeToString(h.Sum(nil)), Pages: pages, Size: n}
 	name := blobpath.TenantName(tenant, UploadsDir, u.NewID(), ".pdf")
 	meta := map[string]string{MetaTenant: tenant, MetaHash: doc.PDFHash,
 		MetaUploadedAt: u.Now().UTC().Format(time.RFC3339)}
@@ -107,7 +107,7 @@ func (u *Uploader) Upload(ctx context.Context, tenant string, body io.Reader, le
 		}
 	}
 	if err != nil {
-		return Document{}, err
+		return Upload{}, err
 	}
 	doc.PDFBlobPath = Container + "/" + name
 	return doc, nil

@@ -1,0 +1,29 @@
+package app
+
+import (
+	"strings"
+	"testing"
+)
+
+// useCaseJobs are the job packages that reach their aggregates only through the domain's
+// use-case services (issue 23): delivery.Deliveries.
+var useCaseJobs = []string{"./deliveryupload"}
+
+// TestDeliveryJobsImportNoStore: the delivery jobs call one use case per transition; only the
+// app's wiring constructs stores (a package of the module whose name ends in "store", but the
+// blob client the upload reads the document with).
+func TestDeliveryJobsImportNoStore(t *testing.T) {
+	t.Parallel()
+	const module = "github.com/esign-svc/esign/"
+	imports := golist(t, "Imports", useCaseJobs...)
+	if len(imports) != len(useCaseJobs) {
+		t.Fatalf("go list answered %d packages, want %d", len(imports), len(useCaseJobs))
+	}
+	for pkg, imps := range imports {
+		for _, imp := range imps {
+			if strings.HasPrefix(imp, module) && strings.HasSuffix(imp, "store") && imp != module+"shared/azure/blobstore" {
+				t.Errorf("%s imports %s: a job calls its aggregate's use case (delivery.Deliveries)", pkg, imp)
+			}
+		}
+	}
+}
