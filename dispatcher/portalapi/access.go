@@ -54,6 +54,16 @@ func (a *API) verifyAccess(ctx context.Context, tok string) (tokens.PortalAccess
 	return claims, err
 }
 
+// bearerClaims verifies the request's bearer token (verifyAccess): the claims a use case checks
+// on the session it loads, for a route that makes no read before its one call.
+func (a *API) bearerClaims(r *http.Request) (tokens.PortalAccess, error) {
+	tok, err := bearer(r)
+	if err != nil {
+		return tokens.PortalAccess{}, err
+	}
+	return a.verifyAccess(r.Context(), tok)
+}
+
 // goneErr is the session's 410 when it has ended (expired or cancelled), else nil.
 func (a *API) goneErr(ctx context.Context, groupID string) error {
 	return a.Sessions.Ended(ctx, groupID)

@@ -28,11 +28,7 @@ type transition func(ctx context.Context, c tokens.PortalAccess, d esign.Device)
 // first, then 401 for a token not the slot's current one, then (for a write) 409
 // device_secondary for a view-only token.
 func (a *API) act(w http.ResponseWriter, r *http.Request, t transition) error {
-	tok, err := bearer(r)
-	if err != nil {
-		return err
-	}
-	claims, err := a.verifyAccess(r.Context(), tok)
+	claims, err := a.bearerClaims(r)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/otp/otpflow"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/tokens"
 )
@@ -149,6 +150,12 @@ func TestPortalActionOnAGoneSessionIsTokenInvalid(t *testing.T) {
 	}
 	if _, _, err := u.Decline(ctx, gone, d, ""); !errors.Is(err, ErrAccessNotCurrent) {
 		t.Fatalf("decline: %v, want token_invalid", err)
+	}
+	if _, err := u.RecordOTP(ctx, gone, d, "", otpflow.Code{}); !errors.Is(err, ErrAccessNotCurrent) {
+		t.Fatalf("otp send: %v, want token_invalid", err)
+	}
+	if _, _, err := u.VerifyOTP(ctx, gone, d, otpflow.Code{}); !errors.Is(err, ErrAccessNotCurrent) {
+		t.Fatalf("otp verify: %v, want token_invalid", err)
 	}
 	if len(st.changes) != 0 {
 		t.Fatalf("stored %d changes", len(st.changes))
