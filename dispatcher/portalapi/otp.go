@@ -155,21 +155,3 @@ func (x *Challenge) otpFlow() *otpflow.Flow {
 	return &otpflow.Flow{Hasher: x.Hasher, Senders: x.Senders, Purpose: otpflow.Signing, SendFailed: ErrOTPSendFailed,
 		Field: otpflow.CodeField{Path: "code", Hint: "the code is 6 digits"}, Block: x.Sessions.OTPBlock} // the use case's block time: one setting for the machine and the answer
 }
-
-// current authorises the bearer token of a request that only the slot's current device may
-// make (transfer creation, which writes the token's index row before its transition): 409
-// device_secondary for an earlier generation's token.
-func (x *Challenge) current(r *http.Request) (*access, error) {
-	tok, err := bearer(r)
-	if err != nil {
-		return nil, err
-	}
-	acc, err := x.authorize(r.Context(), tok)
-	if err != nil {
-		return nil, err
-	}
-	if err := esign.CheckDevice(acc.Claims, acc.Slot); err != nil {
-		return nil, err
-	}
-	return acc, nil
-}

@@ -137,8 +137,8 @@ func TestSignerChecksTheTokenOnTheLoadedSession(t *testing.T) {
 }
 
 // TestPortalActionOnAGoneSessionIsTokenInvalid: the portal's actions make one call, with no read
-// before it, and still answer a session that is gone as the read did (401 token_invalid), not
-// as session_not_found.
+// in the route before it, and still answer a session that is gone as that read did (401
+// token_invalid), not as session_not_found.
 func TestPortalActionOnAGoneSessionIsTokenInvalid(t *testing.T) {
 	t.Parallel()
 	u, st, _ := useCases(t)
@@ -156,6 +156,15 @@ func TestPortalActionOnAGoneSessionIsTokenInvalid(t *testing.T) {
 	}
 	if _, _, err := u.VerifyOTP(ctx, gone, d, otpflow.Code{}); !errors.Is(err, ErrAccessNotCurrent) {
 		t.Fatalf("otp verify: %v, want token_invalid", err)
+	}
+	// A refused transfer writes no index row (the memory store has none to write: it would panic).
+	if _, _, err := u.CreateTransfer(ctx, gone, d); !errors.Is(err, ErrAccessNotCurrent) {
+		t.Fatalf("transfer: %v, want token_invalid", err)
+	}
+	st.slots[0].Generation = 1
+	earlier := tokens.PortalAccess{GroupID: "g", SlotIndex: 0, SessionID: "ps-a", Generation: 0}
+	if _, _, err := u.CreateTransfer(ctx, earlier, d); !errors.Is(err, ErrSecondary) {
+		t.Fatalf("transfer from the earlier device: %v, want device_secondary", err)
 	}
 	if len(st.changes) != 0 {
 		t.Fatalf("stored %d changes", len(st.changes))
