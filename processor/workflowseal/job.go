@@ -34,7 +34,6 @@ import (
 	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/processor/internal/sealcfg"
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/effects"
@@ -51,7 +50,6 @@ import (
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/workflow"
-	"github.com/esign-svc/esign/shared/workflow/workflowstore"
 )
 
 // Function names and the queue (processor/functions/<Name>/function.json).
@@ -70,13 +68,6 @@ const (
 // Message names the workflow to seal (what the dispatcher queues).
 type Message = workflow.SealMessage
 
-// Workflows is what the job needs of the workflow store (*workflowstore.Store).
-type Workflows interface {
-	Load(ctx context.Context, id string) (*workflow.Workflow, error)
-	Update(ctx context.Context, id string, step func(*workflow.Workflow) (kernel.Change, error)) (*workflow.Workflow, kernel.Change, error)
-	Events(ctx context.Context, id string) ([]audit.Record, error)
-}
-
 // Templates loads a template package (*template.Loader).
 type Templates interface {
 	Load(ctx context.Context, field, templatePath string) (*template.Package, error)
@@ -90,14 +81,15 @@ type Blobs interface {
 }
 
 var (
-	_ Workflows = (*workflowstore.Store)(nil)
 	_ Templates = (*template.Loader)(nil)
 	_ Blobs     = (*blobstore.Store)(nil)
 )
 
 // Deps are the dependencies of the workflow-seal job. Workflows, Templates, Blobs and Key are required.
 type Deps struct {
-	Workflows Workflows
+	// Workflows is the workflow store (*workflowstore.Store), reached only through the use
+	// cases (workflow.Service).
+	Workflows workflow.Repo
 	Templates Templates
 	Blobs     Blobs
 	Key       sealcfg.Key
@@ -153,6 +145,11 @@ func (f *failure) Unwrap() error { return f.cause }
 
 func fail(reason string, cause error) error { return &failure{reason: reason, cause: cause} }
 
+// workflows is the workflow use-case service the job's reads and transitions call.
+func (j *Job) workflows() *workflow.Service {
+	return &workflow.Service{Store: j.Workflows, Now: j.now}
+}
+
 func (j *Job) now() time.Time {
 	if j.Now == nil {
 		return time.Now().UTC()
@@ -178,16 +175,12 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 	var f *failure
 	if errors.As(err, &f) {
 		funcproto.Logf(ctx, "workflow-seal: %s cannot be sealed (%s)", w.ID, f.reason)
-		return j.failed(ctx, w.ID, f.reason)
+		return j.workflows().SealFailed(ctx, w.Tenant, w.ID, systemActor, f.reason)
 	}
 	if err != nil {
 		return err
 	}
-	done, ch, err := j.Workflows.Update(ctx, w.ID, func(w *workflow.Workflow) (kernel.Change, error) {
-		ch, err := w.Complete(path, hash, j.now())
-		ch.By(systemActor)
-		return ch, err
-	})
+	done, ch, err := j.workflows().Complete(ctx, w.Tenant, w.ID, systemActor, path, hash)
 	if errors.Is(err, workflow.ErrInvalidState) { // another attempt completed it first
 		return nil
 	}
@@ -217,13 +210,9 @@ func (j *Job) outputs(ctx context.Context, w *workflow.Workflow, callback, trigg
 // the auto-trigger unless it ended, the callback unless an attempt was recorded (a callback
 // queued and not yet attempted then goes out twice, under one Idempotency-Key).
 func (j *Job) resume(ctx context.Context, w *workflow.Workflow) error {
-	callback := false
-	if w.Setup.CallbackURL != "" {
-		evs, err := j.Workflows.Events(ctx, w.ID)
-		if err != nil {
-			return err
-		}
-		callback = !slices.ContainsFunc(evs, func(r audit.Record) bool { return r.Kind == workflow.EvCallbackAttempted })
+	callback, err := j.workflows().CallbackUnattempted(ctx, w)
+	if err != nil {
+		return err
 	}
 	return j.outputs(ctx, w, callback, true)
 }
@@ -235,20 +224,7 @@ func (j *Job) HandlePoison(ctx context.Context, qm funcproto.QueueMessage) error
 	if err != nil || w == nil {
 		return err
 	}
-	return j.failed(ctx, w.ID, "retries_exhausted")
-}
-
-// failed records workflow.seal_failed; a workflow no longer sealing is not an error.
-func (j *Job) failed(ctx context.Context, id, reason string) error {
-	_, _, err := j.Workflows.Update(ctx, id, func(w *workflow.Workflow) (kernel.Change, error) {
-		ch, err := w.SealFailed(reason, j.now())
-		ch.By(systemActor)
-		return ch, err
-	})
-	if errors.Is(err, workflow.ErrInvalidState) {
-		return nil
-	}
-	return err
+	return j.workflows().SealFailed(ctx, w.Tenant, w.ID, systemActor, "retries_exhausted")
 }
 
 // load reads the message's workflow: nil when it is gone or neither sealing nor complete
@@ -258,7 +234,7 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (*workflow.Wo
 	if err := qm.Decode(&m); err != nil {
 		return nil, err
 	}
-	w, err := jobkit.Workflow(ctx, j.Workflows, "workflow-seal", m.WorkflowID, m.TenantID)
+	w, err := jobkit.Workflow(ctx, j.workflows(), "workflow-seal", m.WorkflowID, m.TenantID)
 	if err != nil || w == nil {
 		return nil, err
 	}
@@ -369,7 +345,7 @@ func (j *Job) evidence(ctx context.Context, w *workflow.Workflow) (string, error
 		head, _, err := evidence.Verify(bytes.NewReader(b))
 		return head, err
 	}
-	events, err := j.Workflows.Events(ctx, w.ID)
+	events, err := j.workflows().Events(ctx, w.ID)
 	if err != nil {
 		return "", err
 	}
