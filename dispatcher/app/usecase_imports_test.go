@@ -7,8 +7,9 @@ import (
 )
 
 // useCaseRoutes are the route packages that reach their aggregates only through the domain's
-// use-case services (issue 23): delivery.Creator and delivery.Deliveries, document.Uploader.
-var useCaseRoutes = []string{"./deliveryapi", "./documentapi"}
+// use-case services (issue 23): delivery.Creator and delivery.Deliveries, document.Uploader;
+// esign.Creator, esign.Sessions and esign.SessionReads for the signing-session routes.
+var useCaseRoutes = []string{"./deliveryapi", "./documentapi", "./esignapi", "./portalapi", "./callbackapi", "./renderapi"}
 
 // aggregateStore reports whether an import path is an aggregate's store or the table adapter
 // (deliverystore, documentstore, sessionstore, batchstore, workflowstore, tablestore, ...): a
@@ -18,9 +19,9 @@ func aggregateStore(path string) bool {
 	return strings.HasPrefix(path, module) && strings.HasSuffix(path, "store") && path != module+"shared/azure/blobstore"
 }
 
-// TestDeliveryAndDocumentRoutesImportNoStore: the delivery and document routes call one use
-// case per route; only the app's wiring constructs stores.
-func TestDeliveryAndDocumentRoutesImportNoStore(t *testing.T) {
+// TestUseCaseRoutesImportNoStore: the delivery, document and signing-session routes call one
+// use case per route; only the app's wiring constructs stores.
+func TestUseCaseRoutesImportNoStore(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command("go", append([]string{"list", "-f", `{{.ImportPath}} {{join .Imports " "}}`}, useCaseRoutes...)...)
 	cmd.Dir = ".."
@@ -36,7 +37,7 @@ func TestDeliveryAndDocumentRoutesImportNoStore(t *testing.T) {
 		f := strings.Fields(line)
 		for _, imp := range f[1:] {
 			if aggregateStore(imp) {
-				t.Errorf("%s imports %s: a route calls its aggregate's use case (delivery.Deliveries, document.Documents)", f[0], imp)
+				t.Errorf("%s imports %s: a route calls its aggregate's use case (delivery.Deliveries, document.Documents, esign.Sessions, esign.SessionReads)", f[0], imp)
 			}
 		}
 	}

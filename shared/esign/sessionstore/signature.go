@@ -10,11 +10,11 @@ import (
 )
 
 // Table storage holds at most 64 KiB in one binary property and 1 MiB in one entity, so the PNG
-// is split into chunks. MaxSignaturePNG is the largest signature image accepted (the callback
-// checks it before it gets here).
+// is split into chunks. MaxSignaturePNG is the largest signature image accepted
+// (esign.MaxSignaturePNG: the callback checks it before it gets here).
 const (
 	chunkSize       = 60 * 1024
-	MaxSignaturePNG = 600 * 1024
+	MaxSignaturePNG = esign.MaxSignaturePNG
 )
 
 // ErrSignatureCorrupt matches (errors.Is) the error of a signature row that does not read back
