@@ -781,6 +781,7 @@ var processorSettings = concat([
   { name: 'PII_ENC_KEYS', value: processorKv['pii-enc-keys'] }
   // The seal: the certificate's key in the processor's vault, used through Key Vault's sign.
   { name: 'SEAL_KEY_VAULT_KEY_ID', value: sealKeyVaultKeyId }
+  { name: 'SEAL_KEY_VAULT_CLIENT_ID', value: processorIdentity.properties.clientId }
   // The post-seal purge at the portal, signed with the shared portal secret.
   { name: 'PORTAL_API_URL', value: portalApiUrl }
   { name: 'PORTAL_CALLBACK_SECRETS', value: processorKv['portal-callback-secrets'] }

@@ -94,25 +94,15 @@ func sessionFrom(e tablestore.Entity) (aggregate, error) {
 // logged once at the edge.
 var ErrCorrupt = &apperr.Error{Kind: apperr.KindInternal, Code: "stored_session_corrupt", Detail: "a stored signing session could not be read"}
 
-// CorruptError is the error of a session row that does not decode (it matches ErrCorrupt). Its
-// Session holds the row's plain columns, which always read (ids, state, the requester's
-// encrypted address, the seal error, the ETag) and nothing of the part that failed: enough for
-// the seal job to record the failure (FailCorruptSeal) and for the seal-failure notice, never
-// enough to build evidence from.
-type CorruptError struct {
-	Session *esign.Session
-	Prop    string // the property that does not decode: "manifest", "slot03"
-	err     error
-}
-
-func (e *CorruptError) Error() string { return e.err.Error() }
-func (e *CorruptError) Unwrap() error { return e.err }
+// CorruptError is the error of a session row that does not decode (esign.CorruptError; it
+// matches ErrCorrupt).
+type CorruptError = esign.CorruptError
 
 // corrupt is the CorruptError of row e's property prop.
 func corrupt(e tablestore.Entity, s *esign.Session, prop string, err error) error {
 	bare := *s
 	bare.Manifest = nil
-	return &CorruptError{Session: &bare, Prop: prop, err: apperr.Wrap(fmt.Errorf("session %s %s: %w", e.PartitionKey, prop, err),
+	return &CorruptError{Session: &bare, Prop: prop, Cause: apperr.Wrap(fmt.Errorf("session %s %s: %w", e.PartitionKey, prop, err),
 		ErrCorrupt.Kind, ErrCorrupt.Code, "%s", ErrCorrupt.Detail)}
 }
 
