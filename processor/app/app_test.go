@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -25,7 +24,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/esign-svc/esign/shared/appstatus"
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/licence/licencetest"
@@ -293,11 +291,7 @@ func TestStartSaysWhenCallbacksAreOff(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	conn := azuritetest.Shared(t).ConnectionString()
-	acct, err := azconn.New(azconn.Config{ConnectionString: conn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	status, err := appstatus.New(acct, "appstatus"+strconv.FormatInt(time.Now().UnixNano()%1e12, 10))
+	status, err := appstatus.New(azuritetest.Account(t), azuritetest.Name("appstatus"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,9 @@
 // on: the package's Azurite account, a settable clock, a token key ring and a personal-data
 // cipher with fresh random keys, the blob store, and each aggregate's store in fresh tables of
 // the test's own (made on first use, through the store's storetest fixture). A test package's
-// own set-up is then only what it tests: the handler or job it builds from these.
+// own set-up is then only what it tests: the handler or job it builds from these. The sample
+// template package (Package, PackageZip) and a queue invocation in the host's shape (Invoke)
+// are here too, for the jobs' tests.
 //
 // The package's TestMain must call azuritetest.Main.
 package apptest
