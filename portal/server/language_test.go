@@ -1,0 +1,46 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestPageLanguage: the page shell is in the language of ?lang=, else the browser's
+// Accept-Language, else English; Arabic is right to left; the switcher links every language
+// keeping the page's query; the script's catalogue is in the page's language.
+func TestPageLanguage(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, "https://portal.test")
+	for _, tc := range []struct{ target, accept, lang, dir, title, chosen string }{
+		{"/sign?token=abc", "", "en", "ltr", "Sign a document", ""},
+		{"/sign?token=abc", "de-DE,de;q=0.9,en;q=0.5", "de", "ltr", "Ein Dokument unterschreiben", ""},
+		{"/sign?token=abc", "ja, fr;q=0.3", "fr", "ltr", "Signer un document", ""},
+		{"/sign?token=abc&lang=ar", "de", "ar", "rtl", "توقيع مستند", " data-lang-chosen"},
+		{"/sign?token=abc&lang=xx", "fr", "fr", "ltr", "Signer un document", ""},
+		{"/deliver/d1?t=x", "ar-EG", "ar", "rtl", "مستند لك", ""},
+	} {
+		w := do(s, http.MethodGet, tc.target, "", map[string]string{"Accept-Language": tc.accept})
+		b := w.Body.String()
+		if w.Code != 200 || !strings.Contains(b, `<html lang="`+tc.lang+`" dir="`+tc.dir+`">`) || !strings.Contains(b, "<title>"+tc.title+"</title>") ||
+			!strings.Contains(b, `data-lang="`+tc.lang+`"`+tc.chosen+">") || w.Header().Get("Content-Language") != tc.lang {
+			t.Errorf("%s (%q): %d\n%s", tc.target, tc.accept, w.Code, b)
+			continue
+		}
+		m := regexp.MustCompile(`(?s)<script type="application/json" id="i18n">(.*?)</script>`).FindStringSubmatch(b)
+		var cat map[string]string
+		if m == nil || json.Unmarshal([]byte(m[1]), &cat) != nil || cat["page.title.sign"] == "" || cat["email.hello"] != "" {
+			t.Errorf("%s: catalogue %q", tc.target, m)
+		}
+		for _, l := range []string{"en", "de", "fr", "ar"} {
+			if !strings.Contains(b, `lang=`+l) || !strings.Contains(b, `hreflang="`+l+`"`) {
+				t.Errorf("%s: no switcher link to %s", tc.target, l)
+			}
+		}
+		if strings.HasPrefix(tc.target, "/sign") && !strings.Contains(b, "lang=de&amp;token=abc") {
+			t.Errorf("%s: the switcher drops the token:\n%s", tc.target, b)
+		}
+	}
+}
