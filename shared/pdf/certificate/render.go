@@ -241,7 +241,11 @@ func (p *pager) text(b block, keep float64) {
 			p.flush()
 		}
 		p.y -= lead
-		p.cur.Text(p.font, "ESF1", margin+indent, p.y, size, w)
+		x := margin + indent
+		if b.rtl { // flush right, the indent on the right
+			x = margin + p.width() - indent - pdfdoc.TextWidth(p.font, w, size)
+		}
+		p.cur.Text(p.font, "ESF1", x, p.y, size, w)
 	}
 	p.y -= after
 }
