@@ -48,7 +48,7 @@ type language struct {
 }
 
 // catalogueParts are the catalogue prefixes the pages' scripts use.
-var catalogueParts = []string{"page.", "common.", "otp.", "sign.", "pad.", "home.", "deliver."}
+var catalogueParts = []string{"page.", "common.", "otp.", "sign.", "pad.", "home.", "deliver.", "wf.", "check.", "review."}
 
 // page serves the shell of one page in the language chosen by ?lang= (a supported language),
 // else the browser's Accept-Language, else English; its script (static/<name>.js) does the
