@@ -1,7 +1,7 @@
 // The recipient's page (/deliver/{id}?t=): what was sent and by whom, the OTP when the sender
 // asked for one, and the download through the service's short-lived URL. The page records the
 // opening and the download (POST .../access) as the spec's access events.
-import { ApiError, alertBox, api, call, el, endPage, otpForm, say, show, t, when } from "./common.js";
+import { ApiError, alertBox, api, call, el, endPage, otpForm, say, show, t, useLanguage, when } from "./common.js";
 
 const id = decodeURIComponent(location.pathname.split("/").filter(Boolean).pop() || "");
 const token = new URLSearchParams(location.search).get("t") || "";
@@ -20,6 +20,7 @@ function failPage(e) {
 async function start() {
   if (!id || !token) return endPage("invalid", t("sign.incomplete.title"), t("deliver.incomplete.text"));
   const { data: m } = await call("GET", route());
+  if (useLanguage(m.locale)) return; // the page again in the recipient's language, then opened
   await call("POST", route("/access"), { json: { eventType: "opened" } });
   const head = [
     el("h1", { id: "doc-title" }, m.documentName),
