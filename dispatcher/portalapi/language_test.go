@@ -2,6 +2,7 @@ package portalapi
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/esign-svc/esign/shared/esign"
@@ -73,4 +74,20 @@ func hasField(problem map[string]any, field string) bool {
 		}
 	}
 	return false
+}
+
+// TestOTPInTheSignersLanguage: the code's e-mail is in the slot's locale.
+func TestOTPInTheSignersLanguage(t *testing.T) {
+	t.Parallel()
+	o := newOTPEnv(t)
+	f, tok := o.otpSession(t, esign.OTPEmail, false)
+	o.update(t, f.s.GroupID, func(s *esign.Session, slots []esign.Slot) esign.Change {
+		slots[0].Locale = "fr"
+		return esign.Change{Slots: []int{0}}
+	})
+	o.send(t, tok, "").want(t, http.StatusOK, "")
+	m := o.email.last(t)
+	if m.Subject != "Votre code de signature pour "+f.s.DocumentID || !strings.Contains(m.Text, "Il est valable 10 minutes.") {
+		t.Fatalf("code e-mail %q:\n%s", m.Subject, m.Text)
+	}
 }

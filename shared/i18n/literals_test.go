@@ -74,9 +74,9 @@ func TestNoSignerFacingTextInCode(t *testing.T) {
 	}
 }
 
-// emailSources are the Go files that compose the e-mails to signers, recipients and workflow
-// participants.
-var emailSources = []string{"shared/notify/templates.go", "shared/notify/localized.go"}
+// emailSources are the Go files that compose the e-mails (and the code SMS) to signers,
+// recipients and workflow participants.
+var emailSources = []string{"shared/notify/templates.go", "shared/notify/localized.go", "shared/otp/otpflow/message.go"}
 
 // TestScannerFindsText is the scanner failing on what it must find.
 func TestScannerFindsText(t *testing.T) {
