@@ -44,3 +44,52 @@ func TestPageLanguage(t *testing.T) {
 		}
 	}
 }
+
+// TestEachPageCarriesTheKeysItsScriptsUse: every t("key") of a page's script and the scripts
+// it imports is in the catalogue the page carries (a missing one would show the key).
+func TestEachPageCarriesTheKeysItsScriptsUse(t *testing.T) {
+	t.Parallel()
+	key := regexp.MustCompile(`\bt[n]?\("([a-zA-Z.]+)"`)
+	imported := regexp.MustCompile(`from "\./([a-z]+\.js)"`)
+	var keysOf func(file string, seen map[string]bool) []string
+	keysOf = func(file string, seen map[string]bool) []string {
+		if seen[file] {
+			return nil
+		}
+		seen[file] = true
+		src, err := assets.ReadFile("static/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range key.FindAllStringSubmatch(string(src), -1) {
+			out = append(out, m[1])
+		}
+		for _, m := range imported.FindAllStringSubmatch(string(src), -1) {
+			out = append(out, keysOf(m[1], seen)...)
+		}
+		return out
+	}
+	s := newServer(t, "https://portal.test")
+	for page, target := range map[string]string{"sign": "/sign?token=a", "deliver": "/deliver/d?t=x", "workflow": "/workflow/w?pt=y",
+		"review": "/workflow/w/review?pt=z", "home": "/"} {
+		b := do(s, http.MethodGet, target, "", nil).Body.String()
+		m := regexp.MustCompile(`(?s)<script type="application/json" id="i18n">(.*?)</script>`).FindStringSubmatch(b)
+		var cat map[string]string
+		if m == nil || json.Unmarshal([]byte(m[1]), &cat) != nil {
+			t.Fatalf("%s: no catalogue", page)
+		}
+		keys := keysOf(page+".js", map[string]bool{})
+		if len(keys) < 3 {
+			t.Fatalf("%s: %d keys found in its scripts", page, len(keys))
+		}
+		for _, k := range keys {
+			if _, ok := cat[k]; !ok && !strings.HasSuffix(k, ".") {
+				t.Errorf("%s page lacks %s", page, k)
+			}
+		}
+		if page != "sign" && cat["sign.submit"] != "" {
+			t.Errorf("%s page carries the sign page's texts", page)
+		}
+	}
+}

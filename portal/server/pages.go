@@ -47,8 +47,16 @@ type language struct {
 	Current          bool
 }
 
-// catalogueParts are the catalogue prefixes the pages' scripts use.
-var catalogueParts = []string{"page.", "common.", "otp.", "sign.", "pad.", "home.", "deliver.", "wf.", "check.", "review."}
+// catalogueParts are the catalogue keys and key prefixes each page's scripts use (its own and
+// those it imports: common.js on every page, pad.js on sign, formcheck.js on workflow), so that
+// a page carries only its part (TestEachPageCarriesTheKeysItsScriptsUse).
+var catalogueParts = map[string][]string{
+	"sign":     {"page.", "common.", "otp.", "sign.", "pad."},
+	"deliver":  {"page.", "common.", "otp.", "deliver.", "sign.invalid.title", "sign.incomplete.title"},
+	"workflow": {"page.", "common.", "otp.", "wf.", "check.", "sign.invalid.title"},
+	"review":   {"page.", "common.", "otp.", "review.", "sign.invalid.title"},
+	"home":     {"page.", "common.", "otp.", "home."},
+}
 
 // page serves the shell of one page in the language chosen by ?lang= (a supported language),
 // else the browser's Accept-Language, else English; its script (static/<name>.js) does the
@@ -71,6 +79,6 @@ func (s *Server) page(name, titleKey string) http.HandlerFunc {
 		h.Set("Vary", "Accept-Language")
 		h.Set("Cache-Control", "no-store")
 		_ = pageTemplate.Execute(w, pageData{Title: i18n.T(lang, titleKey, nil), Page: name, Base: s.base.Path, API: s.api,
-			Lang: lang, Dir: i18n.Dir(lang), Chosen: chosen, Text: i18n.Catalogue(lang, catalogueParts...), Languages: langs})
+			Lang: lang, Dir: i18n.Dir(lang), Chosen: chosen, Text: i18n.Catalogue(lang, catalogueParts[name]...), Languages: langs})
 	}
 }
