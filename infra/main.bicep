@@ -91,6 +91,16 @@ param dispatchAllowSelfApproval bool = false
 @allowed(['EP1', 'EP2', 'EP3'])
 param planSku string = 'EP1'
 
+@description('The RFC 3161 time-stamp authority of the seal (SEAL_TSA_URL): the public TSA of the seal certificate\'s issuer. With it the seals are PAdES B-LTA by default (the processor then fetches OCSP answers or CRLs from the addresses the certificates name, so it needs outbound HTTP(S) to them). Empty: B-B seals.')
+param sealTsaUrl string = ''
+
+@description('The PAdES level of every seal (SEAL_LEVEL): empty for the default (B-LTA with a TSA, else B-B), or B-B, B-T, B-LT, B-LTA (above B-B only with sealTsaUrl).')
+@allowed(['', 'B-B', 'B-T', 'B-LT', 'B-LTA'])
+param sealLevel string = ''
+
+@description('How long before the last archive timestamp\'s certificate expires the RenewEvidence timer renews a sealed document\'s evidence (EVIDENCE_RENEW_BEFORE: whole days Nd or a Go duration of at least 24h).')
+param evidenceRenewBefore string = '180d'
+
 @description('The seal key: the key identifier URL of the seal certificate\'s non-exportable key in the processor\'s vault, https://<processor vault>.vault.azure.net/keys/<certificate name>[/<version>] (SEAL_KEY_VAULT_KEY_ID). Empty on the first deployment, before the certificate is imported (the processor then refuses to start); deploy again with it.')
 param sealKeyVaultKeyId string = ''
 
@@ -781,6 +791,11 @@ var processorSettings = concat([
   { name: 'PII_ENC_KEYS', value: processorKv['pii-enc-keys'] }
   // The seal: the certificate's key in the processor's vault, used through Key Vault's sign.
   { name: 'SEAL_KEY_VAULT_KEY_ID', value: sealKeyVaultKeyId }
+  { name: 'SEAL_KEY_VAULT_CLIENT_ID', value: processorIdentity.properties.clientId }
+  // The seal's level: a TSA makes it B-LTA unless sealLevel says otherwise; the daily renewal.
+  { name: 'SEAL_TSA_URL', value: sealTsaUrl }
+  { name: 'SEAL_LEVEL', value: sealLevel }
+  { name: 'EVIDENCE_RENEW_BEFORE', value: evidenceRenewBefore }
   // The post-seal purge at the portal, signed with the shared portal secret.
   { name: 'PORTAL_API_URL', value: portalApiUrl }
   { name: 'PORTAL_CALLBACK_SECRETS', value: processorKv['portal-callback-secrets'] }

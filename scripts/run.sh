@@ -6,8 +6,9 @@
 # change). The reference signing portal (portal/) runs at PORTAL_URL, http://127.0.0.1:7080
 # (PORTAL=host:port to change), so the links in the outbox's messages open real pages. A local
 # licensing service (devtools/cmd/devlicensing) answers LICENSING_URL, http://127.0.0.1:7073
-# (LICENSING_LISTEN=host:port to change), and keeps what the apps sent it. Each step says what it
-# does. Ctrl-C or SIGTERM stops it all and exits 0.
+# (LICENSING_LISTEN=host:port to change), and keeps what the apps sent it. A development PKI
+# (devtools/cmd/devpki: TSA, OCSP responder, CRL) serves http://127.0.0.1:7074 (PKI_LISTEN), so
+# seals are PAdES B-LTA. Each step says what it does. Ctrl-C or SIGTERM stops it all and exits 0.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -15,6 +16,7 @@ listen=${LISTEN:-127.0.0.1:7071}
 oauth_listen=${OAUTH_LISTEN:-127.0.0.1:7072}
 portal=${PORTAL:-127.0.0.1:7080}
 licensing_listen=${LICENSING_LISTEN:-127.0.0.1:7073}
+pki_listen=${PKI_LISTEN:-127.0.0.1:7074}
 start=$SECONDS
 step() { printf '==> [%3ss] %s\n' "$((SECONDS - start))" "$*"; }
 
@@ -40,7 +42,7 @@ if [ ! -x node_modules/.bin/azurite ]; then
 fi
 azurite=$(bash scripts/ensure-azurite.sh)
 step "dev keys and settings under .local/ (only what is missing; the first run compiles the tool)"
-go run ./devtools/cmd/devsetup --dir .local --base-url "http://$listen" --oauth-url "http://$oauth_listen" --portal-url "http://$portal"
+go run ./devtools/cmd/devsetup --dir .local --base-url "http://$listen" --oauth-url "http://$oauth_listen" --portal-url "http://$portal" --pki-url "http://$pki_listen"
 # The processor asks the portal to forget a sealed session's slots (shared/portalclient).
 echo "PORTAL_API_URL=http://$portal" >>.local/dev.env
 # Both apps ask the local licensing service at create and meter to it (DESIGN 19).
@@ -52,6 +54,7 @@ go build -o bin/funchost ./devtools/funchost/cmd/funchost
 step "building the dev OAuth token endpoint (bin/devoauth), the local licensing service (bin/devlicensing) and the connector's command line (bin/svcconnect)"
 go build -o bin/devoauth ./devtools/cmd/devoauth
 go build -o bin/devlicensing ./devtools/cmd/devlicensing
+go build -o bin/devpki ./devtools/cmd/devpki
 go build -o bin/svcconnect ./connector/cmd/svcconnect
 go build -o bin/portal ./portal
 
@@ -75,6 +78,10 @@ step "starting the local licensing service on http://$licensing_listen (what it 
 bin/devlicensing --listen "$licensing_listen" --public-key "$LICENCE_PUBLIC_KEY" &
 pids+=($!)
 for _ in $(seq 1 100); do port_open "${licensing_listen##*:}" && break; sleep 0.1; done
+step "starting the development PKI (TSA, OCSP, CRL: seals are B-LTA) on http://$pki_listen"
+bin/devpki --dir .local --listen "$pki_listen" &
+pids+=($!)
+for _ in $(seq 1 100); do port_open "${pki_listen##*:}" && break; sleep 0.1; done
 step "starting both apps under the local Functions host on http://$listen"
 bin/funchost --app dist/dispatcher --app dist/processor --listen "$listen" --env-file .local/dev.env \
   --host-key "$HOST_KEY" --master-key "$MASTER_KEY" &
@@ -100,6 +107,7 @@ The service is running.
   Base URL:      http://$listen/api   (routes with authLevel function need ?code=\$HOST_KEY)
   Health:        curl http://$listen/api/health
   Portal:        http://$portal   (the links in the invitations: make outbox shows them)
+  Dev PKI:       http://$pki_listen   (SEAL_TSA_URL=.../tsa, OCSP .../ocsp, CRL .../crl/root.crl; esign-verify --trust .local/keys/pki-root.pem)
   Licensing:     http://$licensing_listen   (LICENSING_URL; what the apps sent: curl http://$licensing_listen/_stub/received)
   Dev settings:  .local/dev.env   (BASE_URL, HOST_KEY, STORAGE_CONNECTION_STRING, PORTAL_CALLBACK_SECRETS, PORTAL_URL,
                  WEBHOOK_SECRETS: a workflow's callbackUrl may be http://127.0.0.1:<port>/..., README walk-through 6)

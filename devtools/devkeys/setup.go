@@ -28,6 +28,7 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/keyring"
 	"github.com/esign-svc/esign/shared/licence"
+	"github.com/esign-svc/esign/shared/pdf/tsatest"
 )
 
 // Fixed development values.
@@ -73,6 +74,10 @@ type Options struct {
 	PortalURL string    // default BaseURL + "/portal"
 	OAuthURL  string    // the dev OAuth token endpoint's base (devtools/cmd/devoauth), default DefaultOAuthURL
 	Now       time.Time // default time.Now() (tests move it to check licence renewal)
+	// PKIURL, when set, makes the development PKI served there (devtools/cmd/devpki; make run
+	// uses DefaultPKIURL): the seal certificate is issued by its CA, and dev.env names its TSA
+	// (SEAL_TSA_URL) and SEAL_LEVEL B-LTA. Empty: a self-signed seal and no TSA (B-B).
+	PKIURL string
 }
 
 // Result says what Setup did.
@@ -151,6 +156,11 @@ func Setup(dir string, o Options) (*Result, error) {
 	if err := ensureSeal(p(FileSealCert), p(FileSealKey), o.Now, &res.Created); err != nil {
 		return nil, err
 	}
+	if o.PKIURL != "" {
+		if err := ensurePKI(kd, strings.TrimRight(o.PKIURL, "/"), o.Now, &res.Created); err != nil {
+			return nil, err
+		}
+	}
 	opPub, err := ensureLicence(p(FileOperatorKey), p(FileLicence), o.Now, &res.Created)
 	if err != nil {
 		return nil, err
@@ -217,6 +227,10 @@ func Setup(dir string, o Options) (*Result, error) {
 		"SERVICE_DISPATCHER_SCOPE":         DevAudience + "/.default",
 		"SERVICE_DISPATCHER_AUTHORITY_URL": strings.TrimRight(o.OAuthURL, "/"),
 		"SERVICE_PORTAL_URL":               o.PortalURL,
+	}
+	if o.PKIURL != "" {
+		res.Env["SEAL_TSA_URL"] = strings.TrimRight(o.PKIURL, "/") + tsatest.PathTSA
+		res.Env["SEAL_LEVEL"] = "B-LTA"
 	}
 	if err := replaceFile(res.EnvFile, FormatEnv(res.Env), 0o600); err != nil {
 		return nil, err

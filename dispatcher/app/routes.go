@@ -69,17 +69,17 @@ func routes(mux *http.ServeMux, d *Deps) {
 		Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: time.Now, Licensing: remote}
 	useCases := &esign.Sessions{Store: d.Sessions, Effects: effects.SessionOutputs{}, Cipher: d.Config.PIICipher,
 		OTPBlock: d.Config.OTPBlock, Now: time.Now}
+	reads := &esign.SessionReads{Store: d.Sessions, Cipher: d.Config.PIICipher, Now: time.Now}
 	requester := &esignapi.API{
-		Creator: sessions, Sessions: useCases,
-		Store: d.Sessions, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher,
-		Verifier: d.Verifier, Licence: d.Licence, PortalURL: d.Config.PortalURL, Now: time.Now,
+		Creator: sessions, Sessions: useCases, Reads: reads,
+		Tokens: d.Tokens, Verifier: d.Verifier, Licence: d.Licence, PortalURL: d.Config.PortalURL,
 	}
 	requester.Routes(mux)
 	requester.SealAdminRoutes(mux)
 
 	signer := &portalapi.API{
-		Store: d.Sessions, Sessions: useCases, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: portalapi.LapsedCodec(d.Config.Tokens),
-		PortalOrigin: d.Config.PortalOrigin, Now: time.Now,
+		Reads: reads, Sessions: useCases, Blobs: d.Blobs, Tokens: d.Tokens, Lapsed: portalapi.LapsedCodec(d.Config.Tokens),
+		PortalOrigin: d.Config.PortalOrigin,
 	}
 	signer.Routes(mux) // also answers the CORS preflights of /api/esign/portal/
 	(&portalapi.Challenge{

@@ -16,7 +16,6 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/esign"
-	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/text"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
@@ -31,7 +30,7 @@ const (
 	MaxFields        = 200
 )
 
-// ErrSignatureTooLarge is the 413 for a signature image beyond sessionstore.MaxSignaturePNG.
+// ErrSignatureTooLarge is the 413 for a signature image beyond esign.MaxSignaturePNG.
 var ErrSignatureTooLarge = &apperr.Error{Kind: apperr.KindTooLarge, Code: "signature_too_large",
 	Detail: "the signature image is larger than the accepted size"}
 
@@ -156,14 +155,14 @@ func (p *parsed) decodePNG() error {
 	if p.SignaturePNG == "" {
 		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("signaturePng", "the signature image is required"))
 	}
-	if base64.StdEncoding.DecodedLen(len(p.SignaturePNG)) > sessionstore.MaxSignaturePNG+2 {
+	if base64.StdEncoding.DecodedLen(len(p.SignaturePNG)) > esign.MaxSignaturePNG+2 {
 		return ErrSignatureTooLarge
 	}
 	img, err := base64.StdEncoding.DecodeString(p.SignaturePNG)
 	if err != nil {
 		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("signaturePng", "must be standard base64"))
 	}
-	if len(img) > sessionstore.MaxSignaturePNG {
+	if len(img) > esign.MaxSignaturePNG {
 		return ErrSignatureTooLarge
 	}
 	if !bytes.HasPrefix(img, pngMagic) {

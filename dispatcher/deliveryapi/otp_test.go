@@ -2,8 +2,6 @@ package deliveryapi
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,33 +9,22 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
-	"github.com/esign-svc/esign/shared/delivery/deliverystore/storetest"
 	"github.com/esign-svc/esign/shared/notify/outbox"
-	outboxtest "github.com/esign-svc/esign/shared/notify/outbox/storetest"
 	"github.com/esign-svc/esign/shared/otp"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/tokens"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 var codeInText = regexp.MustCompile(`\bis (\d{6})\.`)
 
@@ -73,7 +60,7 @@ func (a answer) code() string { s, _ := a.body["code"].(string); return s }
 type recipientEnv struct {
 	api   *API
 	mux   *http.ServeMux
-	clock *clock
+	clock *apptest.Clock
 	mail  *outbox.Outbox
 	store *deliverystore.Store
 	// cipher encrypts the recipients' addresses
@@ -82,28 +69,10 @@ type recipientEnv struct {
 
 func newRecipientEnv(t *testing.T, block time.Duration) *recipientEnv {
 	t.Helper()
-	st := storetest.New(t)
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	ring, err := tokens.ParseKeyRing("k1:" + base64.StdEncoding.EncodeToString(key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hasher, err := pii.NewHasher(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = rand.Read(key)
-	cipher, err := pii.ParseCipher("e1:" + base64.StdEncoding.EncodeToString(key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mail := outboxtest.New(t)
-	c := &clock{t: time.Now().UTC().Truncate(time.Second)}
-	e := &recipientEnv{clock: c, mail: mail, mux: http.NewServeMux()}
-	e.store, e.cipher = st, cipher
-	e.api = &API{Deliveries: &delivery.Deliveries{Store: st, Cipher: cipher, OTPBlock: block, Now: c.Now},
-		Tokens: tokens.NewCodec(ring, tokens.WithClock(c.Now)), Hasher: hasher, Email: e.mail, PortalURL: "https://portal.example.test", PortalOrigin: "https://portal.example.test", Now: c.Now}
+	x := apptest.New(t)
+	e := &recipientEnv{clock: x.Clock, mail: x.Outbox(), mux: http.NewServeMux(), store: x.Deliveries(), cipher: x.Cipher}
+	e.api = &API{Deliveries: &delivery.Deliveries{Store: e.store, Cipher: x.Cipher, OTPBlock: block, Now: x.Now},
+		Tokens: x.Tokens, Hasher: x.Hasher, Email: e.mail, PortalURL: "https://portal.example.test", PortalOrigin: "https://portal.example.test", Now: x.Now}
 	e.api.Routes(e.mux)
 	return e
 }
@@ -177,7 +146,7 @@ func TestRecipientOTPBlockIsA400ThatLifts(t *testing.T) {
 
 	var blockedAt time.Time
 	for lock := 1; lock <= otp.MaxLocks; lock++ {
-		e.clock.set(start.Add(time.Duration(lock-1) * (otp.SendInterval + time.Second)))
+		e.clock.Set(start.Add(time.Duration(lock-1) * (otp.SendInterval + time.Second)))
 		e.do(t, "POST", id, "/otp/send", tok, "").want(t, fmt.Sprintf("send %d", lock), http.StatusOK, "")
 		code := e.lastCode(t, recipient)
 		wrong := "000000"
@@ -206,7 +175,7 @@ func TestRecipientOTPBlockIsA400ThatLifts(t *testing.T) {
 
 	// Blocked: send and verify (even of the last code) are 400 with the block's end; the
 	// download stays closed (403 otp_required, the spec's row for an unverified recipient).
-	e.clock.set(blockedAt.Add(block - time.Second))
+	e.clock.Set(blockedAt.Add(block - time.Second))
 	for _, c := range []struct{ what, path, body string }{
 		{"send while blocked", "/otp/send", ""},
 		{"verify while blocked", "/otp/verify", `{"otp":"` + e.lastCode(t, recipient) + `"}`},
@@ -223,7 +192,7 @@ func TestRecipientOTPBlockIsA400ThatLifts(t *testing.T) {
 	}
 
 	// The block has run its time: a new code, the right code, verified.
-	e.clock.set(blockedAt.Add(block))
+	e.clock.Set(blockedAt.Add(block))
 	e.do(t, "POST", id, "/otp/send", tok, "").want(t, "send once the block ran its time", http.StatusOK, "")
 	a := e.do(t, "POST", id, "/otp/verify", tok, `{"otp":"`+e.lastCode(t, recipient)+`"}`)
 	a.want(t, "verify once the block ran its time", http.StatusOK, "")

@@ -1,18 +1,17 @@
 // Package dispatchapi serves the batch dispatch routes (spec "Batch dispatch", DESIGN 9): the
 // tenant's batches, one batch, its records (paged), its intake receipt, and the approver's
 // decide and the initiator's cancel. Every route needs an Entra ID JWT and the licence's
-// dispatch feature (dispatcher/guard); a batch of another tenant is not found. The state moves
-// are the domain's (dispatch.Decide, dispatch.Cancel, under the batch's ETag in batchstore);
-// this package decodes, authorises, calls them and queues what they ask for (the dispatch
-// message of an approved batch).
+// dispatch feature (dispatcher/guard); a batch of another tenant is not found. Every route
+// calls one method of the batch use cases (dispatch.Batches: the reads, and the state moves
+// under the batch's ETag, which queue what they ask for); this package decodes, authorises,
+// calls it and encodes.
 package dispatchapi
 
 import (
-	"context"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/esign-svc/esign/dispatcher/guard"
@@ -20,7 +19,6 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/dispatch"
-	"github.com/esign-svc/esign/shared/dispatch/batchstore"
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
@@ -31,21 +29,13 @@ import (
 const (
 	DefaultPage = 100
 	MaxPage     = 1000
-	// maxReceipt bounds the stored receipt PDF read back (10,000 records fit well inside).
-	maxReceipt = 64 << 20
 )
-
-// Store is the batch store (batchstore.Store).
-type Store interface {
-	Load(ctx context.Context, batchID string) (*dispatch.Batch, error)
-	Update(ctx context.Context, batchID string, step func(*dispatch.Batch) (dispatch.Change, error)) (*dispatch.Batch, dispatch.Change, error)
-	List(ctx context.Context, tenant string, state dispatch.State) ([]*dispatch.Batch, error)
-	Records(ctx context.Context, batchID, filter, after string, limit int) (batchstore.Page, error)
-}
 
 // API holds what the routes need.
 type API struct {
-	Store    Store
+	// Store is the batch store (batchstore.Store) the use cases run on; the routes reach it
+	// only through dispatch.Batches.
+	Store    dispatch.BatchStore
 	Blobs    dispatch.Blobs
 	Verifier *auth.Verifier
 	Licence  *licence.Licence
@@ -72,29 +62,14 @@ func (a *API) caller(r *http.Request, roles ...string) (auth.Principal, error) {
 	return guard.Gate{Verifier: a.Verifier, Licence: a.Licence, Feature: licence.FeatureDispatch}.Caller(r, roles...)
 }
 
-// readOwn is the prologue of the routes that read one batch: a reader of the tenant, no body,
-// the batch of the path (another tenant's is batchstore.ErrNotFound).
-func (a *API) readOwn(r *http.Request) (*dispatch.Batch, error) {
+// reader is the prologue of the routes that read one batch: a reader of the tenant, no body.
+// The use case answers another tenant's batch as not found.
+func (a *API) reader(r *http.Request) (auth.Principal, error) {
 	p, err := a.caller(r, readers...)
 	if err != nil {
-		return nil, err
+		return p, err
 	}
-	if err := web.NoBody(r); err != nil {
-		return nil, err
-	}
-	return a.loadOwn(r.Context(), p.TenantID, r.PathValue("batchId"))
-}
-
-// loadOwn loads a batch of the caller's tenant; another tenant's is batchstore.ErrNotFound.
-func (a *API) loadOwn(ctx context.Context, tenant, batchID string) (*dispatch.Batch, error) {
-	b, err := a.Store.Load(ctx, batchID)
-	if err != nil {
-		return nil, err
-	}
-	if b.TenantID != tenant {
-		return nil, batchstore.ErrNotFound
-	}
-	return b, nil
+	return p, web.NoBody(r)
 }
 
 // Summary is a batch in the list (spec: batch summary).
@@ -163,7 +138,7 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 	if state != "" && !slices.Contains(dispatch.States, state) {
 		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("state", "is not a batch state"))
 	}
-	bs, err := a.Store.List(r.Context(), p.TenantID, state)
+	bs, err := a.batches().List(r.Context(), p.TenantID, state)
 	if err != nil {
 		return err
 	}
@@ -180,11 +155,11 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 // get is GET /api/dispatch/batch/{batchId}: the batch with its validation results (read from
 // its JSON receipt). Errors: 404 batch_not_found.
 func (a *API) get(w http.ResponseWriter, r *http.Request) error {
-	b, err := a.readOwn(r)
+	p, err := a.reader(r)
 	if err != nil {
 		return err
 	}
-	rc, err := dispatch.ReadReceipt(r.Context(), a.Blobs, b)
+	b, rc, err := a.batches().Get(r.Context(), p.TenantID, r.PathValue("batchId"))
 	if err != nil {
 		return err
 	}
@@ -219,29 +194,13 @@ type recordOut struct {
 // filters by intake status (DISPATCH_READY, INVALID) or processing state (pending, done,
 // failed, not-queued). Errors: 404; 400 naming status, limit or continuationToken.
 func (a *API) records(w http.ResponseWriter, r *http.Request) error {
-	b, err := a.readOwn(r)
+	p, err := a.reader(r)
 	if err != nil {
 		return err
 	}
-	q := r.URL.Query()
-	status := q.Get("status")
-	switch dispatch.RecordState(status) {
-	case "", dispatch.RecordPending, dispatch.RecordDone, dispatch.RecordFailed, dispatch.RecordNotQueued:
-	default:
-		if status != dispatch.RecordReady && status != dispatch.RecordInvalid {
-			return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("status",
-				"must be DISPATCH_READY, INVALID, pending, done, failed or not-queued"))
-		}
-	}
-	limit := DefaultPage
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxPage {
-			return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("limit", "must be 1 to 1000"))
-		}
-		limit = n
-	}
-	page, err := a.Store.Records(r.Context(), b.BatchID, status, q.Get("continuationToken"), limit)
+	b, page, err := a.batches().Records(r.Context(), p.TenantID, r.PathValue("batchId"), func() (dispatch.RecordQuery, error) {
+		return recordQuery(r.URL.Query())
+	})
 	if err != nil {
 		return err
 	}
@@ -262,17 +221,36 @@ func (a *API) records(w http.ResponseWriter, r *http.Request) error {
 	return web.JSON(w, http.StatusOK, out)
 }
 
+// recordQuery reads the records route's status, limit and continuationToken.
+func recordQuery(q url.Values) (dispatch.RecordQuery, error) {
+	status := q.Get("status")
+	switch dispatch.RecordState(status) {
+	case "", dispatch.RecordPending, dispatch.RecordDone, dispatch.RecordFailed, dispatch.RecordNotQueued:
+	default:
+		if status != dispatch.RecordReady && status != dispatch.RecordInvalid {
+			return dispatch.RecordQuery{}, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("status",
+				"must be DISPATCH_READY, INVALID, pending, done, failed or not-queued"))
+		}
+	}
+	limit := DefaultPage
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxPage {
+			return dispatch.RecordQuery{}, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("limit", "must be 1 to 1000"))
+		}
+		limit = n
+	}
+	return dispatch.RecordQuery{Filter: status, After: q.Get("continuationToken"), Limit: limit}, nil
+}
+
 // receipt is GET /api/dispatch/batch/{batchId}/receipt: the stored intake receipt PDF.
 // Errors: 404.
 func (a *API) receipt(w http.ResponseWriter, r *http.Request) error {
-	b, err := a.readOwn(r)
+	p, err := a.reader(r)
 	if err != nil {
 		return err
 	}
-	// the path stored at intake (receipts/<tenant>/<batchId>.pdf; receipts/<batchId>.pdf before
-	// tenant folders): every batch has one
-	name := strings.TrimPrefix(b.ReceiptPath, dispatch.ContainerReceipts+"/")
-	pdf, _, err := a.Blobs.ReadAll(r.Context(), dispatch.ContainerReceipts, name, maxReceipt)
+	pdf, err := a.batches().ReceiptPDF(r.Context(), p.TenantID, r.PathValue("batchId"))
 	if err != nil {
 		return err
 	}
@@ -341,7 +319,7 @@ func (a *API) actor(r *http.Request, p auth.Principal, kind string) kernel.Actor
 	return kernel.Actor{Kind: kind, ID: p.CallerID(), IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
 }
 
-// batches is the batch use-case service the transition routes call.
+// batches is the batch use-case service every route calls.
 func (a *API) batches() *dispatch.Batches {
-	return &dispatch.Batches{Store: a.Store, Emit: effects.EmitBatch, AllowSelfApproval: a.AllowSelfApproval, Now: a.Now}
+	return &dispatch.Batches{Store: a.Store, Blobs: a.Blobs, Emit: effects.EmitBatch, AllowSelfApproval: a.AllowSelfApproval, Now: a.Now}
 }

@@ -5,37 +5,28 @@
 package esignapi
 
 import (
-	"context"
 	"net/http"
-	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/dispatcher/guard"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/auth"
-	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/esign"
-	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/licence"
-	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
 )
 
 // API holds what the routes need.
 type API struct {
-	Creator   *esign.Creator  // the create use case
-	Sessions  *esign.Sessions // the use cases on a stored session (cancel, revoke, resend, seal retry, erasure)
-	Store     *sessionstore.Store
-	Blobs     *blobstore.Store
+	Creator   *esign.Creator      // the create use case
+	Sessions  *esign.Sessions     // the use cases on a stored session (cancel, revoke, resend, seal retry, erasure)
+	Reads     *esign.SessionReads // the status reads
 	Tokens    *tokens.Codec
-	Hasher    *pii.Hasher
-	Cipher    *pii.Cipher
 	Verifier  *auth.Verifier
 	Licence   *licence.Licence
 	PortalURL string // portal base; links are {PortalURL}/sign?token=...
-	Now       func() time.Time
 }
 
 // Routes registers the routes on mux. Create, resend-invite and revoke queue notifications, so
@@ -74,18 +65,6 @@ func (a *API) sessionCaller(r *http.Request, roles ...string) (auth.Principal, s
 
 func actor(r *http.Request, p auth.Principal) esign.Actor {
 	return esign.Actor{Kind: "initiator", ID: p.CallerID(), IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
-}
-
-// loadOwn loads a session of the caller's tenant; another tenant's session is not found.
-func (a *API) loadOwn(ctx context.Context, tenant, groupID string) (*esign.Session, []esign.Slot, error) {
-	s, slots, err := a.Store.Load(ctx, groupID)
-	if err != nil {
-		return nil, nil, err
-	}
-	if s.TenantID != tenant {
-		return nil, nil, esign.ErrSessionNotFound
-	}
-	return s, slots, nil
 }
 
 // groupIDParam is the {groupId} of the path: a session's groupId is a UUID, so anything else is

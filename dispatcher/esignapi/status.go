@@ -2,12 +2,10 @@ package esignapi
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/esign"
-	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/web"
 )
 
@@ -64,11 +62,11 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) error {
 	if err := web.NoBody(r); err != nil {
 		return err
 	}
-	groupID, err := a.Store.GroupByCorrelation(r.Context(), p.TenantID, r.PathValue("correlationId"))
+	st, err := a.Reads.StatusByCorrelation(r.Context(), p.TenantID, r.PathValue("correlationId"))
 	if err != nil {
 		return err
 	}
-	return a.writeStatus(w, r, p.TenantID, groupID)
+	return web.JSON(w, http.StatusOK, statusOf(st))
 }
 
 // statusByGroup is GET /api/esign/session/by-group/{groupId}/status: the same answer as status,
@@ -80,43 +78,34 @@ func (a *API) statusByGroup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return a.writeStatus(w, r, p.TenantID, groupID)
+	st, err := a.Reads.Status(r.Context(), p.TenantID, groupID)
+	if err != nil {
+		return err
+	}
+	return web.JSON(w, http.StatusOK, statusOf(st))
 }
 
-// writeStatus answers the status of the tenant's session groupID (another tenant's is not found).
-func (a *API) writeStatus(w http.ResponseWriter, r *http.Request, tenantID, groupID string) error {
-	s, slots, err := a.loadOwn(r.Context(), tenantID, groupID)
-	if err != nil {
-		return err
-	}
-	events, err := a.Store.Events(r.Context(), groupID)
-	if err != nil {
-		return err
-	}
-	now := a.Now()
+// statusOf is the status answer of a session the caller's tenant owns (esign.SessionReads).
+func statusOf(st esign.SessionStatus) statusResponse {
+	s := st.Session
 	resp := statusResponse{
 		GroupID: s.GroupID, CorrelationID: s.CorrelationID, DocumentID: s.DocumentID, DocType: s.DocType,
-		PDFBlobPath: s.PDFBlobPath, PDFHash: s.PDFHash, SigningMode: string(s.SigningMode), State: string(shownState(s, now)),
+		PDFBlobPath: s.PDFBlobPath, PDFHash: s.PDFHash, SigningMode: string(s.SigningMode), State: string(st.State),
 		CancelReason: string(s.CancelReason), CreatedAt: ts(s.CreatedAt), ExpiresAt: ts(s.ExpiresAt), CompletedAt: ts(s.CompletedAt),
 		SignedDocumentPath: s.SignedPath, CertificatePath: s.CertificatePath, EvidencePath: s.EvidencePath,
 		SealError: s.SealError, ManifestSource: s.ManifestSource,
 	}
-	for i := range slots {
-		sl := &slots[i]
-		st := slotStatus{SlotIndex: sl.Index, SessionID: sl.SessionID, Role: sl.Role, NamePrefill: sl.NamePrefill,
+	for i := range st.Slots {
+		sl := &st.Slots[i]
+		ss := slotStatus{SlotIndex: sl.Index, SessionID: sl.SessionID, Role: sl.Role, Email: st.Emails[i], NamePrefill: sl.NamePrefill,
 			CompletionCondition: string(sl.Condition), OTPChannel: string(sl.OTPChannel), State: string(sl.State),
 			Invited: sl.Invited, Timeline: map[string]string{}, SignerName: sl.SignerName}
-		if sl.EmailEnc != "" {
-			if st.Email, err = a.Cipher.DecryptString(sl.EmailEnc, pii.AAD(s.GroupID, "slot", strconv.Itoa(sl.Index))); err != nil {
-				return err
-			}
-		}
 		for state, at := range sl.Timeline {
-			st.Timeline[string(state)] = ts(at)
+			ss.Timeline[string(state)] = ts(at)
 		}
-		resp.Slots = append(resp.Slots, st)
+		resp.Slots = append(resp.Slots, ss)
 	}
-	for _, e := range events {
+	for _, e := range st.Events {
 		ev := eventStatus{Kind: e.Kind, At: ts(e.At)}
 		if e.Slot >= 0 {
 			slot := e.Slot
@@ -124,16 +113,7 @@ func (a *API) writeStatus(w http.ResponseWriter, r *http.Request, tenantID, grou
 		}
 		resp.Events = append(resp.Events, ev)
 	}
-	return web.JSON(w, http.StatusOK, resp)
-}
-
-// shownState is the state a caller sees: a live session past its expiry is expired even before
-// the expiry job has recorded it.
-func shownState(s *esign.Session, now time.Time) esign.SessionState {
-	if s.State.Live() && s.Expired(now) {
-		return esign.SessionExpired
-	}
-	return s.State
+	return resp
 }
 
 func ts(t time.Time) string {

@@ -21,14 +21,11 @@ var (
 	ErrOTPRequired     = &apperr.Error{Kind: apperr.KindForbidden, Code: otp.CodeRequired, Detail: "pass the one-time passcode challenge first"}
 )
 
-// access is a verified portal access token with the session it belongs to, as loaded.
+// access is a verified portal access token with the session it belongs to, as loaded
+// (esign.SessionReads.Signer).
 type access struct {
-	Claims  tokens.PortalAccess
-	Session *esign.Session
-	Slots   []esign.Slot
-	Slot    *esign.Slot
-	// Secondary: the token is of an earlier device generation (view only).
-	Secondary bool
+	Claims tokens.PortalAccess
+	esign.SignerView
 }
 
 func bearer(r *http.Request) (string, error) {
@@ -57,6 +54,16 @@ func (a *API) verifyAccess(ctx context.Context, tok string) (tokens.PortalAccess
 	return claims, err
 }
 
+// bearerClaims verifies the request's bearer token (verifyAccess): the claims a use case checks
+// on the session it loads, for a route that makes no read before its one call.
+func (a *API) bearerClaims(r *http.Request) (tokens.PortalAccess, error) {
+	tok, err := bearer(r)
+	if err != nil {
+		return tokens.PortalAccess{}, err
+	}
+	return a.verifyAccess(r.Context(), tok)
+}
+
 // goneErr is the session's 410 when it has ended (expired or cancelled), else nil.
 func (a *API) goneErr(ctx context.Context, groupID string) error {
 	return a.Sessions.Ended(ctx, groupID)
@@ -70,26 +77,11 @@ func (a *API) authorize(ctx context.Context, tok string) (*access, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, slots, err := a.Store.Load(ctx, claims.GroupID)
-	if apperr.KindOf(err) == apperr.KindNotFound {
-		return nil, ErrTokenNotCurrent
-	}
+	v, err := a.Reads.Signer(ctx, claims)
 	if err != nil {
 		return nil, err
 	}
-	if err := esign.CheckLive(s, a.now()); err != nil {
-		return nil, err
-	}
-	return bind(claims, s, slots)
-}
-
-// bind checks that the claims belong to slot claims.SlotIndex of s (esign.TokenSlot).
-func bind(claims tokens.PortalAccess, s *esign.Session, slots []esign.Slot) (*access, error) {
-	sl, err := esign.TokenSlot(slots, claims)
-	if err != nil {
-		return nil, err
-	}
-	return &access{Claims: claims, Session: s, Slots: slots, Slot: sl, Secondary: claims.Generation < sl.Generation}, nil
+	return &access{Claims: claims, SignerView: v}, nil
 }
 
 // refresh issues the sliding successor of a verified token: 30 minutes from now, never beyond

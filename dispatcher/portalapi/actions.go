@@ -23,28 +23,20 @@ var ErrConsentVersion = &apperr.Error{Kind: apperr.KindConflict, Code: "consent_
 // Decline).
 type transition func(ctx context.Context, c tokens.PortalAccess, d esign.Device) (*esign.Session, *esign.Slot, error)
 
-// act authorises the bearer token (410/409 for an ended session first), runs t and answers the
-// slot's state with a refreshed token. write refuses a view-only token (409 device_secondary)
-// before t is run (t checks it again on the session it loads).
-func (a *API) act(w http.ResponseWriter, r *http.Request, write bool, t transition) error {
-	tok, err := bearer(r)
+// act verifies the bearer token, runs t and answers the slot's state with a refreshed token. t
+// checks the token on the session it loads, in authorize's order: 410/409 for an ended session
+// first, then 401 for a token not the slot's current one, then (for a write) 409
+// device_secondary for a view-only token.
+func (a *API) act(w http.ResponseWriter, r *http.Request, t transition) error {
+	claims, err := a.bearerClaims(r)
 	if err != nil {
 		return err
 	}
-	acc, err := a.authorize(r.Context(), tok)
+	s, sl, err := t(r.Context(), claims, device(r))
 	if err != nil {
 		return err
 	}
-	if write {
-		if err := esign.CheckDevice(acc.Claims, acc.Slot); err != nil {
-			return err
-		}
-	}
-	s, sl, err := t(r.Context(), acc.Claims, device(r))
-	if err != nil {
-		return err
-	}
-	next, issued, err := a.refresh(acc.Claims)
+	next, issued, err := a.refresh(claims)
 	if err != nil {
 		return err
 	}
@@ -58,12 +50,13 @@ func (a *API) viewed(w http.ResponseWriter, r *http.Request) error {
 	if err := web.NoBody(r); err != nil {
 		return err
 	}
-	return a.act(w, r, false, a.Sessions.Viewed)
+	return a.act(w, r, a.Sessions.Viewed)
 }
 
 type consentRequest struct {
 	Statements []string `json:"statements"`
 	Version    string   `json:"version"`
+	Language   string   `json:"language,omitempty"` // of the statements shown; "": the slot's locale, else English
 }
 
 // consent is POST /api/esign/portal/consent {"statements": [...], "version": "..."}: records the
@@ -84,14 +77,15 @@ func (a *API) consent(w http.ResponseWriter, r *http.Request) error {
 	if req.Version == "" {
 		bad = append(bad, apperr.Field("version", "the version of the statements shown is required"))
 	}
+	bad = append(bad, checkLanguage(req.Language)...)
 	if len(bad) > 0 {
 		return apperr.Invalid(apperr.CodeInvalidRequest, bad...)
 	}
 	if req.Version != esign.ConsentVersion {
 		return ErrConsentVersion
 	}
-	return a.act(w, r, true, func(ctx context.Context, c tokens.PortalAccess, d esign.Device) (*esign.Session, *esign.Slot, error) {
-		return a.Sessions.Consent(ctx, c, d, req.Statements)
+	return a.act(w, r, func(ctx context.Context, c tokens.PortalAccess, d esign.Device) (*esign.Session, *esign.Slot, error) {
+		return a.Sessions.ConsentIn(ctx, c, d, req.Statements, req.Language)
 	})
 }
 
@@ -116,7 +110,7 @@ func (a *API) decline(w http.ResponseWriter, r *http.Request) error {
 	if utf8.RuneCountInString(req.Reason) > MaxDeclineReason {
 		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("reason", "at most 500 characters of text"))
 	}
-	return a.act(w, r, true, func(ctx context.Context, c tokens.PortalAccess, d esign.Device) (*esign.Session, *esign.Slot, error) {
+	return a.act(w, r, func(ctx context.Context, c tokens.PortalAccess, d esign.Device) (*esign.Session, *esign.Slot, error) {
 		return a.Sessions.Decline(ctx, c, d, req.Reason)
 	})
 }

@@ -12,14 +12,13 @@ import (
 
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/esign"
-	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
 )
 
 // API holds what the portal routes need.
 type API struct {
-	Store    *sessionstore.Store // reads (the session view, the document)
+	Reads    *esign.SessionReads // the reads (the session view, the document)
 	Sessions *esign.Sessions     // the transitions (activate, viewed, consent, decline, OTP, transfer)
 	Blobs    *blobstore.Store
 	Tokens   *tokens.Codec
@@ -29,7 +28,6 @@ type API struct {
 	// token is 401. Build it with LapsedCodec.
 	Lapsed       *tokens.Codec
 	PortalOrigin string // the one origin CORS allows, e.g. https://sign.example.com
-	Now          func() time.Time
 }
 
 // LapsedCodec is the codec for API.Lapsed: the same keys, with a leeway as long as the longest
@@ -63,5 +61,3 @@ func (a *API) Routes(mux *http.ServeMux) {
 	mux.Handle("POST "+PathDecline, c.Wrap(web.Handle(a.decline)))
 	mux.Handle("GET "+PathDocument+"{token}", c.Wrap(web.Handle(a.document)))
 }
-
-func (a *API) now() time.Time { return a.Now().UTC() }

@@ -81,8 +81,8 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	c := &clock{t: time.Now().UTC().Truncate(time.Second)}
-	api := &API{Store: st, Sessions: &esign.Sessions{Store: st, Effects: effects.SessionOutputs{}, Now: c.Now}, Blobs: blobs, Tokens: tokens.NewCodec(ring, tokens.WithClock(c.Now)),
-		Lapsed: LapsedCodec(ring, tokens.WithClock(c.Now)), PortalOrigin: testOrigin, Now: c.Now}
+	api := &API{Reads: &esign.SessionReads{Store: st, Now: c.Now}, Sessions: &esign.Sessions{Store: st, Effects: effects.SessionOutputs{}, Now: c.Now},
+		Blobs: blobs, Tokens: tokens.NewCodec(ring, tokens.WithClock(c.Now)), Lapsed: LapsedCodec(ring, tokens.WithClock(c.Now)), PortalOrigin: testOrigin}
 	mux := http.NewServeMux()
 	api.Routes(mux)
 	router := funcproto.NewRouter(mux)

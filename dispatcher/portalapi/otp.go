@@ -10,6 +10,7 @@ import (
 	"github.com/esign-svc/esign/shared/otp"
 	"github.com/esign-svc/esign/shared/otp/otpflow"
 	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/web"
 )
 
@@ -76,26 +77,26 @@ func (x *Challenge) otpSend(w http.ResponseWriter, r *http.Request) error {
 	if pick != "" && pick != esign.OTPEmail && pick != esign.OTPSMS {
 		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("channel", "choose email or sms"))
 	}
-	acc, err := x.current(r)
+	claims, err := x.bearerClaims(r) // RecordOTP checks it on the session it loads (current device only)
 	if err != nil {
 		return err
 	}
 	var sent esign.OTPSent
 	record := func(code otpflow.Code) (otpflow.Target, error) {
 		var err error
-		if sent, err = x.Sessions.RecordOTP(r.Context(), acc.Claims, device(r), pick, code); err != nil {
+		if sent, err = x.Sessions.RecordOTP(r.Context(), claims, device(r), pick, code); err != nil {
 			return otpflow.Target{}, err
 		}
 		return otpflow.Target{Channel: notify.Channel(sent.Channel), To: sent.To, DocumentName: sent.Session.DocumentID,
-			CorrelationID: sent.Session.CorrelationID}, nil
+			CorrelationID: sent.Session.CorrelationID, Locale: viewLanguage(r, sent.Slot)}, nil
 	}
 	undo := func(ctx context.Context, _ string) error {
-		return x.Sessions.UndoOTP(ctx, acc.Claims, device(r))
+		return x.Sessions.UndoOTP(ctx, claims, device(r))
 	}
 	if err := x.otpFlow().Send(r.Context(), record, undo); err != nil {
 		return err
 	}
-	next, issued, err := x.refresh(acc.Claims)
+	next, issued, err := x.refresh(claims)
 	if err != nil {
 		return err
 	}
@@ -125,15 +126,15 @@ func (x *Challenge) otpVerify(w http.ResponseWriter, r *http.Request) error {
 	if err := web.DecodeJSON(r, otpflow.MaxBody, &req); err != nil {
 		return err
 	}
-	var acc *access
+	var claims tokens.PortalAccess
 	var sl *esign.Slot
 	err := x.otpFlow().Verify(req.Code, func(code otpflow.Code) (otp.Outcome, *otp.State, error) {
 		var err error
-		if acc, err = x.current(r); err != nil {
+		if claims, err = x.bearerClaims(r); err != nil { // VerifyOTP checks it on the session it loads
 			return 0, nil, err
 		}
 		var out otp.Outcome
-		if out, sl, err = x.Sessions.VerifyOTP(r.Context(), acc.Claims, device(r), code); err != nil {
+		if out, sl, err = x.Sessions.VerifyOTP(r.Context(), claims, device(r), code); err != nil {
 			return 0, nil, err
 		}
 		return out, &sl.OTP, nil
@@ -141,7 +142,7 @@ func (x *Challenge) otpVerify(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	next, issued, err := x.refresh(acc.Claims)
+	next, issued, err := x.refresh(claims)
 	if err != nil {
 		return err
 	}
@@ -153,21 +154,4 @@ func (x *Challenge) otpVerify(w http.ResponseWriter, r *http.Request) error {
 func (x *Challenge) otpFlow() *otpflow.Flow {
 	return &otpflow.Flow{Hasher: x.Hasher, Senders: x.Senders, Purpose: otpflow.Signing, SendFailed: ErrOTPSendFailed,
 		Field: otpflow.CodeField{Path: "code", Hint: "the code is 6 digits"}, Block: x.Sessions.OTPBlock} // the use case's block time: one setting for the machine and the answer
-}
-
-// current authorises the bearer token of a request that only the slot's current device may
-// make (OTP and transfer creation): 409 device_secondary for an earlier generation's token.
-func (x *Challenge) current(r *http.Request) (*access, error) {
-	tok, err := bearer(r)
-	if err != nil {
-		return nil, err
-	}
-	acc, err := x.authorize(r.Context(), tok)
-	if err != nil {
-		return nil, err
-	}
-	if err := esign.CheckDevice(acc.Claims, acc.Slot); err != nil {
-		return nil, err
-	}
-	return acc, nil
 }

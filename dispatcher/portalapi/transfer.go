@@ -36,11 +36,11 @@ func (x *Challenge) transferCreate(w http.ResponseWriter, r *http.Request) error
 	if err := web.NoBody(r); err != nil {
 		return err
 	}
-	acc, err := x.current(r)
+	claims, err := x.bearerClaims(r) // CreateTransfer checks it on the session it loads
 	if err != nil {
 		return err
 	}
-	token, tr, err := x.Sessions.CreateTransfer(r.Context(), acc.Claims, device(r))
+	token, tr, err := x.Sessions.CreateTransfer(r.Context(), claims, device(r))
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func (x *Challenge) transferCreate(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return apperr.Wrap(err, apperr.KindInternal, "qr_encode_failed", "could not draw the transfer QR code")
 	}
-	next, issued, err := x.refresh(acc.Claims)
+	next, issued, err := x.refresh(claims)
 	if err != nil {
 		return err
 	}
@@ -88,5 +88,5 @@ func (x *Challenge) transferRedeem(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return apperr.Wrap(err, apperr.KindInternal, tokens.CodeIssueFailed, "could not issue the access token")
 	}
-	return web.JSON(w, http.StatusOK, viewOf(s, sl, tok, issued, false))
+	return web.JSON(w, http.StatusOK, viewOf(s, sl, tok, issued, false, viewLanguage(r, sl)))
 }

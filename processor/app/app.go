@@ -10,6 +10,7 @@ import (
 	"github.com/esign-svc/esign/processor/deliveryupload"
 	"github.com/esign-svc/esign/processor/dispatchjob"
 	"github.com/esign-svc/esign/processor/eventjob"
+	"github.com/esign-svc/esign/processor/evidencerenew"
 	"github.com/esign-svc/esign/processor/expiry"
 	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/processor/invitecheck"
@@ -25,6 +26,7 @@ import (
 	"github.com/esign-svc/esign/shared/appstatus"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/azure/keyvault"
 	"github.com/esign-svc/esign/shared/azure/queuestore"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
@@ -82,7 +84,10 @@ type Deps struct {
 	// Status is where New records, at start, the features a missing setting leaves off (the
 	// dispatcher's /api/health reports them).
 	Status *appstatus.Store
-	Now    func() time.Time
+	// SealVault are the Key Vault client options of a vault seal key (SEAL_KEY_VAULT_KEY_ID):
+	// zero in Azure (the managed identity, the SDK's transport); tests set the local vault's.
+	SealVault keyvault.Options
+	Now       func() time.Time
 }
 
 // Build makes the dependencies from the configuration. It does no I/O (New ensures the
@@ -211,8 +216,8 @@ func (t *table) add(j job, err error) {
 // (portalpurge), the invitation reconciler (invitecheck), the delivery that waited for signing
 // (signeddelivery), batch dispatch (dispatchjob), the workflow seal (workflowseal), its
 // auto-trigger (workflowtrigger), the workflows' terminal callbacks (workflowcallback) and
-// e-mails (workflownotify), licence metering (licenceusage) and the integrator events
-// (eventjob).
+// e-mails (workflownotify), licence metering (licenceusage), the renewal of sealed documents'
+// long-term evidence (evidencerenew) and the integrator events (eventjob).
 // Errors: a wiring mistake (a missing dependency), a client's configuration.
 func Functions(d *Deps) ([]Function, error) {
 	// one blob client and one template-package cache (by ETag) for every job
@@ -222,8 +227,9 @@ func Functions(d *Deps) ([]Function, error) {
 	meter := licensing.Meter{On: d.Licensing != nil, Now: d.Now}
 	creator := &delivery.Creator{Store: d.Deliveries, Docs: blobs, CheckTarget: graph.DeliveryTargets(d.Graph),
 		Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}
+	jobs := &esign.SessionJobs{Store: d.Sessions, InviteChecks: d.Sessions.InviteChecks()} // the session jobs' use cases
 	// the invitation reconciler drives the notification and invitation jobs' own steps
-	notifier, err := notifyjob.New(notifyjob.Deps{Store: d.Sessions, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
+	notifier, err := notifyjob.New(notifyjob.Deps{Sessions: jobs, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
 		Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
 	if err != nil {
 		return nil, err
@@ -234,20 +240,21 @@ func Functions(d *Deps) ([]Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	purge, err := portalPurgeDeps(d)
+	purge, err := portalPurgeDeps(d, jobs)
 	if err != nil {
 		return nil, err
 	}
 	var t table
 	t.add(notifier, nil)
 	t.add(deliveries, nil)
-	t.add(expiry.New(expiry.Deps{Store: d.Sessions, Now: d.Now}))
-	t.add(invitecheck.New(invitecheck.Deps{Sessions: d.Sessions, Deliveries: d.Deliveries, Notify: notifier.Notify,
+	t.add(expiry.New(expiry.Deps{Sessions: jobs, Now: d.Now}))
+	t.add(invitecheck.New(invitecheck.Deps{Sessions: jobs,
+		Deliveries: &delivery.InviteChecks{Schedule: d.Deliveries.InviteChecks(), Store: d.Deliveries}, Notify: notifier.Notify,
 		MessageID: notifyjob.MessageID, Invite: deliveries.Invite, Now: d.Now}))
-	t.add(seal.New(seal.Deps{Sessions: d.Sessions, Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL,
+	t.add(seal.New(seal.Deps{Sessions: jobs, Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Level: d.Config.Seal.Level,
 		StuckAfter: d.Config.Seal.StuckAfter, LockTTL: d.Config.Seal.LockTTL, EngineVersion: version.Engine, Now: d.Now, Meter: meter}))
 	t.add(portalpurge.New(purge))
-	t.add(signeddelivery.New(signeddelivery.Deps{Sessions: d.Sessions, Cipher: d.Config.PIICipher, Now: d.Now,
+	t.add(signeddelivery.New(signeddelivery.Deps{Sessions: jobs, Cipher: d.Config.PIICipher, Now: d.Now,
 		Creator: creator, Licence: d.Licence, Meter: meter}))
 	t.add(dispatchjob.New(dispatchDeps(d, creator, blobs, templates, meter)))
 	t.add(workflowCallback(d))
@@ -259,8 +266,10 @@ func Functions(d *Deps) ([]Function, error) {
 			ESign: &esign.Creator{Store: d.Sessions, Docs: blobs, Templates: templates,
 				Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}}}))
 	t.add(workflowseal.New(workflowseal.Deps{Workflows: d.Workflows, Templates: templates,
-		Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Now: d.Now, Meter: meter}))
+		Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Level: d.Config.Seal.Level, Now: d.Now, Meter: meter}))
 	t.add(licenceusage.New(licenceUsageDeps(d)))
+	t.add(evidencerenew.New(evidencerenew.Deps{Blobs: blobs, TSAURL: d.Config.Seal.TSAURL, Level: d.Config.Seal.Level,
+		RenewBefore: d.Config.RenewBefore, Now: d.Now}))
 	t.add(events(d))
 	return t.fns, t.err
 }
@@ -272,13 +281,26 @@ func events(d *Deps) (*eventjob.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return eventjob.New(eventjob.Deps{Outbox: d.EventOutbox, Store: d.Webhooks, Queue: d.Webhooks, Now: d.Now,
+	return eventjob.New(eventjob.Deps{Outbox: outboxSource{d.EventOutbox}, Store: d.Webhooks, Queue: d.Webhooks, Now: d.Now,
 		Sender: &event.Sender{Store: d.Webhooks, Queue: d.Webhooks, Cipher: d.Config.PIICipher, Client: client, Now: d.Now}})
 }
 
-// New ensures the tables and builds the processor's handler: one invocation route per queue or
-// timer function, and the readiness ping. Anything else is 404: the processor has no HTTP routes.
-// Every function needs a folder processor/functions/<Name>/function.json. Errors: storage, a
+// outboxSource is the kernel's outbox as the events' fan-out reads it.
+type outboxSource struct{ o *aggstore.Outbox }
+
+func (s outboxSource) Due(ctx context.Context, now time.Time, limit int) ([]event.OutboxBatch, error) {
+	due, err := s.o.Due(ctx, now, limit)
+	out := make([]event.OutboxBatch, 0, len(due))
+	for _, b := range due {
+		out = append(out, b)
+	}
+	return out, err
+}
+
+// New ensures the tables, opens a Key Vault seal key, and builds the processor's handler: one
+// invocation route per queue or timer function, and the readiness ping. Anything else is 404:
+// the processor has no HTTP routes. Every function needs a folder
+// processor/functions/<Name>/function.json. Errors: storage, the seal key's vault, a
 // wiring mistake; a function name registered twice panics (funcproto.Router.Handle).
 func New(ctx context.Context, d *Deps) (http.Handler, error) {
 	if err := d.Ensure(ctx); err != nil {
@@ -289,6 +311,14 @@ func New(ctx context.Context, d *Deps) (http.Handler, error) {
 	}
 	if err := announceCallbacks(ctx, d.Status, d.Config, d.Logger, d.Now()); err != nil {
 		return nil, err
+	}
+	// a vault seal key is opened (its public part and chain read and checked) before any job
+	if err := d.Config.Seal.OpenKey(ctx, d.SealVault); err != nil {
+		return nil, err
+	}
+	if s, ok := d.Config.Seal.Key.Signer.(*keyvault.Signer); ok {
+		// the version a version-less SEAL_KEY_VAULT_KEY_ID was pinned to until the next start
+		d.Logger.Info().Str("keyId", s.KeyID().String()).Msg("seal key in the vault")
 	}
 	fns, err := Functions(d)
 	if err != nil {

@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -25,7 +24,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/esign-svc/esign/shared/appstatus"
-	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/licence/licencetest"
@@ -99,6 +97,9 @@ func TestLoadNamesTheSettingAtFault(t *testing.T) {
 		{"graph: secret alone", map[string]string{"GRAPH_CLIENT_SECRET": "s"}, []string{"GRAPH_TENANT_ID", "GRAPH_CLIENT_ID"}},
 		{"licence: both, and a key of another kind", map[string]string{"LICENCE_FILE": "/licence.jws", "LICENCE_PUBLIC_KEY": "bm90IGEga2V5"}, []string{"LICENCE", "LICENCE_PUBLIC_KEY"}},
 		{"licence: neither", map[string]string{"LICENCE": ""}, []string{"LICENCE"}},
+		{"renewal window", map[string]string{"EVIDENCE_RENEW_BEFORE": "1h"}, []string{"EVIDENCE_RENEW_BEFORE"}},
+		{"renewal window in days", map[string]string{"EVIDENCE_RENEW_BEFORE": "0d"}, []string{"EVIDENCE_RENEW_BEFORE"}},
+		{"seal level without a TSA", map[string]string{"SEAL_LEVEL": "B-LTA"}, []string{"SEAL_LEVEL"}},
 		{"webhook secret too short, loopback not a boolean", map[string]string{"WEBHOOK_SECRETS": "short", "WEBHOOK_ALLOW_LOOPBACK": "maybe"}, []string{"WEBHOOK_SECRETS", "WEBHOOK_ALLOW_LOOPBACK"}},
 	}
 	for _, tt := range tests {
@@ -109,7 +110,8 @@ func TestLoadNamesTheSettingAtFault(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if c.EmailProvider != "outbox" || c.SMSProvider != "outbox" || c.Settings["PII_ENC_KEYS"] != "***" {
+				if c.EmailProvider != "outbox" || c.SMSProvider != "outbox" || c.Settings["PII_ENC_KEYS"] != "***" ||
+					c.RenewBefore != 180*24*time.Hour {
 					t.Fatalf("config %+v", c.Settings)
 				}
 				return
@@ -149,7 +151,7 @@ func TestNewRoutesTheJobs(t *testing.T) {
 		return rec
 	}
 	timer := `{"Data":{"timer":{"IsPastDue":false,"Schedule":{"AdjustForDST":true},"ScheduleStatus":null}},"Metadata":{}}`
-	for _, fn := range []string{"/ExpireSessions", "/ReconcileInvitations"} {
+	for _, fn := range []string{"/ExpireSessions", "/ReconcileInvitations", "/RenewEvidence"} {
 		if rec := post(fn, timer); rec.Code != 200 {
 			body, _ := io.ReadAll(rec.Body)
 			t.Fatalf("%s: %d %s", fn, rec.Code, body)
@@ -289,11 +291,7 @@ func TestStartSaysWhenCallbacksAreOff(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	conn := azuritetest.Shared(t).ConnectionString()
-	acct, err := azconn.New(azconn.Config{ConnectionString: conn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	status, err := appstatus.New(acct, "appstatus"+strconv.FormatInt(time.Now().UnixNano()%1e12, 10))
+	status, err := appstatus.New(azuritetest.Account(t), azuritetest.Name("appstatus"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,5 +325,16 @@ func TestStartSaysWhenCallbacksAreOff(t *testing.T) {
 	}
 	if off, err := status.Off(ctx); err != nil || len(off) != 0 {
 		t.Fatalf("with the secret: %+v, %v", off, err)
+	}
+}
+
+func TestRenewBefore(t *testing.T) {
+	t.Parallel()
+	conn := "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + key() + ";TableEndpoint=http://127.0.0.1:1/devstoreaccount1;"
+	for v, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "720h": 720 * time.Hour, "": 180 * 24 * time.Hour} {
+		c, err := Load(config.MapLookup(settings(conn, map[string]string{"EVIDENCE_RENEW_BEFORE": v})))
+		if err != nil || c.RenewBefore != want {
+			t.Errorf("EVIDENCE_RENEW_BEFORE=%q: %v %v, want %v", v, c.RenewBefore, err, want)
+		}
 	}
 }

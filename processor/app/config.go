@@ -4,7 +4,9 @@ package app
 
 import (
 	"errors"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/esign-svc/esign/shared/appconfig"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/portalclient"
+	"github.com/esign-svc/esign/shared/renewal"
 )
 
 // Config is everything the processor needs, validated.
@@ -24,7 +27,11 @@ type Config struct {
 	// and required only when PortalAPIURL is set.
 	PortalAPIURL string
 	PortalSecret string
-	Seal         sealcfg.Config // the seal key and chain, SEAL_TSA_URL, SEAL_RECONCILE_AFTER
+	Seal         sealcfg.Config // the seal key and chain, SEAL_TSA_URL, SEAL_LEVEL, SEAL_RECONCILE_AFTER
+	// RenewBefore is EVIDENCE_RENEW_BEFORE (a Go duration, or whole days as "180d"; default
+	// 180 days): how long before its archive timestamp's certificate expires a sealed
+	// document's evidence is renewed (processor/evidencerenew).
+	RenewBefore time.Duration
 	// DispatchApprovers is DISPATCH_APPROVERS (comma-separated addresses): who is e-mailed a
 	// batch waiting for approval when the batch names no approversEmail. Kept out of the
 	// settings summary (addresses are personal data).
@@ -67,14 +74,39 @@ func Load(lookup config.Lookup) (Config, error) {
 	}
 	c.WebhookAllowLoopback = r.Bool(SettingWebhookAllowLoopback, false)
 	c.Licence = licence.ReadSettings(r)
+	c.RenewBefore = renewBefore(r)
 	c.Settings = r.Summary()
 	sealCfg, sealErr := sealcfg.LoadConfig(lookup)
 	c.Seal = sealCfg
 	return c, errors.Join(r.Err(), sealErr)
 }
 
+// renewBefore reads EVIDENCE_RENEW_BEFORE: "<n>d" (days) or a Go duration, at least a day.
+func renewBefore(r *config.Reader) time.Duration {
+	v := r.String(SettingRenewBefore, "")
+	if v == "" {
+		return renewal.DefaultRenewBefore
+	}
+	if days, found := strings.CutSuffix(v, "d"); found {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 1 || n > 3650 {
+			r.Check(SettingRenewBefore, errors.New("must be whole days from 1d to 3650d, or a Go duration of at least 24h"))
+			return renewal.DefaultRenewBefore
+		}
+		return time.Duration(n) * 24 * time.Hour
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 24*time.Hour {
+		r.Check(SettingRenewBefore, errors.New("must be whole days from 1d to 3650d, or a Go duration of at least 24h"))
+		return renewal.DefaultRenewBefore
+	}
+	return d
+}
+
 // Settings of the processor's own.
 const (
+	// SettingRenewBefore is the evidence renewal window (processor/evidencerenew).
+	SettingRenewBefore = "EVIDENCE_RENEW_BEFORE"
 	// SettingDispatchApprovers names the deployment's batch approvers.
 	SettingDispatchApprovers = "DISPATCH_APPROVERS"
 	// SettingWebhookSecrets signs the workflows' terminal callbacks (comma-separated, current

@@ -2,8 +2,6 @@ package deliveryupload
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"sync"
 	"testing"
@@ -11,14 +9,12 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
-	"github.com/esign-svc/esign/shared/delivery/deliverystore/storetest"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/notify"
-	"github.com/esign-svc/esign/shared/pii"
-	"github.com/esign-svc/esign/shared/tokens"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
@@ -35,22 +31,14 @@ func (s *sentMail) Send(_ context.Context, m notify.Message) error {
 	return nil
 }
 
-func key() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return base64.StdEncoding.EncodeToString(b)
-}
-
 func newJob(t *testing.T) (*Job, *deliverystore.Store) {
 	t.Helper()
-	st := storetest.New(t)
-	ring, _ := tokens.ParseKeyRing("k1:" + key())
-	cipher, _ := pii.ParseCipher("e1:" + key())
-	j, err := New(Deps{Deliveries: &delivery.Deliveries{Store: st, Now: time.Now}, Tokens: tokens.NewCodec(ring), Cipher: cipher, Email: &sentMail{}, PortalURL: "https://portal.test"})
+	x := apptest.New(t)
+	j, err := New(Deps{Deliveries: &delivery.Deliveries{Store: x.Deliveries(), Now: time.Now}, Tokens: x.Tokens, Cipher: x.Cipher, Email: &sentMail{}, PortalURL: "https://portal.test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return j, st
+	return j, x.Deliveries()
 }
 
 func newDelivery(t *testing.T, st *deliverystore.Store, mode delivery.Mode) *delivery.Session {

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/esign-svc/esign/shared/dispatch"
-	"github.com/esign-svc/esign/shared/dispatch/batchstore"
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/queues"
@@ -24,11 +23,7 @@ func (j *Job) HandleDispatch(ctx context.Context, qm funcproto.QueueMessage) err
 	}
 	if m.From == 0 && b.State == dispatch.StateQueued {
 		var ch dispatch.Change
-		b, ch, err = j.Batches.Update(ctx, b.BatchID, func(b *dispatch.Batch) (dispatch.Change, error) {
-			ch, err := dispatch.StartProcessing(b, j.Now().UTC())
-			ch.By(systemActor)
-			return ch, err
-		})
+		b, ch, err = j.batches().Start(ctx, m.TenantID, b.BatchID, systemActor)
 		switch {
 		case errors.Is(err, dispatch.ErrNotQueued) && b != nil && b.State == dispatch.StateProcessing:
 			// another delivery of this message started it: fan out again
@@ -42,27 +37,21 @@ func (j *Job) HandleDispatch(ctx context.Context, qm funcproto.QueueMessage) err
 		funcproto.Logf(ctx, "dispatch: batch %s is %s; message acknowledged", b.BatchID, b.State)
 		return nil
 	}
-	page, err := j.Batches.Records(ctx, b.BatchID, dispatch.RecordReady, batchstore.StartAt(m.From), j.page())
+	page, err := j.batches().FanoutPage(ctx, b, m.From, j.page())
 	if err != nil {
 		return err
 	}
-	n := 0
-	for _, r := range page.Records {
-		if r.State != dispatch.RecordPending {
-			continue
-		}
-		if err := effects.Send(ctx, queues.DispatchRecord, dispatch.RecordMessage{BatchID: b.BatchID, TenantID: b.TenantID, Index: r.Index}); err != nil {
-			return err
-		}
-		n++
-	}
-	if page.Next != "" {
-		next := page.Records[len(page.Records)-1].Index + 1
-		if err := effects.Send(ctx, queues.Dispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: b.TenantID, From: next}); err != nil {
+	for _, index := range page.Pending {
+		if err := effects.Send(ctx, queues.DispatchRecord, dispatch.RecordMessage{BatchID: b.BatchID, TenantID: b.TenantID, Index: index}); err != nil {
 			return err
 		}
 	}
-	funcproto.Logf(ctx, "dispatch: batch %s: %d record(s) from index %d queued", b.BatchID, n, m.From)
+	if page.Next > 0 {
+		if err := effects.Send(ctx, queues.Dispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: b.TenantID, From: page.Next}); err != nil {
+			return err
+		}
+	}
+	funcproto.Logf(ctx, "dispatch: batch %s: %d record(s) from index %d queued", b.BatchID, len(page.Pending), m.From)
 	return nil
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/funcproto"
-	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/render"
 )
 
@@ -21,7 +20,7 @@ const maxRecordPDF = 64 << 20
 
 // EvArtifactFailed records that a finish given up by the host ended the batch without its
 // combined PDF or ZIP bundle.
-const EvArtifactFailed = "batch.artifact_failed"
+const EvArtifactFailed = dispatch.EvArtifactFailed
 
 // HandleFinish is the DispatchFinish queue function (dispatch.BatchMessage): with every ready
 // record processed it writes the combined PDF (mode combined) or the ZIP bundle (zipBundle),
@@ -70,16 +69,8 @@ func (j *Job) finish(ctx context.Context, qm funcproto.QueueMessage, poisoned bo
 			return err
 		}
 	}
-	after, ch, err := j.Batches.Update(ctx, b.BatchID, func(b *dispatch.Batch) (dispatch.Change, error) {
-		var ch dispatch.Change
-		if failed != "" {
-			ch.Record(EvArtifactFailed, kernel.NoSlot, j.Now().UTC(), map[string]any{"what": failed, "reason": ReasonRetriesExhausted})
-		}
-		fin, err := dispatch.Finish(b, combined, bundle, j.Now().UTC())
-		ch.Merge(fin)
-		ch.By(systemActor)
-		return ch, err
-	})
+	after, ch, err := j.batches().Finish(ctx, b.TenantID, b.BatchID, systemActor,
+		dispatch.Artifacts{Combined: combined, Bundle: bundle, Failed: failed, Reason: ReasonRetriesExhausted})
 	if errors.Is(err, dispatch.ErrNotProcessing) {
 		funcproto.Logf(ctx, "dispatch-finish: batch %s finished before; message acknowledged", b.BatchID)
 		return nil
@@ -93,21 +84,7 @@ func (j *Job) finish(ctx context.Context, qm funcproto.QueueMessage, poisoned bo
 
 // eachDone calls fn with every done record of the batch in index order, a page at a time.
 func (j *Job) eachDone(ctx context.Context, b *dispatch.Batch, fn func(r *dispatch.Record) error) error {
-	after := ""
-	for {
-		page, err := j.Batches.Records(ctx, b.BatchID, string(dispatch.RecordDone), after, j.page())
-		if err != nil {
-			return err
-		}
-		for i := range page.Records {
-			if err := fn(&page.Records[i]); err != nil {
-				return err
-			}
-		}
-		if after = page.Next; after == "" {
-			return nil
-		}
-	}
+	return j.batches().EachDone(ctx, b, j.page(), fn)
 }
 
 // combine merges every done record's PDF in index order into

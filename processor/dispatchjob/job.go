@@ -7,9 +7,10 @@
 // and ends the batch completed or partially-failed; the notice job e-mails the approvers and the
 // submitter, each notice once.
 //
-// Counters are the batch store's: a record's outcome and the batch's counters are written in one
-// transaction, so a redelivered record message changes nothing and concurrent record jobs never
-// lose a count.
+// Every read and transition of a batch is a method of the batch use cases (dispatch.Batches):
+// the job never reaches the store itself. Counters are the batch store's: a record's outcome
+// and the batch's counters are written in one transaction, so a redelivered record message
+// changes nothing and concurrent record jobs never lose a count.
 package dispatchjob
 
 import (
@@ -23,7 +24,6 @@ import (
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/dispatch"
-	"github.com/esign-svc/esign/shared/dispatch/batchstore"
 	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
@@ -79,7 +79,8 @@ type Creator interface {
 
 // Deps are the batch processor's dependencies.
 type Deps struct {
-	Batches   *batchstore.Store
+	// Batches is the batch store (batchstore.Store), reached only through the use cases.
+	Batches   dispatch.BatchStore
 	Templates render.Templates
 	Producer  Producer
 	Creator   Creator
@@ -113,6 +114,11 @@ func New(d Deps) (*Job, error) {
 	return &Job{Deps: d}, nil
 }
 
+// batches is the batch use-case service every read and transition of the job calls.
+func (j *Job) batches() *dispatch.Batches {
+	return &dispatch.Batches{Store: j.Batches, Now: j.Now}
+}
+
 // Functions is the job's function table: the batch queues and their poison queues (a dispatch or notice poison message is handled as the message itself: both are idempotent and record their own failure).
 func (j *Job) Functions() []jobkit.Function {
 	return []jobkit.Function{
@@ -142,7 +148,7 @@ func (j *Job) load(ctx context.Context, batchID, tenantID string) (*dispatch.Bat
 	if batchID == "" || tenantID == "" {
 		return nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("batchId", "batchId and tenantId are required")))
 	}
-	b, err := j.Batches.Load(ctx, batchID)
+	b, err := j.batches().Load(ctx, batchID)
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		funcproto.Logf(ctx, "dispatch: no batch %s; message acknowledged", batchID)
 		return nil, nil

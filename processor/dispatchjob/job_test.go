@@ -16,9 +16,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/google/uuid"
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/licence"
@@ -31,26 +31,16 @@ import (
 // records is every record of the batch in index order.
 func (e *env) records(t *testing.T, batchID string) []dispatch.Record {
 	t.Helper()
-	p, err := e.batches.Records(context.Background(), batchID, "", "", 100)
+	p, err := e.Batches().Records(context.Background(), batchID, "", "", 100)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p.Records
 }
 
-func (e *env) read(t *testing.T, path string) []byte {
-	t.Helper()
-	c, n, _ := strings.Cut(path, "/")
-	b, _, err := e.blobs.ReadAll(context.Background(), c, n, 64<<20)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return b
-}
-
 func (e *env) eventCount(t *testing.T, batchID, kind string) int {
 	t.Helper()
-	evs, err := e.batches.Events(context.Background(), batchID)
+	evs, err := e.Batches().Events(context.Background(), batchID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,13 +69,13 @@ func TestBatchCompletes(t *testing.T) {
 	s := dispatch.Settings{Mode: dispatch.ModeIndividual, FileNameTemplate: "Offer {{employeeName}} {BATCHID}-{BATCHID_1}",
 		DeliveryMode: dispatch.DeliverySecureEmail, ExpiresInHours: 48, GeneratedBy: "tests"}
 	b := e.batch(t, recs, s, false, func(b *dispatch.Batch, _ []dispatch.Record) {
-		b.SubmitterEmailEnc = must(e.cipher.EncryptString("sub@x.test", dispatch.SubmitterAAD(b.BatchID)))
+		b.SubmitterEmailEnc = must(e.Cipher.EncryptString("sub@x.test", dispatch.SubmitterAAD(b.BatchID)))
 	})
 	finishes, invites := e.run(t, b)
 	if len(finishes) != 1 || invites != 5 {
 		t.Fatalf("%d finishes, %d invitations", len(finishes), invites)
 	}
-	got := must(e.batches.Load(ctx, b.BatchID))
+	got := must(e.Batches().Load(ctx, b.BatchID))
 	if got.State != dispatch.StateCompleted || got.ProcessedCount != 3 || got.ErrorCount != 0 {
 		t.Fatalf("batch %s processed %d errors %d", got.State, got.ProcessedCount, got.ErrorCount)
 	}
@@ -98,15 +88,15 @@ func TestBatchCompletes(t *testing.T) {
 		if want := "documents/" + b.TenantID + "/dispatch/" + b.BatchID + "/" + names[i]; r.PDFBlobPath != want {
 			t.Fatalf("record %d path %s, want %s", i, r.PDFBlobPath, want)
 		}
-		sum := sha256.Sum256(e.read(t, r.PDFBlobPath))
+		sum := sha256.Sum256(e.Read(r.PDFBlobPath))
 		if r.PDFHash != "sha256:"+hex.EncodeToString(sum[:]) {
 			t.Fatalf("record %d: pdfHash %s does not match its blob", i, r.PDFHash)
 		}
-		d := must(e.docs.Load(ctx, b.TenantID, r.CorrelationID))
+		d := must(e.Documents().Load(ctx, b.TenantID, r.CorrelationID))
 		if d.ReferenceID != b.BatchID || d.PDFBlobPath != r.PDFBlobPath || d.GeneratedBy != "tests" {
 			t.Fatalf("document %+v", d)
 		}
-		sessions := must(e.deliveries.ListByCorrelation(ctx, tenant, r.CorrelationID))
+		sessions := must(e.Deliveries().ListByCorrelation(ctx, tenant, r.CorrelationID))
 		if len(sessions) != len(wantNames[i]) || len(r.DeliveryIDs) != len(sessions) {
 			t.Fatalf("record %d: %d sessions, %d ids", i, len(sessions), len(r.DeliveryIDs))
 		}
@@ -122,20 +112,20 @@ func TestBatchCompletes(t *testing.T) {
 			}
 		}
 	}
-	rows := must(e.box.List(ctx))
+	rows := must(e.Outbox().List(ctx))
 	if len(rows) != 1 || rows[0].Recipient != "sub@x.test" || !strings.Contains(rows[0].Text, "Outcome: completed") {
 		t.Fatalf("outbox %+v", rows)
 	}
 	// Redeliveries: a record, the finish, the notice.
-	if r := deliver(t, e.job.HandleRecord, dispatch.RecordMessage{BatchID: b.BatchID, TenantID: tenant, Index: 1}); r.count() != 0 {
+	if r := deliver(t, e.job.HandleRecord, dispatch.RecordMessage{BatchID: b.BatchID, TenantID: tenant, Index: 1}); r.Count() != 0 {
 		t.Fatalf("redelivered record: %v", r.Outputs)
 	}
-	if r := deliver(t, e.job.HandleFinish, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant}); r.count() != 0 {
+	if r := deliver(t, e.job.HandleFinish, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant}); r.Count() != 0 {
 		t.Fatalf("redelivered finish: %v", r.Outputs)
 	}
 	deliver(t, e.job.HandleNotify, dispatch.NotifyMessage{BatchID: b.BatchID, TenantID: tenant, Kind: dispatch.NoticeFinished})
-	after := must(e.batches.Load(ctx, b.BatchID))
-	if after.ProcessedCount != 3 || after.ETag != got.ETag || len(must(e.box.List(ctx))) != 1 {
+	after := must(e.Batches().Load(ctx, b.BatchID))
+	if after.ProcessedCount != 3 || after.ETag != got.ETag || len(must(e.Outbox().List(ctx))) != 1 {
 		t.Fatalf("redeliveries changed the batch (%d processed) or sent again", after.ProcessedCount)
 	}
 	if e.eventCount(t, b.BatchID, dispatch.EvNoticeSent) != 1 || e.eventCount(t, b.BatchID, dispatch.EvCompleted) != 1 {
@@ -151,22 +141,22 @@ func TestRedeliveredRecordWhileProcessing(t *testing.T) {
 	ctx := context.Background()
 	b := e.batch(t, []map[string]any{e.offer(0), e.offer(1)}, dispatch.Settings{Mode: dispatch.ModeIndividual}, false, nil)
 	r := deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant})
-	if n := len(r.outputs(queues.DispatchRecord.Binding())); n != 2 {
+	if n := len(r.Messages(queues.DispatchRecord.Binding())); n != 2 {
 		t.Fatalf("%d record messages", n)
 	}
 	msg := dispatch.RecordMessage{BatchID: b.BatchID, TenantID: tenant, Index: 0}
 	deliver(t, e.job.HandleRecord, msg)
-	before := must(e.batches.Load(ctx, b.BatchID))
-	if r := deliver(t, e.job.HandleRecord, msg); r.count() != 0 {
+	before := must(e.Batches().Load(ctx, b.BatchID))
+	if r := deliver(t, e.job.HandleRecord, msg); r.Count() != 0 {
 		t.Fatalf("outputs %v", r.Outputs)
 	}
-	again := must(e.batches.Load(ctx, b.BatchID))
+	again := must(e.Batches().Load(ctx, b.BatchID))
 	if before.ProcessedCount != 1 || again.ProcessedCount != 1 || again.ETag != before.ETag {
 		t.Fatalf("processed %d then %d", before.ProcessedCount, again.ProcessedCount)
 	}
 	// A redelivered dispatch message of the processing batch fans out only the pending record.
 	r = deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant})
-	if out := r.outputs(queues.DispatchRecord.Binding()); len(out) != 1 || !strings.Contains(string(out[0]), `"index":1`) {
+	if out := r.Messages(queues.DispatchRecord.Binding()); len(out) != 1 || !strings.Contains(string(out[0]), `"index":1`) {
 		t.Fatalf("fan-out again: %s", out)
 	}
 }
@@ -180,18 +170,18 @@ func TestFailedRecordsPartiallyFail(t *testing.T) {
 	ctx := context.Background()
 	recs := []map[string]any{e.offer(0), e.offer(1), e.offer(2), e.offer(3)}
 	b := e.batch(t, recs, dispatch.Settings{Mode: dispatch.ModeCombined}, false, func(b *dispatch.Batch, rs []dispatch.Record) {
-		rs[1].DataEnc = must(e.cipher.Encrypt([]byte(`{}`), pii.AAD("another", "record", "1")))
+		rs[1].DataEnc = must(e.Cipher.Encrypt([]byte(`{}`), pii.AAD("another", "record", "1")))
 	})
 	// Record 3's message was poisoned before the fan-out reached it.
 	deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant})
-	if r := deliver(t, e.job.HandleRecordPoison, dispatch.RecordMessage{BatchID: b.BatchID, TenantID: tenant, Index: 3}); r.count() != 0 {
+	if r := deliver(t, e.job.HandleRecordPoison, dispatch.RecordMessage{BatchID: b.BatchID, TenantID: tenant, Index: 3}); r.Count() != 0 {
 		t.Fatalf("poison outputs %v", r.Outputs)
 	}
 	finishes, _ := e.run(t, b)
 	if len(finishes) != 1 {
 		t.Fatalf("%d finishes", len(finishes))
 	}
-	got := must(e.batches.Load(ctx, b.BatchID))
+	got := must(e.Batches().Load(ctx, b.BatchID))
 	if got.State != dispatch.StatePartiallyFailed || got.ProcessedCount != 4 || got.ErrorCount != 2 {
 		t.Fatalf("batch %s processed %d errors %d", got.State, got.ProcessedCount, got.ErrorCount)
 	}
@@ -202,10 +192,10 @@ func TestFailedRecordsPartiallyFail(t *testing.T) {
 	if got.CombinedPath != "documents/"+b.TenantID+"/dispatch/"+b.BatchID+"/combined.pdf" {
 		t.Fatalf("combined path %q", got.CombinedPath)
 	}
-	combined := e.read(t, got.CombinedPath)
+	combined := e.Read(got.CombinedPath)
 	pages := 0
 	for _, i := range []int{0, 2} {
-		n, err := api.PageCount(bytes.NewReader(e.read(t, rs[i].PDFBlobPath)), nil)
+		n, err := api.PageCount(bytes.NewReader(e.Read(rs[i].PDFBlobPath)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,11 +247,11 @@ func TestZipBundle(t *testing.T) {
 	b := e.batch(t, recs, dispatch.Settings{Mode: dispatch.ModeIndividual, ZipBundle: true, FileNameTemplate: "Angebot {{employeeName}}"}, false,
 		func(_ *dispatch.Batch, rs []dispatch.Record) { rs[2].NameSeq = 2 })
 	e.run(t, b)
-	got := must(e.batches.Load(context.Background(), b.BatchID))
+	got := must(e.Batches().Load(context.Background(), b.BatchID))
 	if got.State != dispatch.StateCompleted || got.BundlePath != "bundles/"+b.TenantID+"/"+b.BatchID+".zip" {
 		t.Fatalf("%s %q %+v", got.State, got.BundlePath, e.records(t, b.BatchID))
 	}
-	raw := e.read(t, got.BundlePath)
+	raw := e.Read(got.BundlePath)
 	zr, err := zip.NewReader(bytes.NewReader(raw), int64(len(raw)))
 	if err != nil {
 		t.Fatal(err)
@@ -277,7 +267,7 @@ func TestZipBundle(t *testing.T) {
 		rc, _ := f.Open()
 		body, _ := io.ReadAll(rc)
 		rc.Close()
-		if !bytes.Equal(body, e.read(t, rs[i].PDFBlobPath)) {
+		if !bytes.Equal(body, e.Read(rs[i].PDFBlobPath)) {
 			t.Fatalf("entry %d differs from its PDF", i)
 		}
 	}
@@ -292,7 +282,7 @@ func TestApproversNotice(t *testing.T) {
 	e.job.Approvers = []string{"ops@x.test"}
 	named := e.batch(t, []map[string]any{e.offer(0)}, dispatch.Settings{Mode: dispatch.ModeIndividual}, true, func(b *dispatch.Batch, _ []dispatch.Record) {
 		list := must(json.Marshal([]string{"ap1@x.test", "ap2@x.test"}))
-		b.ApproversEnc = must(e.cipher.Encrypt(list, dispatch.ApproversAAD(b.BatchID)))
+		b.ApproversEnc = must(e.Cipher.Encrypt(list, dispatch.ApproversAAD(b.BatchID)))
 	})
 	unnamed := e.batch(t, []map[string]any{e.offer(1)}, dispatch.Settings{Mode: dispatch.ModeIndividual}, true, nil)
 	for _, b := range []*dispatch.Batch{named, unnamed, named} {
@@ -302,7 +292,7 @@ func TestApproversNotice(t *testing.T) {
 		}
 	}
 	var to []string
-	for _, row := range must(e.box.List(ctx)) {
+	for _, row := range must(e.Outbox().List(ctx)) {
 		if row.Kind != KindApprovers || !strings.Contains(row.Text, "pending approval") && !strings.Contains(row.Text, "waits for a decision") {
 			t.Fatalf("row %+v", row)
 		}
@@ -312,10 +302,10 @@ func TestApproversNotice(t *testing.T) {
 		t.Fatalf("sent to %v", to)
 	}
 	// A dispatch message of a batch waiting for approval starts nothing.
-	if r := deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: named.BatchID, TenantID: tenant}); r.count() != 0 {
+	if r := deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: named.BatchID, TenantID: tenant}); r.Count() != 0 {
 		t.Fatalf("outputs %v", r.Outputs)
 	}
-	if got := must(e.batches.Load(ctx, named.BatchID)); got.State != dispatch.StatePendingApproval {
+	if got := must(e.Batches().Load(ctx, named.BatchID)); got.State != dispatch.StatePendingApproval {
 		t.Fatalf("state %s", got.State)
 	}
 }
@@ -330,22 +320,22 @@ func TestFinishPoisonEndsTheBatch(t *testing.T) {
 	b := e.batch(t, []map[string]any{e.offer(0), e.offer(1)}, dispatch.Settings{Mode: dispatch.ModeCombined}, false, nil)
 	r := deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: b.TenantID})
 	var finish []json.RawMessage
-	for _, m := range r.outputs(queues.DispatchRecord.Binding()) {
-		finish = append(finish, deliver(t, e.job.HandleRecord, m).outputs(queues.DispatchFinish.Binding())...)
+	for _, m := range r.Messages(queues.DispatchRecord.Binding()) {
+		finish = append(finish, deliver(t, e.job.HandleRecord, m).Messages(queues.DispatchFinish.Binding())...)
 	}
 	if len(finish) != 1 {
 		t.Fatalf("%d finish messages", len(finish))
 	}
 	p := deliver(t, e.job.HandleFinishPoison, finish[0])
-	got := must(e.batches.Load(context.Background(), b.BatchID))
-	if got.State != dispatch.StateCompleted || got.CombinedPath != "" || len(p.outputs(queues.DispatchNotify.Binding())) != 1 {
-		t.Fatalf("%s combined %q notices %d", got.State, got.CombinedPath, len(p.outputs(queues.DispatchNotify.Binding())))
+	got := must(e.Batches().Load(context.Background(), b.BatchID))
+	if got.State != dispatch.StateCompleted || got.CombinedPath != "" || len(p.Messages(queues.DispatchNotify.Binding())) != 1 {
+		t.Fatalf("%s combined %q notices %d", got.State, got.CombinedPath, len(p.Messages(queues.DispatchNotify.Binding())))
 	}
 	if n := e.eventCount(t, b.BatchID, EvArtifactFailed); n != 1 {
 		t.Fatalf("%d %s events", n, EvArtifactFailed)
 	}
 	again := deliver(t, e.job.HandleFinishPoison, finish[0])
-	if again.count() != 0 || e.eventCount(t, b.BatchID, EvArtifactFailed) != 1 {
+	if again.Count() != 0 || e.eventCount(t, b.BatchID, EvArtifactFailed) != 1 {
 		t.Fatal("the poison message delivered again wrote or queued something")
 	}
 }
@@ -375,7 +365,7 @@ func TestRecordsTheLicenceNoLongerAllows(t *testing.T) {
 			if invites != 0 {
 				t.Fatalf("%d invitations", invites)
 			}
-			got := must(e.batches.Load(context.Background(), b.BatchID))
+			got := must(e.Batches().Load(context.Background(), b.BatchID))
 			if got.State != dispatch.StatePartiallyFailed || got.ErrorCount != 2 {
 				t.Fatalf("batch %s errors %d", got.State, got.ErrorCount)
 			}
@@ -410,20 +400,8 @@ func TestDeclaredRecipientsArePrintedAndDelivered(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, name := range []string{"template.yaml", "template.pdf"} {
-		b := must(os.ReadFile(filepath.Join("..", "..", "examples", "offer", name)))
-		if name == "template.yaml" {
-			b = bytes.Replace(b, []byte("fields:\n"), []byte("fields:\n  - key: recipientName\n    type: string\n    label: Recipient\n"), 1)
-		}
-		must(must(zw.Create(name)).Write(b))
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	e.pkg = "templates/dispatchjob/" + uuid.NewString() + ".zip"
-	must(e.blobs.Put(ctx, "templates", e.pkg[len("templates/"):], bytes.NewReader(buf.Bytes()), "application/zip", nil))
+	yaml := bytes.Replace(apptest.SampleFile(t, "template.yaml"), []byte("fields:\n"), []byte("fields:\n  - key: recipientName\n    type: string\n    label: Recipient\n"), 1)
+	e.pkg = e.PackageZip(map[string][]byte{"template.yaml": yaml})
 	seen := &seenRecords{Producer: e.job.Producer}
 	e.job.Producer = seen
 	rec := e.offer(0)
@@ -436,7 +414,7 @@ func TestDeclaredRecipientsArePrintedAndDelivered(t *testing.T) {
 		t.Fatalf("rendered records %v", seen.seen)
 	}
 	r := e.records(t, b.BatchID)[0]
-	sessions := must(e.deliveries.ListByCorrelation(ctx, tenant, r.CorrelationID))
+	sessions := must(e.Deliveries().ListByCorrelation(ctx, tenant, r.CorrelationID))
 	if r.State != dispatch.RecordDone || len(sessions) != 1 || sessions[0].RecipientName != "Ann Example" {
 		t.Fatalf("record %s %q, sessions %+v", r.State, r.Error, sessions)
 	}

@@ -10,9 +10,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/dispatch"
-	"github.com/esign-svc/esign/shared/dispatch/batchstore"
 	"github.com/esign-svc/esign/shared/funcproto"
-	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/notify"
 )
 
@@ -50,33 +48,23 @@ func (j *Job) HandleNotify(ctx context.Context, qm funcproto.QueueMessage) error
 	if err != nil {
 		return funcproto.Permanent(err)
 	}
-	now := j.Now().UTC()
-	claim, err := j.Batches.ClaimNotice(ctx, b.BatchID, m.Kind, now, NoticeLease)
-	if errors.Is(err, batchstore.ErrNoticeSent) {
+	err = j.batches().Notice(ctx, b, m.Kind, systemActor, NoticeLease, func() (int, error) {
+		for i, addr := range to {
+			msg := compose(b, m.Kind, addr)
+			if err := j.Email.Send(notify.WithDedupeID(ctx, fmt.Sprintf("batch-%s-%s-%d", b.BatchID, m.Kind, i)), msg); err != nil {
+				if apperr.KindOf(err) == apperr.KindInvalid {
+					return 0, funcproto.Permanent(err)
+				}
+				return 0, err
+			}
+		}
+		return len(to), nil
+	})
+	if errors.Is(err, dispatch.ErrNoticeSent) {
 		funcproto.Logf(ctx, "dispatch-notify: batch %s: %s notice sent before; acknowledged", b.BatchID, m.Kind)
 		return nil
 	}
 	if err != nil {
-		return err
-	}
-	for i, addr := range to {
-		msg := compose(b, m.Kind, addr)
-		if err := j.Email.Send(notify.WithDedupeID(ctx, fmt.Sprintf("batch-%s-%s-%d", b.BatchID, m.Kind, i)), msg); err != nil {
-			_ = j.Batches.ReleaseNotice(ctx, claim) // best effort: a left claim expires with its lease
-			if apperr.KindOf(err) == apperr.KindInvalid {
-				return funcproto.Permanent(err)
-			}
-			return err
-		}
-	}
-	var ch kernel.Change
-	if len(to) == 0 {
-		ch.Record(dispatch.EvNoticeSkipped, kernel.NoSlot, now, map[string]any{"kind": m.Kind, "reason": "no_recipient"})
-	} else {
-		ch.Record(dispatch.EvNoticeSent, kernel.NoSlot, now, map[string]any{"kind": m.Kind, "count": len(to)})
-	}
-	ch.By(systemActor)
-	if err := j.Batches.CompleteNotice(ctx, claim, ch.Events, now); err != nil {
 		return err
 	}
 	funcproto.Logf(ctx, "dispatch-notify: batch %s: %s notice to %d recipient(s)", b.BatchID, m.Kind, len(to))

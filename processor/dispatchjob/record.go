@@ -95,7 +95,7 @@ func (j *Job) loadRecord(ctx context.Context, qm funcproto.QueueMessage) (*dispa
 		funcproto.Logf(ctx, "dispatch-record: batch %s is %s; record %d acknowledged", b.BatchID, b.State, m.Index)
 		return nil, nil, nil
 	}
-	r, err := j.Batches.Record(ctx, b.BatchID, m.Index)
+	r, err := j.batches().Record(ctx, b.BatchID, m.Index)
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		return nil, nil, funcproto.Permanent(err)
 	}
@@ -113,7 +113,7 @@ func (j *Job) loadRecord(ctx context.Context, qm funcproto.QueueMessage) (*dispa
 // ok is false when the record had been processed meanwhile (nothing written).
 func (j *Job) processed(ctx context.Context, b *dispatch.Batch, r *dispatch.Record, o dispatch.Outcome) (bool, error) {
 	index := r.Index
-	after, ch, err := j.Batches.ProcessedFrom(ctx, r, o, j.Now().UTC())
+	after, ch, err := j.batches().Processed(ctx, b.TenantID, r, o)
 	if errors.Is(err, dispatch.ErrRecordDone) || errors.Is(err, dispatch.ErrNotProcessing) {
 		funcproto.Logf(ctx, "dispatch-record: batch %s record %d processed before; message acknowledged", b.BatchID, index)
 		return false, nil

@@ -14,7 +14,6 @@ import (
 	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/event"
 	"github.com/esign-svc/esign/shared/funcproto"
-	"github.com/esign-svc/esign/shared/kernel/aggstore"
 )
 
 // FunctionName is the timer's function (processor/functions/Events).
@@ -25,9 +24,9 @@ const BatchSize = 100
 
 // Deps are the job's dependencies.
 type Deps struct {
-	Outbox *aggstore.Outbox // the kernel's outbox schedule
-	Store  event.Store      // the subscriptions (webhookstore.Store)
-	Queue  event.Queue      // their pending deliveries (webhookstore.Store)
+	Outbox event.OutboxSource // the kernel's outbox (aggstore.Outbox, adapted by the app)
+	Store  event.Store        // the subscriptions (webhookstore.Store)
+	Queue  event.Queue        // their pending deliveries (webhookstore.Store)
 	Sender *event.Sender
 	Now    func() time.Time // time.Now when nil
 }
@@ -46,7 +45,7 @@ func New(d Deps) (*Job, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &Job{fan: &event.Fanout{Source: source{d.Outbox}, Store: d.Store, Queue: d.Queue, Now: d.Now}, send: d.Sender}, nil
+	return &Job{fan: &event.Fanout{Source: d.Outbox, Store: d.Store, Queue: d.Queue, Now: d.Now}, send: d.Sender}, nil
 }
 
 // Functions is the job's function table.
@@ -80,16 +79,4 @@ func (j *Job) Run(ctx context.Context) (fanned, sent int, err error) {
 		sent += n
 	}
 	return fanned, sent, errors.Join(errF, errS)
-}
-
-// source adapts the kernel's outbox to the fan-out's.
-type source struct{ o *aggstore.Outbox }
-
-func (s source) Due(ctx context.Context, now time.Time, limit int) ([]event.OutboxBatch, error) {
-	due, err := s.o.Due(ctx, now, limit)
-	out := make([]event.OutboxBatch, 0, len(due))
-	for _, b := range due {
-		out = append(out, b)
-	}
-	return out, err
 }

@@ -103,7 +103,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	codec := tokens.NewCodec(ring)
-	if e.notifier, err = notifyjob.New(notifyjob.Deps{Store: e.sessions, Tokens: codec, Cipher: e.cipher, Email: flaky{e},
+	if e.notifier, err = notifyjob.New(notifyjob.Deps{Sessions: &esign.SessionJobs{Store: e.sessions}, Tokens: codec, Cipher: e.cipher, Email: flaky{e},
 		PortalURL: "https://portal.example.test", Now: clock}); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,8 @@ func newEnv(t *testing.T) *env {
 		Cipher: e.cipher, Email: flaky{e}, PortalURL: "https://portal.example.test", Now: clock}); err != nil {
 		t.Fatal(err)
 	}
-	if e.job, err = New(Deps{Sessions: e.sessions, Deliveries: e.deliveries, Notify: e.notifier.Notify, MessageID: notifyjob.MessageID,
+	if e.job, err = New(Deps{Sessions: &esign.SessionJobs{Store: e.sessions, InviteChecks: e.sessions.InviteChecks()},
+		Deliveries: &delivery.InviteChecks{Schedule: e.deliveries.InviteChecks(), Store: e.deliveries}, Notify: e.notifier.Notify, MessageID: notifyjob.MessageID,
 		Invite: e.inviter.Invite, Now: clock}); err != nil {
 		t.Fatal(err)
 	}

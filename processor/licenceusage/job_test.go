@@ -4,12 +4,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/licensing"
 )
 
@@ -50,11 +49,7 @@ func newJob(t *testing.T, status int) (*Job, *service) {
 // 200 acknowledges, anything else is retried and, after maxDequeueCount, poisoned.
 func invoke(t *testing.T, j *Job, body string) int {
 	t.Helper()
-	raw, _ := json.Marshal(body)
-	inv := `{"Data":{"msg":` + string(raw) + `},"Metadata":{"DequeueCount":1}}`
-	rec := httptest.NewRecorder()
-	funcproto.QueueHandler(j.Handle).ServeHTTP(rec, httptest.NewRequest("POST", "/LicenceUsage", strings.NewReader(inv)))
-	return rec.Code
+	return apptest.Invoke(t, j.Handle, []byte(body)).Status
 }
 
 func usage(t *testing.T) string {

@@ -74,7 +74,7 @@ func (j *Job) invitation(m esign.NotifyMessage, sess *esign.Session, slots []esi
 	}
 	msg, err = notify.InvitationMessage(to, notify.Invitation{
 		SignerName: sl.NamePrefill, DocumentName: sess.Title(), PortalURL: j.portalLink(tok),
-		Requester: sess.RequestedBy, Organization: sess.OrganizationName, Reminder: m.Reminder,
+		Requester: sess.RequestedBy, Organization: sess.OrganizationName, Reminder: m.Reminder, Locale: sl.Locale,
 	})
 	return msg, sl.Index, "", err
 }
@@ -134,15 +134,10 @@ func (j *Job) requesterNotice(ctx context.Context, kind notify.Kind, m esign.Not
 	return msg, -1, "", err
 }
 
-// lastEvent is the time of the session's latest event of kind, or now when there is none. It
-// reads the kind and time columns only, so a notice (the seal failure's above all) goes out for
-// a trail whose event data is unreadable.
+// lastEvent is the time of the session's latest event of kind, or now when there is none
+// (esign.SessionJobs.LastEvent: a trail whose event data is unreadable still answers).
 func (j *Job) lastEvent(ctx context.Context, groupID, kind string, now time.Time) (time.Time, error) {
-	at, err := j.d.Store.LastEvent(ctx, groupID, kind)
-	if err != nil || at.IsZero() {
-		return now, err
-	}
-	return at, nil
+	return j.d.Sessions.LastEvent(ctx, groupID, kind, now)
 }
 
 // decrypt opens a stored address. A ciphertext that does not open (wrong key ring, tampered row)

@@ -30,7 +30,6 @@ import (
 	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/esign"
-	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/pii"
@@ -53,22 +52,9 @@ const (
 // older claim is taken to be a crashed worker's.
 const ClaimLease = 2 * time.Minute
 
-// Store is what the job needs of the session store.
-type Store interface {
-	Load(ctx context.Context, groupID string) (*esign.Session, []esign.Slot, error)
-	LastEvent(ctx context.Context, groupID, kind string) (time.Time, error)
-	RecordEvents(ctx context.Context, groupID string, slots []esign.Slot, ch esign.Change) error
-	ClaimNotification(ctx context.Context, groupID, id string, now time.Time, lease time.Duration) (sessionstore.NotificationClaim, error)
-	CompleteNotification(ctx context.Context, c sessionstore.NotificationClaim, slots []esign.Slot, events []esign.Event, now time.Time) error
-	ReleaseNotification(ctx context.Context, c sessionstore.NotificationClaim) error
-	NotificationSent(ctx context.Context, groupID, id string) (bool, error)
-}
-
-var _ Store = (*sessionstore.Store)(nil)
-
 // Deps are the job's dependencies.
 type Deps struct {
-	Store     Store
+	Sessions  *esign.SessionJobs // the session jobs' use cases
 	Tokens    *tokens.Codec
 	Cipher    *pii.Cipher
 	Email     notify.Sender
@@ -81,8 +67,8 @@ type Job struct{ d Deps }
 
 // New makes the job. Errors: a missing dependency (a wiring mistake).
 func New(d Deps) (*Job, error) {
-	if d.Store == nil || d.Tokens == nil || d.Cipher == nil || d.Email == nil || d.PortalURL == "" {
-		return nil, errors.New("notifyjob: Store, Tokens, Cipher, Email and PortalURL are required")
+	if d.Sessions == nil || d.Sessions.Store == nil || d.Tokens == nil || d.Cipher == nil || d.Email == nil || d.PortalURL == "" {
+		return nil, errors.New("notifyjob: Sessions, Tokens, Cipher, Email and PortalURL are required")
 	}
 	if d.Now == nil {
 		d.Now = time.Now
@@ -146,20 +132,17 @@ func (j *Job) Notify(ctx context.Context, m esign.NotifyMessage) error {
 	if m.GroupID == "" {
 		return funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("groupId", "is required")))
 	}
-	sess, slots, err := j.d.Store.Load(ctx, m.GroupID)
+	// The seal failure's notice goes out for a row that does not decode (the seal failed
+	// because of it): it needs only the row's plain columns.
+	sess, slots, err := j.d.Sessions.Notice(ctx, m.TenantID, m.GroupID, kind == notify.KindSealFailure)
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		return funcproto.Permanent(err)
 	}
-	var c *sessionstore.CorruptError
-	if errors.As(err, &c) && kind == notify.KindSealFailure {
-		// The seal failed because the row is unreadable: the notice needs only its plain columns.
-		sess, slots, err = c.Session, nil, nil
+	if errors.Is(err, esign.ErrWrongTenant) {
+		return funcproto.TenantMismatch("session")
 	}
 	if err != nil {
 		return err
-	}
-	if m.TenantID != "" && m.TenantID != sess.TenantID {
-		return funcproto.TenantMismatch("session")
 	}
 	now := j.d.Now().UTC()
 	msg, eventSlot, skip, err := j.compose(ctx, kind, m, sess, slots, now)
@@ -180,32 +163,24 @@ func (j *Job) Notify(ctx context.Context, m esign.NotifyMessage) error {
 // send claims, sends and records one message (see the package doc).
 func (j *Job) send(ctx context.Context, m esign.NotifyMessage, msg notify.Message, slots []esign.Slot, eventSlot int, now time.Time) error {
 	id := MessageID(m)
-	claim, err := j.d.Store.ClaimNotification(ctx, m.GroupID, id, now, ClaimLease)
+	var failed error // the provider's refusal or failure
+	err := j.d.Sessions.SendOnce(ctx, m.GroupID, id, slots, now, ClaimLease, func(ctx context.Context) (esign.Event, error) {
+		if failed = j.d.Email.Send(notify.WithDedupeID(ctx, id), msg); failed != nil {
+			return esign.Event{}, failed
+		}
+		return esign.Event{Kind: EvNotificationSent, Slot: eventSlot, At: now, Actor: actor,
+			Data: map[string]any{"kind": m.Kind, "slot": m.Slot, "channel": string(msg.Channel)}}, nil
+	})
 	switch {
-	case errors.Is(err, sessionstore.ErrAlreadySent):
+	case errors.Is(err, esign.ErrAlreadySent):
 		funcproto.Logf(ctx, "notify: %s of session %s slot %d was already sent; acknowledged", m.Kind, m.GroupID, m.Slot)
 		return nil
+	case failed != nil && apperr.KindOf(failed) == apperr.KindInvalid:
+		return j.recordFailure(ctx, m, slots, now, codeOf(failed), funcproto.Permanent(failed))
+	case failed != nil:
+		return failed
 	case err != nil:
 		return err
-	}
-	if err := j.d.Email.Send(notify.WithDedupeID(ctx, id), msg); err != nil {
-		_ = j.d.Store.ReleaseNotification(ctx, claim) // best effort: a left claim expires with its lease
-		if apperr.KindOf(err) == apperr.KindInvalid {
-			return j.recordFailure(ctx, m, slots, now, codeOf(err), funcproto.Permanent(err))
-		}
-		return err
-	}
-	ev := esign.Event{Kind: EvNotificationSent, Slot: eventSlot, At: now, Actor: actor,
-		Data: map[string]any{"kind": m.Kind, "slot": m.Slot, "channel": string(msg.Channel)}}
-	err = j.d.Store.CompleteNotification(ctx, claim, slots, []esign.Event{ev}, now)
-	if err != nil && !errors.Is(err, sessionstore.ErrInFlight) {
-		err = j.d.Store.CompleteNotification(ctx, claim, slots, []esign.Event{ev}, now) // one retry
-	}
-	if errors.Is(err, sessionstore.ErrInFlight) {
-		return nil // another delivery took the claim over and records it
-	}
-	if err != nil {
-		return fmt.Errorf("notify: sent but not recorded: %w", err)
 	}
 	funcproto.Logf(ctx, "notify: %s of session %s slot %d sent by e-mail", m.Kind, m.GroupID, m.Slot)
 	return nil
@@ -217,7 +192,7 @@ func (j *Job) send(ctx context.Context, m esign.NotifyMessage, msg notify.Messag
 func (j *Job) recordFailure(ctx context.Context, m esign.NotifyMessage, slots []esign.Slot, now time.Time, code string, cause error) error {
 	ev := esign.Event{Kind: EvNotificationFailed, Slot: eventSlotOf(m, slots), At: now, Actor: actor,
 		Data: map[string]any{"kind": m.Kind, "slot": m.Slot, "code": code}}
-	if err := j.d.Store.RecordEvents(ctx, m.GroupID, slots, esign.Change{Events: []esign.Event{ev}}); err != nil {
+	if err := j.d.Sessions.Note(ctx, m.GroupID, slots, actor, ev); err != nil {
 		return err
 	}
 	funcproto.Logf(ctx, "notify: %s of session %s slot %d failed for good: %s", m.Kind, m.GroupID, m.Slot, code)

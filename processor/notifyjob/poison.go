@@ -2,6 +2,7 @@ package notifyjob
 
 import (
 	"context"
+	"errors"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/esign"
@@ -21,20 +22,20 @@ func (j *Job) HandlePoison(ctx context.Context, qm funcproto.QueueMessage) error
 	if m.GroupID == "" {
 		return funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("groupId", "is required")))
 	}
-	sess, slots, err := j.d.Store.Load(ctx, m.GroupID)
+	_, slots, err := j.d.Sessions.Notice(ctx, m.TenantID, m.GroupID, false)
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		return funcproto.Permanent(err)
+	}
+	if errors.Is(err, esign.ErrWrongTenant) {
+		return funcproto.TenantMismatch("session")
 	}
 	if err != nil {
 		return err
 	}
-	if m.TenantID != "" && m.TenantID != sess.TenantID {
-		return funcproto.TenantMismatch("session")
-	}
 	now := j.d.Now().UTC()
 	for _, one := range m.Split() {
 		if len(m.Targets) > 0 {
-			if sent, err := j.d.Store.NotificationSent(ctx, one.GroupID, MessageID(one)); err != nil {
+			if sent, err := j.d.Sessions.Sent(ctx, one.GroupID, MessageID(one)); err != nil {
 				return err
 			} else if sent {
 				continue // this target went out before the others made the message fail

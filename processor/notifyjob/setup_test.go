@@ -92,7 +92,7 @@ func newEnv(t *testing.T, sender notify.Sender) *env {
 	if sender == nil {
 		sender = box
 	}
-	e.job, err = New(Deps{Store: st, Tokens: e.codec, Cipher: cipher, Email: sender, PortalURL: portal,
+	e.job, err = New(Deps{Sessions: &esign.SessionJobs{Store: st}, Tokens: e.codec, Cipher: cipher, Email: sender, PortalURL: portal,
 		Now: func() time.Time { return e.now }})
 	if err != nil {
 		t.Fatal(err)

@@ -26,7 +26,6 @@ import (
 	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/esign"
-	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/portalclient"
 )
@@ -58,22 +57,12 @@ type Purger interface {
 	Purge(ctx context.Context, r portalclient.PurgeRequest) error
 }
 
-// Sessions is what the job needs of the session store (*sessionstore.Store).
-type Sessions interface {
-	Load(ctx context.Context, groupID string) (*esign.Session, []esign.Slot, error)
-	Events(ctx context.Context, groupID string) ([]sessionstore.AuditEvent, error)
-	RecordEvents(ctx context.Context, groupID string, slots []esign.Slot, ch esign.Change) error
-}
+var _ Purger = (*portalclient.Client)(nil)
 
-var (
-	_ Purger   = (*portalclient.Client)(nil)
-	_ Sessions = (*sessionstore.Store)(nil)
-)
-
-// Deps are the job's dependencies. Sessions is required; a nil Portal means no portal API is
-// configured; a nil Now is time.Now.
+// Deps are the job's dependencies. Sessions (the session jobs' use cases) is required; a nil
+// Portal means no portal API is configured; a nil Now is time.Now.
 type Deps struct {
-	Sessions Sessions
+	Sessions *esign.SessionJobs
 	Portal   Purger
 	Now      func() time.Time
 }
@@ -86,7 +75,7 @@ var systemActor = esign.Actor{Kind: "system", ID: "portalpurge"}
 
 // New makes the job. Errors: a missing Sessions (a wiring mistake).
 func New(d Deps) (*Job, error) {
-	if d.Sessions == nil {
+	if d.Sessions == nil || d.Sessions.Store == nil {
 		return nil, errors.New("portalpurge: Sessions is required")
 	}
 	if d.Now == nil {
@@ -115,41 +104,30 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage, name string) 
 		return nil, nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage,
 			apperr.Field("groupId", "groupId and tenantId are required")))
 	}
-	sess, slots, err := j.d.Sessions.Load(ctx, m.GroupID)
+	sess, slots, err := j.d.Sessions.Get(ctx, m.TenantID, m.GroupID)
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		funcproto.Logf(ctx, "%s: no session %s; message acknowledged", name, m.GroupID)
 		return nil, nil, nil
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if sess.TenantID != m.TenantID {
+	if errors.Is(err, esign.ErrWrongTenant) {
 		return nil, nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch,
 			"the purge message's tenant is not the session's"))
+	}
+	if err != nil {
+		return nil, nil, err
 	}
 	return sess, slots, nil
 }
 
 // recorded reports whether the trail holds an event of kind about What.
 func (j *Job) recorded(ctx context.Context, groupID, kind string) (bool, error) {
-	evs, err := j.d.Sessions.Events(ctx, groupID)
-	if err != nil {
-		return false, err
-	}
-	for _, e := range evs {
-		if e.Kind == kind && e.Data["what"] == What {
-			return true, nil
-		}
-	}
-	return false, nil
+	return j.d.Sessions.Recorded(ctx, groupID, kind, What)
 }
 
 // record writes one session-level event by the job.
 func (j *Job) record(ctx context.Context, sess *esign.Session, slots []esign.Slot, kind string, data map[string]any) error {
 	data["what"] = What
-	ch := esign.Change{Events: []esign.Event{{Kind: kind, Slot: -1, At: j.d.Now().UTC(), Data: data}}}
-	ch.By(systemActor)
-	return j.d.Sessions.RecordEvents(ctx, sess.GroupID, slots, ch)
+	return j.d.Sessions.Note(ctx, sess.GroupID, slots, systemActor, esign.Event{Kind: kind, Slot: -1, At: j.d.Now().UTC(), Data: data})
 }
 
 // sessionIDs are the portal's per-slot ids of every slot.

@@ -93,7 +93,7 @@ func newEnv(t *testing.T, portal *portalStandIn) *env {
 	if err := st.Ensure(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	d := Deps{Sessions: st}
+	d := Deps{Sessions: &esign.SessionJobs{Store: st}}
 	if portal != nil {
 		c, err := portalclient.New(portal.srv.URL, secret)
 		if err != nil {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/esign"
-	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/evidence"
 	"github.com/esign-svc/esign/shared/pdf/certificate"
 )
@@ -23,15 +22,15 @@ var timelineOrder = []esign.SlotState{
 // record and the transfers come from the audit events slot.otp_* and slot.transfer_*: until
 // the OTP and cross-device features write them, they are empty. Errors: *failure when a
 // signer's recorded consents do not read back (the certificate is never built with a gap).
-func buildCertificate(sess *esign.Session, slots []esign.Slot, sigs map[int]sessionstore.Signature,
-	events []sessionstore.AuditEvent, now time.Time, engine string) (certificate.Certificate, error) {
+func buildCertificate(sess *esign.Session, slots []esign.Slot, sigs map[int]esign.StoredSignature,
+	events []esign.AuditEvent, now time.Time, engine string) (certificate.Certificate, error) {
 	c := certificate.Certificate{
 		DocumentTitle: sess.Title(), CorrelationID: sess.CorrelationID, DocumentID: sess.DocumentID,
 		RenderedPDFHash: sess.PDFHash, GroupID: sess.GroupID, TenantID: sess.TenantID,
 		SigningMode: string(sess.SigningMode), SessionExpires: sess.ExpiresAt, CompletedAt: now,
 		EngineVersion: engine,
 	}
-	bySlot := map[int][]sessionstore.AuditEvent{}
+	bySlot := map[int][]esign.AuditEvent{}
 	for _, ev := range events {
 		bySlot[ev.Slot] = append(bySlot[ev.Slot], ev)
 	}
@@ -58,7 +57,7 @@ func buildCertificate(sess *esign.Session, slots []esign.Slot, sigs map[int]sess
 // timelineOrder). Pending is when the signer was invited: the slot's first slot.invited event
 // (for a later signer of a sequential session, when the one before finished), not the
 // session's creation; a slot never invited shows no pending time.
-func timeline(sl esign.Slot, events []sessionstore.AuditEvent) []certificate.Transition {
+func timeline(sl esign.Slot, events []esign.AuditEvent) []certificate.Transition {
 	var out []certificate.Transition
 	for _, st := range timelineOrder {
 		at, ok := sl.Timeline[st]
@@ -75,7 +74,7 @@ func timeline(sl esign.Slot, events []sessionstore.AuditEvent) []certificate.Tra
 
 // invitedAt is the time of the slot's first invitation; a slot marked invited without an
 // invitation event falls back to its recorded pending time.
-func invitedAt(sl esign.Slot, events []sessionstore.AuditEvent) (time.Time, bool) {
+func invitedAt(sl esign.Slot, events []esign.AuditEvent) (time.Time, bool) {
 	for _, ev := range events {
 		if ev.Kind == esign.EvSlotInvited {
 			return ev.At, true
@@ -91,7 +90,7 @@ func invitedAt(sl esign.Slot, events []sessionstore.AuditEvent) (time.Time, bool
 // lastSeen is the IP address and user agent of the signer's last recorded action: those of
 // the signature when the slot is signed, else those of the slot's last event the signer made
 // (declining, viewing, ...), so that a signer who declined or let the session expire keeps them.
-func lastSeen(sl esign.Slot, events []sessionstore.AuditEvent) (string, string) {
+func lastSeen(sl esign.Slot, events []esign.AuditEvent) (string, string) {
 	if sl.IP != "" || sl.UserAgent != "" {
 		return sl.IP, sl.UserAgent
 	}
@@ -106,7 +105,7 @@ func lastSeen(sl esign.Slot, events []sessionstore.AuditEvent) (string, string) 
 // declineReason is the reason recorded with the slot's slot.declined event, cleaned as the
 // evidence bundle cleans it (a reason that looks like an e-mail address or a phone number is
 // in neither).
-func declineReason(events []sessionstore.AuditEvent) string {
+func declineReason(events []esign.AuditEvent) string {
 	for _, ev := range events {
 		if ev.Kind == esign.EvSlotDeclined {
 			r, _ := evidence.Clean(ev.Data["reason"]).(string)
@@ -119,7 +118,7 @@ func declineReason(events []sessionstore.AuditEvent) string {
 // consents are the slot's recorded acceptances, or else those stored with its signature. The
 // copy stored with the signature is read whenever it is there: a copy that does not decode is
 // corrupt evidence, as is an acceptance time that does not parse. Errors: the decoder's.
-func consents(sl esign.Slot, sig sessionstore.Signature) ([]certificate.Consent, error) {
+func consents(sl esign.Slot, sig esign.StoredSignature) ([]certificate.Consent, error) {
 	list := sl.Consents
 	if sig.Consents != "" {
 		var stored []esign.ConsentAcceptance
@@ -136,14 +135,14 @@ func consents(sl esign.Slot, sig sessionstore.Signature) ([]certificate.Consent,
 		if err != nil {
 			return nil, fmt.Errorf("the acceptance time of %s: %w", a.ID, err)
 		}
-		out = append(out, certificate.Consent{Key: a.ID, Version: a.Version, Text: a.Text, AcceptedAt: at})
+		out = append(out, certificate.Consent{Key: a.ID, Version: a.Version, Language: a.Language, Text: a.Text, AcceptedAt: at})
 	}
 	return out, nil
 }
 
 // otpRecord summarises the slot's OTP events: channel and masked destination from the last
 // slot.otp_sent (data channel, destination), the verification time, and the attempts (failures plus the success).
-func otpRecord(sl esign.Slot, events []sessionstore.AuditEvent) *certificate.OTPRecord {
+func otpRecord(sl esign.Slot, events []esign.AuditEvent) *certificate.OTPRecord {
 	var r certificate.OTPRecord
 	seen := false
 	for _, ev := range events {
@@ -178,7 +177,7 @@ func otpRecord(sl esign.Slot, events []sessionstore.AuditEvent) *certificate.OTP
 }
 
 // transfers lists the slot's cross-device transfer events.
-func transfers(events []sessionstore.AuditEvent) []certificate.Transfer {
+func transfers(events []esign.AuditEvent) []certificate.Transfer {
 	var out []certificate.Transfer
 	for _, ev := range events {
 		if name, ok := strings.CutPrefix(ev.Kind, "slot.transfer_"); ok {

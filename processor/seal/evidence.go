@@ -3,7 +3,7 @@ package seal
 import (
 	"bytes"
 
-	"github.com/esign-svc/esign/shared/esign/sessionstore"
+	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/evidence"
 )
 
@@ -12,7 +12,7 @@ import (
 // no personal data but hashes, IPs and user agents; as a second line of defence the event data
 // is cleaned (evidence.Clean) so that no e-mail, phone number, token or code reaches the bundle.
 // It returns the bundle and its head hash. Errors: the writer's (a malformed event kind).
-func evidenceBundle(events []sessionstore.AuditEvent) ([]byte, string, error) {
+func evidenceBundle(events []esign.AuditEvent) ([]byte, string, error) {
 	var buf bytes.Buffer
 	w := evidence.NewWriter(&buf)
 	for _, ev := range events {

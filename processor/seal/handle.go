@@ -17,7 +17,6 @@ import (
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
-	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/pdf"
@@ -44,7 +43,7 @@ func fail(reason string, cause error) error { return &failure{reason: reason, ca
 // Replies (through funcproto.QueueHandler):
 //   - nil with notify outputs once the session is sealed and complete;
 //   - nil without effect for a session already complete (a duplicate) or not sealing;
-//   - sessionstore.ErrSealBusy (retried) while another attempt holds the session's seal lock;
+//   - esign.ErrSealBusy (retried) while another attempt holds the session's seal lock;
 //   - nil with a seal-failure notice after recording seal.failed for a seal that can never
 //     succeed (source hash mismatch, source missing or unreadable, signature row missing, and
 //     evidence that does not read back: the session row's manifest or slots, an audit row's
@@ -80,8 +79,8 @@ func (j *Job) Handle(ctx context.Context, msg funcproto.QueueMessage) error {
 // lock expires within LockTTL); the store's.
 func (j *Job) lock(ctx context.Context, groupID string) (context.Context, func(), error) {
 	owner := newOwner()
-	err := j.d.Sessions.AcquireSealLock(ctx, groupID, owner, j.now(), j.d.LockTTL)
-	if errors.Is(err, sessionstore.ErrSealBusy) {
+	err := j.d.Sessions.LockSeal(ctx, groupID, owner, j.now(), j.d.LockTTL)
+	if errors.Is(err, esign.ErrSealBusy) {
 		funcproto.Logf(ctx, "seal: group %s is being sealed by another attempt; retried later", groupID)
 		return nil, nil, err
 	}
@@ -104,11 +103,11 @@ func (j *Job) lock(ctx context.Context, groupID string) (context.Context, func()
 			case <-done:
 				return
 			case <-ticks:
-				err := j.d.Sessions.AcquireSealLock(ctx, groupID, owner, j.now(), j.d.LockTTL)
+				err := j.d.Sessions.LockSeal(ctx, groupID, owner, j.now(), j.d.LockTTL)
 				if j.afterRenew != nil {
 					j.afterRenew()
 				}
-				if errors.Is(err, sessionstore.ErrSealBusy) {
+				if errors.Is(err, esign.ErrSealBusy) {
 					cancel(fmt.Errorf("seal: the lock of group %s was lost: %w", groupID, err))
 					return
 				}
@@ -120,7 +119,7 @@ func (j *Job) lock(ctx context.Context, groupID string) (context.Context, func()
 		close(done)
 		<-renewed
 		cancel(nil)
-		_ = j.d.Sessions.ReleaseSealLock(context.WithoutCancel(ctx), groupID, owner) // best effort: it expires anyway
+		_ = j.d.Sessions.UnlockSeal(context.WithoutCancel(ctx), groupID, owner) // best effort: it expires anyway
 	}, nil
 }
 
@@ -171,25 +170,24 @@ func (j *Job) seal(ctx context.Context, m esign.SealMessage) error {
 
 // corruptSession is load's error for a sealing session of the message's tenant whose row does
 // not decode (its manifest or a slot): the seal can never succeed and is recorded as failed.
-type corruptSession struct{ *sessionstore.CorruptError }
+type corruptSession struct{ *esign.CorruptError }
 
 // load reads the session and decides whether there is anything to do: nil session means ack.
 // Errors: *corruptSession; Permanent for an unknown session or the wrong tenant; the store's.
 func (j *Job) load(ctx context.Context, m esign.SealMessage) (*esign.Session, []esign.Slot, error) {
-	sess, slots, err := j.d.Sessions.Load(ctx, m.GroupID)
+	sess, slots, err := j.d.Sessions.ToSeal(ctx, m.TenantID, m.GroupID)
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		return nil, nil, funcproto.Permanent(err)
 	}
-	var c *sessionstore.CorruptError
+	if errors.Is(err, esign.ErrWrongTenant) {
+		return nil, nil, errWrongTenant()
+	}
+	var c *esign.CorruptError
 	if errors.As(err, &c) {
 		sess, err = c.Session, &corruptSession{c}
 	}
 	if sess == nil {
 		return nil, nil, err
-	}
-	if sess.TenantID != m.TenantID {
-		return nil, nil, funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch,
-			"the seal message's tenant is not the session's"))
 	}
 	if err != nil && sess.State == esign.SessionSealing {
 		return nil, nil, err
@@ -218,7 +216,7 @@ type sealed struct {
 // produce gathers the inputs and runs the seal. Errors: *failure for what can never succeed,
 // others worth a retry.
 func (j *Job) produce(ctx context.Context, sess *esign.Session, slots []esign.Slot, now time.Time) (sealed, error) {
-	events, err := j.d.Sessions.Events(ctx, sess.GroupID)
+	events, err := j.d.Sessions.Trail(ctx, sess.GroupID)
 	if errors.Is(err, audit.ErrCorrupt) {
 		return sealed{}, fail("the audit trail is unreadable", err)
 	}
@@ -248,7 +246,7 @@ func (j *Job) produce(ctx context.Context, sess *esign.Session, slots []esign.Sl
 	cert.EvidenceHeadHash = head
 	out, err := pdf.Seal(ctx, pdf.SealInput{
 		Source: src, Placements: placements, SignaturePage: page, Certificate: cert,
-		Signer: j.d.Key.Signer, Chain: j.d.Key.Chain, TSAURL: j.d.TSAURL,
+		Signer: j.d.Key.Signer, Chain: j.d.Key.Chain, TSAURL: j.d.TSAURL, Level: j.d.Level,
 		SealName: "esign seal", SealReason: "Electronically signed; evidence certificate appended",
 	})
 	if apperr.KindOf(err) == apperr.KindInvalid || apperr.KindOf(err) == apperr.KindTooLarge {
@@ -265,8 +263,8 @@ func (j *Job) produce(ctx context.Context, sess *esign.Session, slots []esign.Sl
 }
 
 // signatures reads the stored signature of every signed slot.
-func (j *Job) signatures(ctx context.Context, sess *esign.Session, slots []esign.Slot) (map[int]sessionstore.Signature, error) {
-	out := map[int]sessionstore.Signature{}
+func (j *Job) signatures(ctx context.Context, sess *esign.Session, slots []esign.Slot) (map[int]esign.StoredSignature, error) {
+	out := map[int]esign.StoredSignature{}
 	for _, sl := range slots {
 		if sl.State != esign.SlotSigned {
 			continue
@@ -275,7 +273,7 @@ func (j *Job) signatures(ctx context.Context, sess *esign.Session, slots []esign
 		if apperr.KindOf(err) == apperr.KindNotFound {
 			return nil, fail(fmt.Sprintf("the signature of slot %d is missing", sl.Index), err)
 		}
-		if errors.Is(err, sessionstore.ErrSignatureCorrupt) {
+		if errors.Is(err, esign.ErrSignatureCorrupt) {
 			return nil, fail(fmt.Sprintf("the signature of slot %d is unreadable", sl.Index), err)
 		}
 		if err != nil {
@@ -344,30 +342,15 @@ func (j *Job) put(ctx context.Context, container, name, ctype string, data []byt
 	return err
 }
 
-// complete records the session as complete, retrying once on a lost race. A nil change with
-// no error means another attempt completed it first.
+// complete records the session as complete (esign.SessionJobs.CompleteSeal: one retry on a
+// lost race). A nil change with no error means another attempt completed it first.
 func (j *Job) complete(ctx context.Context, sess *esign.Session, slots []esign.Slot, now time.Time) (*esign.Change, error) {
-	for try := 0; ; try++ {
-		ch, err := esign.Complete(sess, slots, now,
-			ContainerSigned+"/"+signedName(sess), ContainerSigned+"/"+certName(sess), ContainerEvidence+"/"+evidenceName(sess))
-		if errors.Is(err, esign.ErrAlreadyComplete) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, funcproto.Permanent(err) // no longer sealing (cannot happen: nothing else leaves sealing)
-		}
-		ch.By(systemActor)
-		err = j.d.Sessions.Commit(ctx, sess, slots, ch, esign.Extras{})
-		if err == nil {
-			return &ch, nil
-		}
-		if !sessionstore.IsConcurrent(err) || try > 0 {
-			return nil, err
-		}
-		if sess, slots, err = j.d.Sessions.Load(ctx, sess.GroupID); err != nil {
-			return nil, err
-		}
+	ch, err := j.d.Sessions.CompleteSeal(ctx, sess, slots, now,
+		ContainerSigned+"/"+signedName(sess), ContainerSigned+"/"+certName(sess), ContainerEvidence+"/"+evidenceName(sess), systemActor)
+	if errors.Is(err, esign.ErrNotSealing) {
+		return nil, funcproto.Permanent(err) // no longer sealing (cannot happen: nothing else leaves sealing)
 	}
+	return ch, err
 }
 
 // recordFailure records seal.failed and queues the seal-failure notice; the message is
@@ -387,66 +370,40 @@ func (j *Job) recordCorrupt(ctx context.Context, c *corruptSession) error {
 	sess := c.Session
 	reason := "the stored session is unreadable (" + c.Prop + ")"
 	funcproto.Logf(ctx, "seal: group %s cannot be sealed: %s", sess.GroupID, reason)
-	ch, err := esign.FailSeal(sess, j.now(), reason)
-	if err != nil {
+	ch, err := j.d.Sessions.FailCorrupt(ctx, c.CorruptError, j.now(), reason, systemActor)
+	if errors.Is(err, esign.ErrAlreadyComplete) || errors.Is(err, esign.ErrNotSealing) {
 		return funcproto.Permanent(err) // load checked the state: cannot happen
 	}
-	ch.By(systemActor)
-	if err := j.d.Sessions.FailCorruptSeal(ctx, sess, ch); err != nil {
+	if err != nil {
 		return err // a lost race or storage: the retry loads again
 	}
 	return effects.EmitSealed(ctx, sess, ch.Effects)
 }
 
-// failSeal applies FailSeal, retrying once on a lost race; nil change means there is nothing
-// to record (the session is complete or no longer sealing).
+// failSeal records seal.failed (esign.SessionJobs.FailSealing: one retry on a lost race); nil
+// change means there is nothing to record (the session is complete or no longer sealing).
 func (j *Job) failSeal(ctx context.Context, sess *esign.Session, slots []esign.Slot, now time.Time, reason string) (*esign.Change, error) {
-	for try := 0; ; try++ {
-		ch, err := esign.FailSeal(sess, now, reason)
-		if errors.Is(err, esign.ErrAlreadyComplete) || errors.Is(err, esign.ErrNotSealing) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		ch.By(systemActor)
-		err = j.d.Sessions.Commit(ctx, sess, slots, ch, esign.Extras{})
-		if err == nil {
-			return &ch, nil
-		}
-		if !sessionstore.IsConcurrent(err) || try > 0 {
-			return nil, err
-		}
-		if sess, slots, err = j.d.Sessions.Load(ctx, sess.GroupID); err != nil {
-			return nil, err
-		}
+	return j.d.Sessions.FailSealing(ctx, sess, slots, now, reason, systemActor)
+}
+
+// purge deletes the signature rows of a complete session and records pii.purged
+// (esign.SessionJobs.PurgeSignatures). It runs after the session is complete and never fails
+// the message (the notices are already queued): what it could not delete is deleted when a
+// later message for the session arrives.
+func (j *Job) purge(ctx context.Context, sess *esign.Session, slots []esign.Slot) {
+	err := j.d.Sessions.PurgeSignatures(ctx, sess, slots, j.now(), systemActor)
+	var pe *esign.PurgeError
+	if errors.As(err, &pe) {
+		funcproto.Logf(ctx, "seal: group %s: %s failed: %s", sess.GroupID, pe.Step, errCode(pe.Err))
+	} else if err != nil {
+		funcproto.Logf(ctx, "seal: group %s: signature clean-up failed: %s", sess.GroupID, errCode(err))
 	}
 }
 
-// purge deletes the signature rows of a complete session and records pii.purged. It runs after
-// the session is complete and never fails the message (the notices are already queued): what
-// it could not delete is deleted when a later message for the session arrives.
-func (j *Job) purge(ctx context.Context, sess *esign.Session, slots []esign.Slot) {
-	idx, err := j.d.Sessions.SignatureSlots(ctx, sess.GroupID)
-	if err != nil {
-		funcproto.Logf(ctx, "seal: group %s: listing signature rows for clean-up failed: %s", sess.GroupID, errCode(err))
-		return
-	}
-	if len(idx) == 0 {
-		return
-	}
-	for _, i := range idx {
-		if err := j.d.Sessions.DeleteSignature(ctx, sess.GroupID, i); err != nil {
-			funcproto.Logf(ctx, "seal: group %s: deleting the signature of slot %d failed: %s", sess.GroupID, i, errCode(err))
-			return
-		}
-	}
-	ch := esign.Change{Events: []esign.Event{{Kind: esign.EvPIIPurged, Slot: -1, At: j.now(),
-		Data: map[string]any{"what": "signature images", "slots": idx}}}}
-	ch.By(systemActor)
-	if err := j.d.Sessions.RecordEvents(ctx, sess.GroupID, slots, ch); err != nil {
-		funcproto.Logf(ctx, "seal: group %s: recording pii.purged failed: %s", sess.GroupID, errCode(err))
-	}
+// errWrongTenant is the reply to a seal message naming another tenant's session.
+func errWrongTenant() error {
+	return funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch,
+		"the seal message's tenant is not the session's"))
 }
 
 // errCode is what a log line may say about err: its code, or its text for other errors (the

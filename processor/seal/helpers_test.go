@@ -110,7 +110,7 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, err := New(Deps{Sessions: st, Blobs: bs, Key: sealKey(t), EngineVersion: "test-1.2.3"})
+	job, err := New(Deps{Sessions: &esign.SessionJobs{Store: st}, Blobs: bs, Key: sealKey(t), EngineVersion: "test-1.2.3"})
 	if err != nil {
 		t.Fatal(err)
 	}

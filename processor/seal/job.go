@@ -9,7 +9,7 @@
 // three blobs are overwritten by every attempt (their content is not deterministic: the
 // signature time and any timestamp differ), and the session records their paths only after all
 // three are written, so a crash part way is completed by the retry, which rewrites all three
-// from one attempt. A per-session seal lock (sessionstore.AcquireSealLock) keeps two attempts
+// from one attempt. A per-session seal lock (esign.SessionJobs.LockSeal) keeps two attempts
 // from interleaving their writes. The lock is short (LockTTL) and renewed while the attempt
 // runs, so the lock of an attempt that died (a killed processor) soon expires; a message that
 // finds the lock held is retried, not acknowledged, so the killed attempt's own message seals
@@ -29,9 +29,9 @@ import (
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/esign"
-	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/licensing"
+	"github.com/esign-svc/esign/shared/pdf/ltv"
 )
 
 // Function names (the folders under processor/functions).
@@ -55,22 +55,6 @@ const (
 	ReconcileLimit = 200
 )
 
-// Sessions is what the job needs of the session store (*sessionstore.Store).
-type Sessions interface {
-	Load(ctx context.Context, groupID string) (*esign.Session, []esign.Slot, error)
-	Events(ctx context.Context, groupID string) ([]sessionstore.AuditEvent, error)
-	Signature(ctx context.Context, groupID string, slot int) (sessionstore.Signature, error)
-	SignatureSlots(ctx context.Context, groupID string) ([]int, error)
-	DeleteSignature(ctx context.Context, groupID string, slot int) error
-	Commit(ctx context.Context, sess *esign.Session, slots []esign.Slot, ch esign.Change, x esign.Extras) error
-	RecordEvents(ctx context.Context, groupID string, slots []esign.Slot, ch esign.Change) error
-	AcquireSealLock(ctx context.Context, groupID, owner string, now time.Time, ttl time.Duration) error
-	ReleaseSealLock(ctx context.Context, groupID, owner string) error
-	Sealing(ctx context.Context, limit int) ([]*esign.Session, error)
-	SealingSince(ctx context.Context, groupID string) (time.Time, error)
-	FailCorruptSeal(ctx context.Context, sess *esign.Session, ch esign.Change) error
-}
-
 // Blobs is what the job needs of the blob store (*blobstore.Store).
 type Blobs interface {
 	Open(ctx context.Context, container, name string) (io.ReadCloser, blobstore.Props, error)
@@ -78,17 +62,16 @@ type Blobs interface {
 	EnsureContainer(ctx context.Context, name string) error
 }
 
-var (
-	_ Sessions = (*sessionstore.Store)(nil)
-	_ Blobs    = (*blobstore.Store)(nil)
-)
+var _ Blobs = (*blobstore.Store)(nil)
 
-// Deps are the job's dependencies. Sessions, Blobs and Key are required.
+// Deps are the job's dependencies. Sessions (the session jobs' use cases), Blobs and Key are
+// required.
 type Deps struct {
-	Sessions      Sessions
+	Sessions      *esign.SessionJobs
 	Blobs         Blobs
 	Key           sealcfg.Key
 	TSAURL        string           // optional RFC 3161 authority (SEAL_TSA_URL)
+	Level         ltv.Level        // SEAL_LEVEL (sealcfg.Config.Level); zero: pdf.ResolveLevel's default
 	EngineVersion string           // shown in the certificate (version.Engine)
 	Now           func() time.Time // default time.Now
 	StuckAfter    time.Duration    // reconciler threshold; default DefaultStuckAfter
@@ -114,7 +97,7 @@ type Job struct {
 // New makes the job; zero optional Deps get their defaults. It does no I/O. Errors: a missing
 // dependency.
 func New(d Deps) (*Job, error) {
-	if d.Sessions == nil || d.Blobs == nil || d.Key.Signer == nil || len(d.Key.Chain) == 0 {
+	if d.Sessions == nil || d.Sessions.Store == nil || d.Blobs == nil || d.Key.Signer == nil || len(d.Key.Chain) == 0 {
 		return nil, errors.New("seal: Sessions, Blobs and Key are required")
 	}
 	if d.Now == nil {

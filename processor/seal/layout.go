@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/esign-svc/esign/shared/esign"
-	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/pdf/stamp"
 )
 
@@ -19,7 +18,7 @@ import (
 // submitted, the drawing; date fields get the submitted date or else the signing date (UTC,
 // YYYY-MM-DD); text fields the submitted text (none submitted: left blank); checkboxes their
 // state. Errors: *failure when the stored fields JSON is unreadable.
-func layout(sess *esign.Session, slots []esign.Slot, sigs map[int]sessionstore.Signature) ([]stamp.Placement, []stamp.SignatureBox, error) {
+func layout(sess *esign.Session, slots []esign.Slot, sigs map[int]esign.StoredSignature) ([]stamp.Placement, []stamp.SignatureBox, error) {
 	var placements []stamp.Placement
 	var page []stamp.SignatureBox
 	for _, sl := range slots {
@@ -48,7 +47,7 @@ func layout(sess *esign.Session, slots []esign.Slot, sigs map[int]sessionstore.S
 	return placements, page, nil
 }
 
-func placementFor(f esign.ManifestField, sl esign.Slot, sig sessionstore.Signature, values map[string]esign.CompletedField) (stamp.Placement, bool) {
+func placementFor(f esign.ManifestField, sl esign.Slot, sig esign.StoredSignature, values map[string]esign.CompletedField) (stamp.Placement, bool) {
 	p := stamp.Placement{Page: f.Page, Rect: stamp.Rect{X1: f.Rect[0], Y1: f.Rect[1], X2: f.Rect[2], Y2: f.Rect[3]}}
 	v := values[f.Name]
 	switch f.Kind {

@@ -3,12 +3,10 @@ package seal
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
-	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/queues"
 )
@@ -36,20 +34,20 @@ func (j *Job) HandlePoison(ctx context.Context, msg funcproto.QueueMessage) erro
 		defer release()
 		ctx = lctx
 	}
-	sess, slots, err := j.d.Sessions.Load(ctx, m.GroupID)
+	sess, slots, err := j.d.Sessions.ToSeal(ctx, m.TenantID, m.GroupID)
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		funcproto.Logf(ctx, "seal-poison: no session for the message; acknowledged")
 		return nil
 	}
-	var c *sessionstore.CorruptError
-	if errors.As(err, &c) && c.Session.TenantID == m.TenantID && c.Session.State == esign.SessionSealing {
+	var c *esign.CorruptError
+	if errors.As(err, &c) && c.Session.State == esign.SessionSealing {
 		return j.recordCorrupt(ctx, &corruptSession{c})
+	}
+	if errors.Is(err, esign.ErrWrongTenant) {
+		return errWrongTenant()
 	}
 	if err != nil {
 		return err
-	}
-	if sess.TenantID != m.TenantID {
-		return funcproto.Permanent(apperr.New(apperr.KindInvalid, funcproto.CodeTenantMismatch, "the seal message's tenant is not the session's"))
 	}
 	ch, err := j.failSeal(ctx, sess, slots, j.now(), PoisonReason)
 	if err != nil {
@@ -66,45 +64,21 @@ func (j *Job) HandlePoison(ctx context.Context, msg funcproto.QueueMessage) erro
 // Reconcile is the timer function (every five minutes): it re-queues, through the seal output
 // binding, sessions that have been sealing for longer than StuckAfter with no recorded seal
 // failure (a lost or dropped seal message, or an attempt that died holding the lock, which
-// expires after LockTTL). Sessions with a seal.failed wait for an admin re-queue. At most
-// ReconcileLimit sessions are looked at per run. Errors: the store's (the run fails and the
-// next one tries again).
+// expires after LockTTL); esign.SessionJobs.StuckSeals picks them and numbers the attempts.
+// Sessions with a seal.failed wait for an admin re-queue. At most ReconcileLimit sessions are
+// looked at per run. Errors: the store's (the run fails and the next one tries again).
 func (j *Job) Reconcile(ctx context.Context, _ funcproto.TimerInfo) error {
-	list, err := j.d.Sessions.Sealing(ctx, ReconcileLimit)
+	stuck, err := j.d.Sessions.StuckSeals(ctx, j.now(), ReconcileLimit, j.d.StuckAfter)
 	if err != nil {
 		return err
 	}
-	now := j.now()
-	n := 0
-	for _, s := range list {
-		if s.SealError != "" {
-			continue
-		}
-		since, err := j.d.Sessions.SealingSince(ctx, s.GroupID)
-		if err != nil {
-			return err
-		}
-		if !since.IsZero() && now.Sub(since) < j.d.StuckAfter {
-			continue
-		}
-		m := esign.SealMessage{GroupID: s.GroupID, TenantID: s.TenantID, Attempt: attempt(now, since, j.d.StuckAfter)}
+	for _, m := range stuck {
 		if err := effects.Send(ctx, queues.Seal, m); err != nil {
 			return err
 		}
-		n++
 	}
-	if n > 0 {
-		funcproto.Logf(ctx, "reconcile-sealing: re-queued %d stuck session(s)", n)
+	if len(stuck) > 0 {
+		funcproto.Logf(ctx, "reconcile-sealing: re-queued %d stuck session(s)", len(stuck))
 	}
 	return nil
-}
-
-// attempt numbers a reconciliation re-queue by how many StuckAfter periods have passed since
-// the session went to sealing (1 for the first), so that successive re-queues of one session
-// are told apart in logs without storing a counter.
-func attempt(now, since time.Time, stuck time.Duration) int {
-	if since.IsZero() || stuck <= 0 {
-		return 1
-	}
-	return max(1, int(now.Sub(since)/stuck))
 }

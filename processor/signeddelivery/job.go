@@ -18,7 +18,6 @@ import (
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
-	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
@@ -44,7 +43,7 @@ type Creator interface {
 
 // Deps are the dependencies of the signed-delivery job. Licence is required.
 type Deps struct {
-	Sessions *sessionstore.Store
+	Sessions *esign.SessionJobs // the session jobs' use cases
 	Creator  Creator
 	Cipher   *pii.Cipher
 	Licence  *licence.Licence // the deployment's, checked again before the deliveries are made
@@ -57,7 +56,7 @@ type Job struct{ Deps }
 
 // New makes the job. It does no I/O. Errors: a missing dependency.
 func New(d Deps) (*Job, error) {
-	if d.Sessions == nil || d.Creator == nil || d.Cipher == nil || d.Licence == nil {
+	if d.Sessions == nil || d.Sessions.Store == nil || d.Creator == nil || d.Cipher == nil || d.Licence == nil {
 		return nil, errors.New("signeddelivery: Sessions, Creator, Cipher and Licence are required")
 	}
 	return &Job{Deps: d}, nil
@@ -106,9 +105,7 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 	if err := effects.EmitDeliveries(ctx, c, req.Mode, s.TenantID, j.Meter); err != nil {
 		return err
 	}
-	err = j.record(ctx, s.GroupID, func(s *esign.Session) (esign.Change, error) {
-		return esign.DeliveryStarted(s, c.DeliveryIDs, j.Now().UTC())
-	})
+	err = j.Sessions.StartedDelivery(ctx, s.GroupID, c.DeliveryIDs, j.Now().UTC(), systemActor)
 	if err == nil {
 		funcproto.Logf(ctx, "signed-delivery: group %s: %d delivery session(s) made", s.GroupID, len(c.DeliveryIDs))
 	}
@@ -132,24 +129,7 @@ func (j *Job) fail(ctx context.Context, groupID string, cause error) error {
 		code = e.Code
 	}
 	funcproto.Logf(ctx, "signed-delivery: group %s: the delivery cannot be made (%s)", groupID, code)
-	return j.record(ctx, groupID, func(s *esign.Session) (esign.Change, error) {
-		return esign.DeliveryFailed(s, code, j.Now().UTC())
-	})
-}
-
-// record applies step to the session; a plan already gone is not an error.
-func (j *Job) record(ctx context.Context, groupID string, step func(*esign.Session) (esign.Change, error)) error {
-	_, _, _, err := j.Sessions.Change(ctx, groupID, func(s *esign.Session, _ []esign.Slot) (esign.Change, esign.Extras, error) {
-		ch, err := step(s)
-		if err == nil {
-			ch.By(systemActor)
-		}
-		return ch, esign.Extras{}, err
-	})
-	if errors.Is(err, esign.ErrNoDeliveryPlanned) {
-		return nil
-	}
-	return err
+	return j.Sessions.FailedDelivery(ctx, groupID, code, j.Now().UTC(), systemActor)
 }
 
 // load reads the message's session: nil when it is gone (acknowledged).
@@ -161,16 +141,16 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (*esign.Sessi
 	if m.GroupID == "" || m.TenantID == "" {
 		return nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("groupId", "groupId and tenantId are required")))
 	}
-	s, _, err := j.Sessions.Load(ctx, m.GroupID)
+	s, _, err := j.Sessions.Get(ctx, m.TenantID, m.GroupID)
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		funcproto.Logf(ctx, "signed-delivery: no session %s; message acknowledged", m.GroupID)
 		return nil, nil
 	}
+	if errors.Is(err, esign.ErrWrongTenant) {
+		return nil, funcproto.TenantMismatch("session")
+	}
 	if err != nil {
 		return nil, err
-	}
-	if s.TenantID != m.TenantID {
-		return nil, funcproto.TenantMismatch("session")
 	}
 	return s, nil
 }

@@ -77,7 +77,7 @@ func newEnv(t *testing.T) *env {
 	if e.cipher, err = pii.ParseCipher("e1:" + key); err != nil {
 		t.Fatal(err)
 	}
-	e.job = &Job{Deps: Deps{Sessions: e.sessions, Cipher: e.cipher, Now: time.Now, Licence: licencetest.New(t),
+	e.job = &Job{Deps: Deps{Sessions: &esign.SessionJobs{Store: e.sessions}, Cipher: e.cipher, Now: time.Now, Licence: licencetest.New(t),
 		Creator: &delivery.Creator{Store: e.deliveries, Docs: e.blobs, Tokens: tokens.NewCodec(ring), Hasher: hasher,
 			Cipher: e.cipher, PortalURL: "https://portal.example.test", Now: time.Now}}}
 	return e

@@ -24,7 +24,6 @@ import (
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/webhook"
 	"github.com/esign-svc/esign/shared/workflow"
-	"github.com/esign-svc/esign/shared/workflow/workflowstore"
 )
 
 // Function names and the queue (processor/functions/<Name>/function.json).
@@ -50,12 +49,6 @@ type Body struct {
 	CompletedAt   time.Time `json:"completedAt"`
 }
 
-// Workflows is what the job needs of the workflow store (*workflowstore.Store).
-type Workflows interface {
-	Load(ctx context.Context, id string) (*workflow.Workflow, error)
-	Update(ctx context.Context, id string, step func(*workflow.Workflow) (kernel.Change, error)) (*workflow.Workflow, kernel.Change, error)
-}
-
 // Poster posts one signed request (*webhook.Client).
 type Poster interface {
 	Post(ctx context.Context, r webhook.Request) (int, error)
@@ -66,12 +59,12 @@ type Queue interface {
 	SendWithVisibilityDelay(ctx context.Context, v any, delay time.Duration) (string, error)
 }
 
-var _ Workflows = (*workflowstore.Store)(nil)
-
 // Deps are the callback job's dependencies. Workflows and Queue are required; a nil Poster
 // (WEBHOOK_SECRETS not set) ends every callback as failed with code webhook_not_configured.
 type Deps struct {
-	Workflows Workflows
+	// Workflows is the workflow store (*workflowstore.Store), reached only through the use
+	// cases (workflow.Service).
+	Workflows workflow.Repo
 	Poster    Poster
 	Queue     Queue
 	Now       func() time.Time // default time.Now
@@ -97,6 +90,11 @@ func (j *Job) Functions() []jobkit.Function {
 }
 
 var systemActor = kernel.Actor{Kind: "system", ID: "workflow-callback"}
+
+// workflows is the workflow use-case service the job's reads and transitions call.
+func (j *Job) workflows() *workflow.Service {
+	return &workflow.Service{Store: j.Workflows, Now: j.now}
+}
 
 func (j *Job) now() time.Time {
 	if j.Now == nil {
@@ -127,7 +125,7 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 			IdempotencyKey: webhook.Key("workflow-callback", w.ID, string(w.State))})
 		a.Code, a.End, retryAfter = outcome(err, m.Attempt)
 	}
-	if err := j.record(ctx, w.ID, a); err != nil {
+	if err := j.workflows().RecordCallback(ctx, w.Tenant, w.ID, systemActor, a); err != nil {
 		return err
 	}
 	funcproto.Logf(ctx, "workflow-callback: %s attempt %d: status %d %s %s", w.ID, a.Attempt, a.Status, a.Code, a.End)
@@ -173,16 +171,8 @@ func (j *Job) HandlePoison(ctx context.Context, qm funcproto.QueueMessage) error
 	if err != nil || w == nil {
 		return err
 	}
-	return j.record(ctx, w.ID, workflow.CallbackAttempt{Attempt: m.Attempt, Code: "retries_exhausted", End: workflow.CallbackFailed})
-}
-
-func (j *Job) record(ctx context.Context, id string, a workflow.CallbackAttempt) error {
-	_, _, err := j.Workflows.Update(ctx, id, func(w *workflow.Workflow) (kernel.Change, error) {
-		ch, err := w.Callback(a, j.now())
-		ch.By(systemActor)
-		return ch, err
-	})
-	return err
+	return j.workflows().RecordCallback(ctx, w.Tenant, w.ID, systemActor,
+		workflow.CallbackAttempt{Attempt: m.Attempt, Code: "retries_exhausted", End: workflow.CallbackFailed})
 }
 
 // load reads the message's workflow: nil when there is nothing to post (acknowledged).
@@ -192,7 +182,7 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (Message, *wo
 		return m, nil, err
 	}
 	m.Attempt = max(m.Attempt, 1)
-	w, err := jobkit.Workflow(ctx, j.Workflows, "workflow-callback", m.WorkflowID, m.TenantID)
+	w, err := jobkit.Workflow(ctx, j.workflows(), "workflow-callback", m.WorkflowID, m.TenantID)
 	if err != nil || w == nil {
 		return m, nil, err
 	}

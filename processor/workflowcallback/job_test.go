@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/callbacksig"
 	"github.com/esign-svc/esign/shared/funcproto"
@@ -20,7 +21,6 @@ import (
 	"github.com/esign-svc/esign/shared/webhook"
 	"github.com/esign-svc/esign/shared/workflow"
 	"github.com/esign-svc/esign/shared/workflow/workflowstore"
-	"github.com/esign-svc/esign/shared/workflow/workflowstore/storetest"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
@@ -86,7 +86,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	st, _, _ := storetest.New(t)
+	st := apptest.New(t).Workflows()
 	rc := &receiver{t: t}
 	srv := httptest.NewServer(rc)
 	t.Cleanup(srv.Close)

@@ -28,11 +28,11 @@ import (
 	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/i18n"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/workflow"
-	"github.com/esign-svc/esign/shared/workflow/workflowstore"
 )
 
 // Function names and the queue (processor/functions/<Name>/function.json).
@@ -42,29 +42,20 @@ const (
 	QueueName          = workflow.QueueNotify
 )
 
-// Audit event kinds this job writes.
+// Audit event kinds this job writes (the workflow use cases').
 const (
-	EvNoticeSent   = "workflow.notice_sent"
-	EvNoticeFailed = "workflow.notice_failed"
+	EvNoticeSent   = workflow.EvNoticeSent
+	EvNoticeFailed = workflow.EvNoticeFailed
 )
 
 // ClaimLease is how long a claim protects a notice being sent from a second delivery.
 const ClaimLease = 2 * time.Minute
 
-// Workflows is what the job needs of the workflow store (*workflowstore.Store).
-type Workflows interface {
-	Load(ctx context.Context, id string) (*workflow.Workflow, error)
-	ClaimNotice(ctx context.Context, id, key string, now time.Time, lease time.Duration) (workflowstore.NoticeClaim, error)
-	CompleteNotice(ctx context.Context, c workflowstore.NoticeClaim, events []kernel.Event, now time.Time) error
-	ReleaseNotice(ctx context.Context, c workflowstore.NoticeClaim) error
-	Record(ctx context.Context, id string, events []kernel.Event) error
-}
-
-var _ Workflows = (*workflowstore.Store)(nil)
-
 // Deps are the workflow-notify job's dependencies. Every field but Now is required (New checks).
 type Deps struct {
-	Workflows Workflows
+	// Workflows is the workflow store (*workflowstore.Store), reached only through the use
+	// cases (workflow.Service).
+	Workflows workflow.Repo
 	Packages  workflow.Packages    // the template packages (*template.Loader): the approvers
 	Blobs     workflow.SchemaBlobs // a schemaPath's blob (*blobstore.Store)
 	Tokens    *tokens.Codec
@@ -97,6 +88,11 @@ func (j *Job) Functions() []jobkit.Function {
 
 var systemActor = kernel.Actor{Kind: "system", ID: "workflow-notify"}
 
+// workflows is the workflow use-case service the job's reads and notices call.
+func (j *Job) workflows() *workflow.Service {
+	return &workflow.Service{Store: j.Workflows, Now: j.Now}
+}
+
 // Handle is the WorkflowNotify queue function. Replies: nil once the e-mails went out and were
 // audited, or without effect for a workflow that is gone, a notice that no longer applies or a
 // message sent before; Permanent for a message without ids, of an unknown kind or of another
@@ -114,32 +110,26 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 		funcproto.Logf(ctx, "workflow-notify: %s of %s not sent: %s", m.Kind, w.ID, skip)
 		return nil
 	}
-	now := j.Now().UTC()
 	key := qm.ID
 	if key == "" {
 		return funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("id", "the queue message has no id")))
 	}
-	claim, err := j.Workflows.ClaimNotice(ctx, w.ID, key, now, ClaimLease)
-	if errors.Is(err, workflowstore.ErrNoticeSent) {
+	err = j.workflows().Notice(ctx, w, key, m.Kind, m.Resend, systemActor, ClaimLease, func() (int, error) {
+		for i, msg := range msgs {
+			if err := j.Email.Send(notify.WithDedupeID(ctx, fmt.Sprintf("workflow-%s-%s-%d", w.ID, key, i)), msg); err != nil {
+				if apperr.KindOf(err) == apperr.KindInvalid {
+					return 0, funcproto.Permanent(err)
+				}
+				return 0, err
+			}
+		}
+		return len(msgs), nil
+	})
+	if errors.Is(err, workflow.ErrNoticeSent) {
 		funcproto.Logf(ctx, "workflow-notify: %s of %s sent before; acknowledged", m.Kind, w.ID)
 		return nil
 	}
 	if err != nil {
-		return err
-	}
-	for i, msg := range msgs {
-		if err := j.Email.Send(notify.WithDedupeID(ctx, fmt.Sprintf("workflow-%s-%s-%d", w.ID, key, i)), msg); err != nil {
-			_ = j.Workflows.ReleaseNotice(ctx, claim) // best effort: a left claim expires with its lease
-			if apperr.KindOf(err) == apperr.KindInvalid {
-				return funcproto.Permanent(err)
-			}
-			return err
-		}
-	}
-	var ch kernel.Change
-	ch.Record(EvNoticeSent, kernel.NoSlot, now, map[string]any{"kind": m.Kind, "count": len(msgs), "resend": m.Resend})
-	ch.By(systemActor)
-	if err := j.Workflows.CompleteNotice(ctx, claim, ch.Events, now); err != nil && !errors.Is(err, workflowstore.ErrNoticeInFlight) {
 		return err
 	}
 	funcproto.Logf(ctx, "workflow-notify: %s of %s to %d recipient(s)", m.Kind, w.ID, len(msgs))
@@ -153,10 +143,7 @@ func (j *Job) HandlePoison(ctx context.Context, qm funcproto.QueueMessage) error
 	if err != nil || w == nil {
 		return err
 	}
-	var ch kernel.Change
-	ch.Record(EvNoticeFailed, kernel.NoSlot, j.Now().UTC(), map[string]any{"kind": m.Kind, "code": "retries_exhausted"})
-	ch.By(systemActor)
-	return j.Workflows.Record(ctx, w.ID, ch.Events)
+	return j.workflows().NoticeFailed(ctx, w.ID, m.Kind, systemActor)
 }
 
 // load decodes the message and reads its workflow: nil when it is gone (acknowledged).
@@ -170,7 +157,7 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (workflow.Not
 	default:
 		return m, nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("kind", "must be workflow_invitation, workflow_changes or workflow_approval")))
 	}
-	w, err := jobkit.Workflow(ctx, j.Workflows, "workflow-notify", m.WorkflowID, m.TenantID)
+	w, err := jobkit.Workflow(ctx, j.workflows(), "workflow-notify", m.WorkflowID, m.TenantID)
 	return m, w, err
 }
 
@@ -189,13 +176,12 @@ func (j *Job) compose(ctx context.Context, m workflow.NotifyMessage, w *workflow
 	if err != nil {
 		return nil, "", err
 	}
-	subject, intro := "Form to complete", "You are invited to fill in a form."
-	if m.Kind == workflow.NotifyChanges {
-		subject, intro = "Changes requested on your form", "A reviewer asked for changes to the form you submitted."
-	}
 	var out []notify.Message
-	for _, r := range w.Setup.Recipients {
-		out = append(out, j.message(w, notify.Kind(m.Kind), r.Email, r.DisplayName, subject, intro, link))
+	for _, r := range w.Setup.Recipients { // each in the participant's language (shared/notify)
+		msg := notify.WorkflowInvitationMessage(notify.Kind(m.Kind), r.Email, notify.WorkflowInvitation{Locale: i18n.Normalize(r.Locale),
+			Name: r.DisplayName, Changes: m.Kind == workflow.NotifyChanges, Org: w.Setup.OrganizationName, Message: w.Setup.Message, Link: link})
+		msg.CorrelationID = w.CorrelationID
+		out = append(out, msg)
 	}
 	return out, "", nil
 }

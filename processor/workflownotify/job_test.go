@@ -1,13 +1,9 @@
 package workflownotify
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,8 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
-	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/notify"
@@ -26,7 +22,6 @@ import (
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/workflow"
 	"github.com/esign-svc/esign/shared/workflow/workflowstore"
-	"github.com/esign-svc/esign/shared/workflow/workflowstore/storetest"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
@@ -67,48 +62,18 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	ctx := context.Background()
-	st, acct, sfx := storetest.New(t)
-	box, err := outbox.New(acct, "wfnbox"+sfx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := box.Ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
-	blobs := blobstore.New(acct)
-	if err := blobs.EnsureContainer(ctx, template.Container); err != nil {
-		t.Fatal(err)
-	}
-	dir := "wfnotify-" + sfx + "/"
-	files := map[string][]byte{template.FileSchema: []byte(schemaYAML)}
-	for _, name := range []string{template.FileYAML, template.FilePDF} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "offer", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[name] = b
-	}
-	for name, b := range files {
-		if _, err := blobs.Put(ctx, template.Container, dir+name, bytes.NewReader(b), "application/octet-stream", nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	x := apptest.New(t)
 	s, err := workflow.ParseSchema("schema", []byte(schemaYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ring, err := tokens.ParseKeyRing("k1:" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("s", 32))))
+	send := &failing{next: x.Outbox()}
+	job, err := New(Deps{Workflows: x.Workflows(), Packages: &template.Loader{Blobs: x.Blobs}, Blobs: x.Blobs, Tokens: x.Tokens, Email: send, PortalURL: "https://portal.example/"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	codec := tokens.NewCodec(ring)
-	send := &failing{next: box}
-	job, err := New(Deps{Workflows: st, Packages: &template.Loader{Blobs: blobs}, Blobs: blobs, Tokens: codec, Email: send, PortalURL: "https://portal.example/"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{store: st, box: box, send: send, codec: codec, job: job, schema: s, pkg: template.Container + "/" + dir, tenant: "t-" + sfx}
+	return &env{store: x.Workflows(), box: x.Outbox(), send: send, codec: x.Tokens, job: job, schema: s,
+		pkg: x.Package(map[string][]byte{template.FileSchema: []byte(schemaYAML)}), tenant: azuritetest.Name("t-")}
 }
 
 // create makes an in-progress workflow with two recipients; advanced, it waits for approval.

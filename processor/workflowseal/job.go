@@ -34,7 +34,6 @@ import (
 	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/processor/internal/sealcfg"
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/effects"
@@ -45,13 +44,13 @@ import (
 	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/pdf"
 	"github.com/esign-svc/esign/shared/pdf/certificate"
+	"github.com/esign-svc/esign/shared/pdf/ltv"
 	"github.com/esign-svc/esign/shared/pdf/pades"
 	"github.com/esign-svc/esign/shared/pdf/pdfdoc"
 	"github.com/esign-svc/esign/shared/pdf/stamp"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/workflow"
-	"github.com/esign-svc/esign/shared/workflow/workflowstore"
 )
 
 // Function names and the queue (processor/functions/<Name>/function.json).
@@ -70,13 +69,6 @@ const (
 // Message names the workflow to seal (what the dispatcher queues).
 type Message = workflow.SealMessage
 
-// Workflows is what the job needs of the workflow store (*workflowstore.Store).
-type Workflows interface {
-	Load(ctx context.Context, id string) (*workflow.Workflow, error)
-	Update(ctx context.Context, id string, step func(*workflow.Workflow) (kernel.Change, error)) (*workflow.Workflow, kernel.Change, error)
-	Events(ctx context.Context, id string) ([]audit.Record, error)
-}
-
 // Templates loads a template package (*template.Loader).
 type Templates interface {
 	Load(ctx context.Context, field, templatePath string) (*template.Package, error)
@@ -90,18 +82,20 @@ type Blobs interface {
 }
 
 var (
-	_ Workflows = (*workflowstore.Store)(nil)
 	_ Templates = (*template.Loader)(nil)
 	_ Blobs     = (*blobstore.Store)(nil)
 )
 
 // Deps are the dependencies of the workflow-seal job. Workflows, Templates, Blobs and Key are required.
 type Deps struct {
-	Workflows Workflows
+	// Workflows is the workflow store (*workflowstore.Store), reached only through the use
+	// cases (workflow.Service).
+	Workflows workflow.Repo
 	Templates Templates
 	Blobs     Blobs
 	Key       sealcfg.Key
 	TSAURL    string           // optional RFC 3161 authority (SEAL_TSA_URL)
+	Level     ltv.Level        // SEAL_LEVEL (sealcfg.Config.Level); zero: pdf.ResolveLevel's default
 	Now       func() time.Time // default time.Now
 	// Meter queues workflow.sealed with the completion's outputs (DESIGN 19); off without
 	// LICENSING_URL.
@@ -153,6 +147,11 @@ func (f *failure) Unwrap() error { return f.cause }
 
 func fail(reason string, cause error) error { return &failure{reason: reason, cause: cause} }
 
+// workflows is the workflow use-case service the job's reads and transitions call.
+func (j *Job) workflows() *workflow.Service {
+	return &workflow.Service{Store: j.Workflows, Now: j.now}
+}
+
 func (j *Job) now() time.Time {
 	if j.Now == nil {
 		return time.Now().UTC()
@@ -178,16 +177,12 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 	var f *failure
 	if errors.As(err, &f) {
 		funcproto.Logf(ctx, "workflow-seal: %s cannot be sealed (%s)", w.ID, f.reason)
-		return j.failed(ctx, w.ID, f.reason)
+		return j.workflows().SealFailed(ctx, w.Tenant, w.ID, systemActor, f.reason)
 	}
 	if err != nil {
 		return err
 	}
-	done, ch, err := j.Workflows.Update(ctx, w.ID, func(w *workflow.Workflow) (kernel.Change, error) {
-		ch, err := w.Complete(path, hash, j.now())
-		ch.By(systemActor)
-		return ch, err
-	})
+	done, ch, err := j.workflows().Complete(ctx, w.Tenant, w.ID, systemActor, path, hash)
 	if errors.Is(err, workflow.ErrInvalidState) { // another attempt completed it first
 		return nil
 	}
@@ -217,13 +212,9 @@ func (j *Job) outputs(ctx context.Context, w *workflow.Workflow, callback, trigg
 // the auto-trigger unless it ended, the callback unless an attempt was recorded (a callback
 // queued and not yet attempted then goes out twice, under one Idempotency-Key).
 func (j *Job) resume(ctx context.Context, w *workflow.Workflow) error {
-	callback := false
-	if w.Setup.CallbackURL != "" {
-		evs, err := j.Workflows.Events(ctx, w.ID)
-		if err != nil {
-			return err
-		}
-		callback = !slices.ContainsFunc(evs, func(r audit.Record) bool { return r.Kind == workflow.EvCallbackAttempted })
+	callback, err := j.workflows().CallbackUnattempted(ctx, w)
+	if err != nil {
+		return err
 	}
 	return j.outputs(ctx, w, callback, true)
 }
@@ -235,20 +226,7 @@ func (j *Job) HandlePoison(ctx context.Context, qm funcproto.QueueMessage) error
 	if err != nil || w == nil {
 		return err
 	}
-	return j.failed(ctx, w.ID, "retries_exhausted")
-}
-
-// failed records workflow.seal_failed; a workflow no longer sealing is not an error.
-func (j *Job) failed(ctx context.Context, id, reason string) error {
-	_, _, err := j.Workflows.Update(ctx, id, func(w *workflow.Workflow) (kernel.Change, error) {
-		ch, err := w.SealFailed(reason, j.now())
-		ch.By(systemActor)
-		return ch, err
-	})
-	if errors.Is(err, workflow.ErrInvalidState) {
-		return nil
-	}
-	return err
+	return j.workflows().SealFailed(ctx, w.Tenant, w.ID, systemActor, "retries_exhausted")
 }
 
 // load reads the message's workflow: nil when it is gone or neither sealing nor complete
@@ -258,7 +236,7 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (*workflow.Wo
 	if err := qm.Decode(&m); err != nil {
 		return nil, err
 	}
-	w, err := jobkit.Workflow(ctx, j.Workflows, "workflow-seal", m.WorkflowID, m.TenantID)
+	w, err := jobkit.Workflow(ctx, j.workflows(), "workflow-seal", m.WorkflowID, m.TenantID)
 	if err != nil || w == nil {
 		return nil, err
 	}
@@ -348,13 +326,29 @@ func (j *Job) produce(ctx context.Context, w *workflow.Workflow, pkg *template.P
 	if err != nil {
 		return nil, nil, fail("record_page", err)
 	}
-	signed, err := pades.SignDoc(ctx, d, pades.Options{Signer: j.Key.Signer, Chain: j.Key.Chain, TSAURL: j.TSAURL,
-		Name: "esign seal", Reason: "Workflow record sealed", Info: &info,
+	level, err := pdf.ResolveLevel(j.Level, j.TSAURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	mdp, tsaURL := 1, ""
+	if level >= ltv.LevelLT {
+		mdp = 2 // the DSS and archive timestamp revisions come after the certification
+	}
+	if level >= ltv.LevelT {
+		tsaURL = j.TSAURL
+	}
+	signed, err := pades.SignDoc(ctx, d, pades.Options{Signer: j.Key.Signer, Chain: j.Key.Chain, TSAURL: tsaURL,
+		Name: "esign seal", Reason: "Workflow record sealed", Info: &info, DocMDP: mdp,
 		// a record the auto-trigger signs next is sealed with an approval signature: a
 		// certification (no changes allowed) would void the signatures that follow
 		Approval: len(w.Setup.ESign) > 0})
 	if err != nil {
 		return nil, nil, fmt.Errorf("workflow-seal: signing: %w", err)
+	}
+	// B-LT/B-LTA: the DSS and the archive timestamp; a missing revocation answer fails the
+	// attempt (retried), as a missing timestamp does
+	if signed, err = pdf.Extend(ctx, signed, level, j.TSAURL, nil); err != nil {
+		return nil, nil, fmt.Errorf("workflow-seal: long-term validation data: %w", err)
 	}
 	return signed, manifest, nil
 }
@@ -369,7 +363,7 @@ func (j *Job) evidence(ctx context.Context, w *workflow.Workflow) (string, error
 		head, _, err := evidence.Verify(bytes.NewReader(b))
 		return head, err
 	}
-	events, err := j.Workflows.Events(ctx, w.ID)
+	events, err := j.workflows().Events(ctx, w.ID)
 	if err != nil {
 		return "", err
 	}

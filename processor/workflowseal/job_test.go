@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"math/big"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +24,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/processor/internal/sealcfg"
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/esign"
@@ -35,7 +35,6 @@ import (
 	"github.com/esign-svc/esign/shared/template"
 	"github.com/esign-svc/esign/shared/workflow"
 	"github.com/esign-svc/esign/shared/workflow/workflowstore"
-	"github.com/esign-svc/esign/shared/workflow/workflowstore/storetest"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
@@ -105,32 +104,14 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	ctx := context.Background()
-	st, acct, sfx := storetest.New(t)
-	blobs := blobstore.New(acct)
-	if err := blobs.EnsureContainer(ctx, template.Container); err != nil {
-		t.Fatal(err)
-	}
-	dir := "wfseal-" + sfx + "/"
-	files := map[string][]byte{template.FileSchema: []byte(schemaYAML)}
-	for _, name := range []string{template.FileYAML, template.FilePDF} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "offer", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[name] = b
-	}
-	for name, b := range files {
-		if _, err := blobs.Put(ctx, template.Container, dir+name, bytes.NewReader(b), "application/octet-stream", nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	x := apptest.New(t)
 	s, err := workflow.ParseSchema("schema", []byte(schemaYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := &Job{Deps: Deps{Workflows: st, Templates: &template.Loader{Blobs: blobs}, Blobs: blobs, Key: sealKey()}}
-	return &env{store: st, blobs: blobs, job: job, schema: s, pkg: template.Container + "/" + dir, tenant: "t-" + sfx}
+	job := &Job{Deps: Deps{Workflows: x.Workflows(), Templates: &template.Loader{Blobs: x.Blobs}, Blobs: x.Blobs, Key: sealKey()}}
+	return &env{store: x.Workflows(), blobs: x.Blobs, job: job, schema: s,
+		pkg: x.Package(map[string][]byte{template.FileSchema: []byte(schemaYAML)}), tenant: azuritetest.Name("t-")}
 }
 
 const justification = "Approved above the band: a scarce skill.\n  Kept verbatim — «как есть»."
@@ -430,15 +411,11 @@ func mustJSON(t *testing.T, v any) []byte {
 // invoke runs the job on w's message as the host does and returns the queue outputs.
 func (e *env) invoke(t *testing.T, w *workflow.Workflow) map[string]json.RawMessage {
 	t.Helper()
-	body := mustJSON(t, map[string]any{"Data": map[string]any{"msg": string(mustJSON(t, Message{WorkflowID: w.ID, TenantID: e.tenant}))},
-		"Metadata": map[string]any{"DequeueCount": 1}})
-	rec := httptest.NewRecorder()
-	funcproto.QueueHandler(e.job.Handle).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/"+FunctionName, bytes.NewReader(body)))
-	var reply struct{ Outputs map[string]json.RawMessage }
-	if err := json.Unmarshal(rec.Body.Bytes(), &reply); rec.Code != http.StatusOK || err != nil {
-		t.Fatalf("reply %d %s", rec.Code, rec.Body.String())
+	r := apptest.InvokeJSON(t, e.job.Handle, Message{WorkflowID: w.ID, TenantID: e.tenant})
+	if r.Status != http.StatusOK {
+		t.Fatalf("reply %d %v", r.Status, r.Logs)
 	}
-	return reply.Outputs
+	return r.Outputs
 }
 
 func requireTools(t *testing.T) {

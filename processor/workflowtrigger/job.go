@@ -29,7 +29,6 @@ import (
 	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/workflow"
-	"github.com/esign-svc/esign/shared/workflow/workflowstore"
 )
 
 // Function names and the queue (processor/functions/<Name>/function.json). The function's
@@ -44,25 +43,18 @@ const (
 // Message names the complete workflow (what the seal job queues).
 type Message = workflow.TriggerMessage
 
-// Workflows is what the job needs of the workflow store (*workflowstore.Store).
-type Workflows interface {
-	Load(ctx context.Context, id string) (*workflow.Workflow, error)
-	Update(ctx context.Context, id string, step func(*workflow.Workflow) (kernel.Change, error)) (*workflow.Workflow, kernel.Change, error)
-}
-
 // Starter carries out an auto-trigger (render.Starter).
 type Starter interface {
 	Start(ctx context.Context, by render.Caller, tr render.Trigger, t render.Target, groupID, deliveryKey string) (render.Started, error)
 }
 
-var (
-	_ Workflows = (*workflowstore.Store)(nil)
-	_ Starter   = render.Starter{}
-)
+var _ Starter = render.Starter{}
 
 // Deps are the dependencies of the workflow auto-trigger job. Workflows, Starter and Licence are required.
 type Deps struct {
-	Workflows Workflows
+	// Workflows is the workflow store (*workflowstore.Store), reached only through the use
+	// cases (workflow.Service).
+	Workflows workflow.Repo
 	Starter   Starter
 	Licence   *licence.Licence // the deployment's, checked again before anything starts
 	Meter     licensing.Meter  // delivery.created per new delivery (DESIGN 19)
@@ -92,6 +84,11 @@ var systemActor = kernel.Actor{Kind: "system", ID: "workflow-trigger"}
 
 // DeliveryKey is the idempotency key of the deliveries of workflow id's sealed record.
 func DeliveryKey(id string) string { return "workflow:" + id }
+
+// workflows is the workflow use-case service the job's reads and transitions call.
+func (j *Job) workflows() *workflow.Service {
+	return &workflow.Service{Store: j.Workflows, Now: j.now}
+}
 
 func (j *Job) now() time.Time {
 	if j.Now == nil {
@@ -125,7 +122,7 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 		st, err = j.Starter.Start(ctx, by, tr, target, w.ESignGroupID, DeliveryKey(w.ID))
 	}
 	if k := apperr.KindOf(err); k == apperr.KindInvalid || k == apperr.KindConflict || k == apperr.KindTooLarge || k == apperr.KindForbidden {
-		return j.fail(ctx, w.ID, err)
+		return j.fail(ctx, w, err)
 	}
 	if err != nil {
 		return err
@@ -146,9 +143,7 @@ func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
 			return err
 		}
 	}
-	err = j.record(ctx, w.ID, func(w *workflow.Workflow) (kernel.Change, error) {
-		return w.TriggerStarted(groupID, deliveryIDs, j.now())
-	})
+	err = j.workflows().TriggerStarted(ctx, w.Tenant, w.ID, systemActor, groupID, deliveryIDs)
 	if err == nil {
 		funcproto.Logf(ctx, "workflow-trigger: %s: signing session %q, %d delivery session(s) started", w.ID, groupID, len(deliveryIDs))
 	}
@@ -162,31 +157,18 @@ func (j *Job) HandlePoison(ctx context.Context, qm funcproto.QueueMessage) error
 	if err != nil || w == nil {
 		return err
 	}
-	return j.fail(ctx, w.ID, apperr.New(apperr.KindInternal, "retries_exhausted", "the auto-trigger failed after its retries"))
+	return j.fail(ctx, w, apperr.New(apperr.KindInternal, "retries_exhausted", "the auto-trigger failed after its retries"))
 }
 
 // fail records workflow.trigger_failed with cause's code and acknowledges.
-func (j *Job) fail(ctx context.Context, id string, cause error) error {
+// A trigger that ended meanwhile (another delivery of the message) is not an error.
+func (j *Job) fail(ctx context.Context, w *workflow.Workflow, cause error) error {
 	code := "trigger_failed"
 	if e, ok := apperr.As(cause); ok {
 		code = e.Code
 	}
-	funcproto.Logf(ctx, "workflow-trigger: %s: the auto-trigger cannot start (%s)", id, code)
-	return j.record(ctx, id, func(w *workflow.Workflow) (kernel.Change, error) { return w.TriggerFailed(code, j.now()) })
-}
-
-// record applies step; a trigger that ended meanwhile (another delivery of the message) is not
-// an error.
-func (j *Job) record(ctx context.Context, id string, step func(*workflow.Workflow) (kernel.Change, error)) error {
-	_, _, err := j.Workflows.Update(ctx, id, func(w *workflow.Workflow) (kernel.Change, error) {
-		ch, err := step(w)
-		ch.By(systemActor)
-		return ch, err
-	})
-	if errors.Is(err, workflow.ErrInvalidState) {
-		return nil
-	}
-	return err
+	funcproto.Logf(ctx, "workflow-trigger: %s: the auto-trigger cannot start (%s)", w.ID, code)
+	return j.workflows().TriggerFailed(ctx, w.Tenant, w.ID, systemActor, code)
 }
 
 // load reads the message's workflow: nil when it is gone, not complete, or its trigger ended
@@ -196,7 +178,7 @@ func (j *Job) load(ctx context.Context, qm funcproto.QueueMessage) (*workflow.Wo
 	if err := qm.Decode(&m); err != nil {
 		return nil, err
 	}
-	w, err := jobkit.Workflow(ctx, j.Workflows, "workflow-trigger", m.WorkflowID, m.TenantID)
+	w, err := jobkit.Workflow(ctx, j.workflows(), "workflow-trigger", m.WorkflowID, m.TenantID)
 	if err != nil || w == nil {
 		return nil, err
 	}

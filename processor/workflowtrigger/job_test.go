@@ -1,17 +1,15 @@
 package workflowtrigger
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/funcproto"
@@ -21,7 +19,6 @@ import (
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/workflow"
 	"github.com/esign-svc/esign/shared/workflow/workflowstore"
-	"github.com/esign-svc/esign/shared/workflow/workflowstore/storetest"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
@@ -34,7 +31,7 @@ type store struct {
 
 func newStore(t *testing.T, w *workflow.Workflow) store {
 	t.Helper()
-	st, _, _ := storetest.New(t)
+	st := apptest.New(t).Workflows()
 	if _, _, err := st.Create(context.Background(), w, kernel.Change{}, time.Unix(0, 0)); err != nil {
 		t.Fatal(err)
 	}
@@ -96,13 +93,8 @@ func complete(esignOn bool) *workflow.Workflow {
 // invoke runs fn on the message as the host does: the reply's status and queue outputs.
 func invoke(t *testing.T, fn func(context.Context, funcproto.QueueMessage) error, tenant string) (int, map[string]json.RawMessage) {
 	t.Helper()
-	msg, _ := json.Marshal(Message{WorkflowID: "wf-1", TenantID: tenant})
-	body, _ := json.Marshal(map[string]any{"Data": map[string]any{"msg": string(msg)}, "Metadata": map[string]any{"DequeueCount": 1}})
-	rec := httptest.NewRecorder()
-	funcproto.QueueHandler(fn).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/"+FunctionName, bytes.NewReader(body)))
-	var reply struct{ Outputs map[string]json.RawMessage }
-	_ = json.Unmarshal(rec.Body.Bytes(), &reply)
-	return rec.Code, reply.Outputs
+	r := apptest.InvokeJSON(t, fn, Message{WorkflowID: "wf-1", TenantID: tenant})
+	return r.Status, r.Outputs
 }
 
 func TestTriggerStartsTheSessionAndQueuesItsInvitation(t *testing.T) {

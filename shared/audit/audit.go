@@ -23,19 +23,9 @@ var ErrCorrupt = &apperr.Error{Kind: apperr.KindInternal, Code: "stored_audit_co
 // RowPrefix starts every audit row's RowKey.
 const RowPrefix = "evt-"
 
-// Record is one audit event as stored. Slot is -1 for events not about one slot.
-type Record struct {
-	Seq       string         `json:"-"` // the RowKey
-	Kind      string         `json:"kind"`
-	At        time.Time      `json:"at"`
-	Slot      int            `json:"slot"`
-	ActorKind string         `json:"actorKind"`
-	ActorID   string         `json:"actorId,omitempty"`
-	IP        string         `json:"ip,omitempty"`
-	UserAgent string         `json:"userAgent,omitempty"`
-	EmailHash string         `json:"emailHash,omitempty"`
-	Data      map[string]any `json:"data,omitempty"`
-}
+// Record is one audit event as stored (kernel.Record). Slot is -1 for events not about one
+// slot.
+type Record = kernel.Record
 
 // Key sorts events by time, then by their order (seq) in one change; the random tail keeps
 // two changes stamped with the same nanosecond from colliding.

@@ -17,11 +17,14 @@ type Updater interface {
 	Update(ctx context.Context, batchID string, step func(*Batch) (Change, error)) (*Batch, Change, error)
 }
 
-// Batches is the batch use-case service: one method per transition after intake. Each loads
-// the batch once, checks the tenant, runs the machine, stores the change with its events by
-// the actor and emits its effects.
+// Batches is the batch use-case service: one method per transition after intake and per read
+// of the routes and the jobs. Each transition loads the batch once, checks the tenant, runs the
+// machine, stores the change with its events by the actor and emits its effects (the routes'
+// transitions) or returns them (the processor's, usecase_jobs.go).
 type Batches struct {
-	Store Updater
+	Store BatchStore
+	// Blobs reads a batch's receipts (blobstore.Store); the routes' reads need it.
+	Blobs Blobs
 	// Emit sends a stored change's effects (effects.EmitBatch); nil emits nothing.
 	Emit func(ctx context.Context, b *Batch, ch Change) error
 	// AllowSelfApproval is DISPATCH_ALLOW_SELF_APPROVAL.

@@ -11,8 +11,9 @@ import (
 
 // memBatches is an Updater over one batch in memory: it stores only what the step accepts.
 type memBatches struct {
-	b      *Batch
-	stored int
+	BatchStore // the methods a transition does not call
+	b          *Batch
+	stored     int
 }
 
 func (m *memBatches) Update(_ context.Context, id string, step func(*Batch) (Change, error)) (*Batch, Change, error) {

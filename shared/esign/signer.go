@@ -99,11 +99,26 @@ func (u *Sessions) Activate(ctx context.Context, c tokens.Slot, d Device) (*Sess
 	return s, &slots[c.SlotIndex], nil
 }
 
+// tokenChange is Store.Change of the session a portal access token names. A session that is
+// gone (none to load) is 401 token_invalid (ErrAccessNotCurrent), as SessionReads.Signer
+// answers it, so a route makes its one call with no read before it.
+func (u *Sessions) tokenChange(ctx context.Context, c tokens.PortalAccess, step Step) (*Session, []Slot, Change, error) {
+	loaded := false
+	s, slots, ch, err := u.Store.Change(ctx, c.GroupID, func(s *Session, slots []Slot) (Change, Extras, error) {
+		loaded = true
+		return step(s, slots)
+	})
+	if !loaded && apperr.KindOf(err) == apperr.KindNotFound {
+		return nil, nil, Change{}, ErrAccessNotCurrent
+	}
+	return s, slots, ch, err
+}
+
 // act runs t on the slot c names (holder's checks, write for a change of the current device
-// only) and stores it; emit carries out the change's effects.
+// only) and stores it (tokenChange); emit carries out the change's effects.
 func (u *Sessions) act(ctx context.Context, c tokens.PortalAccess, d Device, write, emit bool,
 	t func(s *Session, slots []Slot, i int) (Change, error)) (*Session, *Slot, error) {
-	s, slots, ch, err := u.Store.Change(ctx, c.GroupID, func(s *Session, slots []Slot) (Change, Extras, error) {
+	s, slots, ch, err := u.tokenChange(ctx, c, func(s *Session, slots []Slot) (Change, Extras, error) {
 		sl, err := holder(s, slots, c, write, u.now)
 		if err != nil {
 			return Change{}, Extras{}, err

@@ -29,10 +29,10 @@ type OTPSent struct {
 // before the code is sent (otpflow.Flow.Send's record): the current device only; the channel is
 // the slot's, or pick under signer-choice. Errors: holder's; 409 otp_destination_missing;
 // SendOTP's (400 otp_not_required, otp_already_verified, otp_blocked; 429 otp_rate_limited;
-// 409 slot_wrong_state); the store's.
+// 409 slot_wrong_state); the store's (a session that is gone: 401 token_invalid, tokenChange).
 func (u *Sessions) RecordOTP(ctx context.Context, c tokens.PortalAccess, d Device, pick OTPChannel, code otpflow.Code) (OTPSent, error) {
 	var out OTPSent
-	s, slots, _, err := u.Store.Change(ctx, c.GroupID, func(s *Session, slots []Slot) (Change, Extras, error) {
+	s, slots, _, err := u.tokenChange(ctx, c, func(s *Session, slots []Slot) (Change, Extras, error) {
 		sl, err := holder(s, slots, c, true, u.now)
 		if err != nil {
 			return Change{}, Extras{}, err
@@ -71,10 +71,11 @@ func (u *Sessions) UndoOTP(ctx context.Context, c tokens.PortalAccess, d Device)
 // VerifyOTP compares code with the slot's stored hash (in constant time, otpflow.Code.Matches)
 // and persists the outcome (pass, wrong try, lock, block) with its audit event: the current
 // device only. It answers the outcome, the slot's OTP state after it and the stored slot.
-// Errors: holder's; VerifyOTP's; the store's.
+// Errors: holder's; VerifyOTP's; the store's (a session that is gone: 401 token_invalid,
+// tokenChange).
 func (u *Sessions) VerifyOTP(ctx context.Context, c tokens.PortalAccess, d Device, code otpflow.Code) (otp.Outcome, *Slot, error) {
 	var out otp.Outcome
-	_, slots, _, err := u.Store.Change(ctx, c.GroupID, func(s *Session, slots []Slot) (Change, Extras, error) {
+	_, slots, _, err := u.tokenChange(ctx, c, func(s *Session, slots []Slot) (Change, Extras, error) {
 		sl, err := holder(s, slots, c, true, u.now)
 		if err != nil {
 			return Change{}, Extras{}, err
@@ -112,8 +113,20 @@ func (u *Sessions) destination(groupID string, sl *Slot, ch OTPChannel) (to, mas
 // transaction fail, it points at nothing and a redeem reads it as unknown, and it is removed),
 // then the token in the session's partition with slot.transfer_created. It answers the token
 // (for the link, never stored or logged) and the stored transfer. Errors: holder's;
-// CreateTransfer's (409 slot_not_open, slot_wrong_state); the store's.
+// CreateTransfer's (409 slot_not_open, slot_wrong_state); the store's (a session that is gone:
+// 401 token_invalid). holder's checks run on a read first too, so that a refused token writes
+// no index row.
 func (u *Sessions) CreateTransfer(ctx context.Context, c tokens.PortalAccess, d Device) (string, Transfer, error) {
+	s, slots, err := u.Store.Load(ctx, c.GroupID)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		return "", Transfer{}, ErrAccessNotCurrent
+	}
+	if err != nil {
+		return "", Transfer{}, err
+	}
+	if _, err := holder(s, slots, c, true, u.now); err != nil {
+		return "", Transfer{}, err
+	}
 	token, hash, err := tokens.NewOpaque()
 	if err != nil {
 		return "", Transfer{}, apperr.Wrap(err, apperr.KindInternal, tokens.CodeIssueFailed, "could not make a transfer code")
@@ -122,7 +135,7 @@ func (u *Sessions) CreateTransfer(ctx context.Context, c tokens.PortalAccess, d 
 		return "", Transfer{}, err
 	}
 	var tr Transfer
-	_, _, _, err = u.Store.Change(ctx, c.GroupID, func(s *Session, slots []Slot) (Change, Extras, error) {
+	_, _, _, err = u.tokenChange(ctx, c, func(s *Session, slots []Slot) (Change, Extras, error) {
 		sl, err := holder(s, slots, c, true, u.now)
 		if err != nil {
 			return Change{}, Extras{}, err

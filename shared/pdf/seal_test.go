@@ -23,6 +23,7 @@ import (
 	"github.com/esign-svc/esign/shared/evidence"
 	"github.com/esign-svc/esign/shared/pdf/cms"
 	"github.com/esign-svc/esign/shared/pdf/internal/fixture"
+	"github.com/esign-svc/esign/shared/pdf/ltv"
 	"github.com/esign-svc/esign/shared/pdf/stamp"
 	"github.com/esign-svc/esign/shared/pdf/tsatest"
 	"github.com/esign-svc/esign/shared/pdf/verify"
@@ -128,6 +129,7 @@ func TestSealTemplateWithManifest(t *testing.T) {
 	out, err := Seal(context.Background(), SealInput{
 		Source: src, Placements: placementsFor(t, fields), Certificate: fixture.Certificate(2, head),
 		Signer: key, Chain: []*x509.Certificate{cert}, TSAURL: tsa.URL, SealName: "ACME Ltd",
+		Level: ltv.LevelT, // a TSA alone now means B-LTA (TestSealBLTA); this test checks B-T
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/otp"
 	"github.com/esign-svc/esign/shared/pii"
@@ -21,13 +22,23 @@ var ErrTurnOver = apperr.New(apperr.KindForbidden, "reviewer_token_spent", "the 
 
 // Repo is the workflow store the use cases run on (*workflowstore.Store): Load is one point
 // read; Update loads, runs step and writes its change with its audit rows (a step error writes
-// nothing).
+// nothing); the processor's jobs also read the audit trail and send notices once
+// (service_jobs.go).
 type Repo interface {
 	// Create stores a new workflow after claiming its tenant's correlationId; a correlationId
 	// used before returns that workflow and created false, with nothing written.
 	Create(ctx context.Context, w *Workflow, ch kernel.Change, now time.Time) (stored *Workflow, created bool, err error)
 	Load(ctx context.Context, id string) (*Workflow, error)
 	Update(ctx context.Context, id string, step func(*Workflow) (kernel.Change, error)) (*Workflow, kernel.Change, error)
+	// Events is the workflow's audit trail, oldest first.
+	Events(ctx context.Context, id string) ([]audit.Record, error)
+	// Record writes audit events that change no state.
+	Record(ctx context.Context, id string, events []kernel.Event) error
+	// SendNotice claims the workflow's notice key (ErrNoticeSent when it went out before,
+	// ErrNoticeInFlight while another worker holds it), runs send and, when send succeeds,
+	// marks the key sent with the events send returns in one transaction; a failed send gives
+	// the claim back and is returned as is; a claim taken over meanwhile is ErrNoticeInFlight.
+	SendNotice(ctx context.Context, id, key string, now time.Time, lease time.Duration, send func() ([]kernel.Event, error)) error
 }
 
 // Service is the workflow's use cases (DESIGN 10), one method per transition of a route: each

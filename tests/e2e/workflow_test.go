@@ -21,6 +21,8 @@ import (
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/outbox"
 	"github.com/esign-svc/esign/shared/otp"
+	"github.com/esign-svc/esign/shared/pdf/ltv"
+	"github.com/esign-svc/esign/shared/pdf/verify"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/tokens"
 	"github.com/esign-svc/esign/shared/workflow"
@@ -234,8 +236,8 @@ func sealed(t testing.TB, id string) reply {
 	}
 }
 
-// sealedText checks the sealed record of a complete workflow's status (its stored hash, pdfsig
-// and qpdf) and returns its text, white space folded.
+// sealedText checks the sealed record of a complete workflow's status (its stored hash, pdfsig,
+// qpdf, and that it is PAdES B-LTA offline: issue 25) and returns its text, white space folded.
 func sealedText(t *testing.T, st reply) string {
 	t.Helper()
 	sealRequireTools(t)
@@ -249,6 +251,9 @@ func sealedText(t *testing.T, st reply) string {
 	}
 	if out, err := sealRun("qpdf", "--check", path); err != nil {
 		t.Fatalf("qpdf --check: %v\n%s", err, out)
+	}
+	if v, err := verify.Verify(pdf, verify.Options{}); err != nil || v.Level != ltv.LevelLTA {
+		t.Fatalf("the sealed record: %v, level %v; want B-LTA", err, v)
 	}
 	out, err := sealRun("pdftotext", "-enc", "UTF-8", path, "-")
 	if err != nil {

@@ -72,7 +72,8 @@ func run(m *testing.M) (int, error) {
 		},
 		Settings: map[string]string{
 			"SEAL_TSA_URL":  ts.url,
-			"SEAL_LOCK_TTL": "3s", // a killed attempt's lock expires within the message's retries
+			"SEAL_LEVEL":    "B-T", // one TSA request per seal, as the tests count them
+			"SEAL_LOCK_TTL": "3s",  // a killed attempt's lock expires within the message's retries
 			// the events test's listener is on this machine
 			"WEBHOOK_ALLOW_LOOPBACK": "true",
 		},

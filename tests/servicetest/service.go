@@ -1,5 +1,6 @@
 // Package servicetest starts the whole service for a test package: both apps packaged by
-// scripts/package.sh, a fresh Azurite, dev keys made for the run, and the local Functions host
+// scripts/package.sh, a fresh Azurite, dev keys made for the run with the development PKI served
+// on a free loopback port (seals are PAdES B-LTA, as under make run), and the local Functions host
 // running both apps on a free port. The end-to-end, fault, browser and connector tests start the
 // service through it, once per package (in TestMain).
 package servicetest
@@ -8,14 +9,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/esign-svc/esign/devtools/devkeys"
 	"github.com/esign-svc/esign/devtools/funchost"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
+	"github.com/esign-svc/esign/shared/pdf/tsatest"
 )
 
 // Options shape a run. The zero value packages into <repo>/dist and keeps Azurite in memory.
@@ -49,6 +54,7 @@ type Service struct {
 	Azurite  *azuritetest.Instance
 	Settings map[string]string // the apps' settings
 	KeysDir  string            // the dev keys (devkeys.MintFromDir reads them)
+	PKI      *tsatest.PKI      // the development PKI the seals use (SEAL_TSA_URL, OCSP, CRL)
 	Dist     string            // the packaged apps
 	Logs     *funchost.Output  // everything the host and both handlers printed
 	closers  []func()
@@ -93,10 +99,25 @@ func Start(ctx context.Context, o Options) (_ *Service, err error) {
 		return nil, err
 	}
 	s.closers = append(s.closers, func() { os.RemoveAll(s.KeysDir) })
-	keys, err := devkeys.Setup(s.KeysDir, devkeys.Options{})
+	// the development PKI, as make run serves it (devtools/cmd/devpki): seals are B-LTA
+	pkiLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
+	keys, err := devkeys.Setup(s.KeysDir, devkeys.Options{PKIURL: "http://" + pkiLn.Addr().String()})
+	if err != nil {
+		pkiLn.Close()
+		return nil, err
+	}
+	pki, err := devkeys.LoadPKI(s.KeysDir)
+	if err != nil {
+		pkiLn.Close()
+		return nil, err
+	}
+	s.PKI = pki
+	pkiSrv := &http.Server{Handler: pki.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = pkiSrv.Serve(pkiLn) }()
+	s.closers = append(s.closers, func() { _ = pkiSrv.Close() })
 	s.Settings = map[string]string{}
 	for k, v := range keys.Env {
 		if strings.HasPrefix(k, "SERVICE_") { // the connector's, its client secret among them: no app reads them

@@ -19,32 +19,11 @@ import (
 )
 
 func TestRun(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name string, b []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	var bundle bytes.Buffer
-	w := evidence.NewWriter(&bundle)
-	for i, k := range []string{"session.created", "slot.signed", "session.sealing"} {
-		if _, err := w.Append(k, time.Unix(1718000000, int64(i)), map[string]any{"i": i}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d := pdfdoc.New()
-	if _, err := d.AppendPage(612, 792, []byte("0 g 72 72 10 10 re f\n"), nil); err != nil {
-		t.Fatal(err)
-	}
-	src, err := d.Bytes(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	write := tempWriter(t)
+	src, bundle, head := sealSource(t)
 	key, certPEM, chain := sealKey(t)
 	out, err := pdf.Seal(context.Background(), pdf.SealInput{
-		Source: src, Certificate: certificate.Certificate{DocumentTitle: "t", EvidenceHeadHash: w.Head()},
+		Source: src, Certificate: certificate.Certificate{DocumentTitle: "t", EvidenceHeadHash: head},
 		Signer: key, Chain: chain,
 	})
 	if err != nil {
@@ -80,6 +59,39 @@ func TestRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tempWriter writes files into a temporary directory of the test and returns their paths.
+func tempWriter(t *testing.T) func(name string, b []byte) string {
+	dir := t.TempDir()
+	return func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+}
+
+// sealSource is a one-page PDF to seal and a three-line evidence bundle with its head.
+func sealSource(t *testing.T) (src []byte, bundle *bytes.Buffer, head string) {
+	t.Helper()
+	bundle = new(bytes.Buffer)
+	w := evidence.NewWriter(bundle)
+	for i, k := range []string{"session.created", "slot.signed", "session.sealing"} {
+		if _, err := w.Append(k, time.Unix(1718000000, int64(i)), map[string]any{"i": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := pdfdoc.New()
+	if _, err := d.AppendPage(612, 792, []byte("0 g 72 72 10 10 re f\n"), nil); err != nil {
+		t.Fatal(err)
+	}
+	src, err := d.Bytes(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src, bundle, w.Head()
 }
 
 func sealKey(t *testing.T) (key crypto.Signer, certPEM []byte, chain []*x509.Certificate) {

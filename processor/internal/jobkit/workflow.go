@@ -7,10 +7,9 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/workflow"
-	"github.com/esign-svc/esign/shared/workflow/workflowstore"
 )
 
-// Loader reads a workflow (*workflowstore.Store).
+// Loader reads a workflow (workflow.Service.Load).
 type Loader interface {
 	Load(ctx context.Context, id string) (*workflow.Workflow, error)
 }
@@ -24,7 +23,7 @@ func Workflow(ctx context.Context, s Loader, job, workflowID, tenantID string) (
 		return nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage, apperr.Field("workflowId", "workflowId and tenantId are required")))
 	}
 	w, err := s.Load(ctx, workflowID)
-	if errors.Is(err, workflowstore.ErrNotFound) {
+	if errors.Is(err, workflow.ErrNotFound) {
 		funcproto.Logf(ctx, "%s: no workflow %s; message acknowledged", job, workflowID)
 		return nil, nil
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/pdf/ltv"
 )
 
 func TestLoadKey(t *testing.T) {
@@ -111,11 +112,7 @@ func TestLoadKeyPKCS12(t *testing.T) {
 
 func TestLoadConfig(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	der, _ := x509.MarshalPKCS8PrivateKey(k)
-	both := writeFile(t, dir, "both.pem", append(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: selfSigned(k, "cfg").Raw})...))
+	both := keyAndCertFile(t)
 	c, err := LoadConfig(config.MapLookup(map[string]string{SettingCertFile: both, SettingKeyFile: both,
 		SettingTSAURL: "https://tsa.example.test/tsr", SettingStuckAfter: "30m"}))
 	if err != nil || c.TSAURL != "https://tsa.example.test/tsr" || c.StuckAfter != 30*time.Minute || c.LockTTL != DefaultLockTTL || c.Key.Signer == nil {
@@ -131,6 +128,15 @@ func TestLoadConfig(t *testing.T) {
 			t.Fatalf("error %v does not name %s", err, name)
 		}
 	}
+}
+
+// keyAndCertFile writes a P-256 key and its self-signed certificate into one PEM file.
+func keyAndCertFile(t *testing.T) string {
+	t.Helper()
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	der, _ := x509.MarshalPKCS8PrivateKey(k)
+	return writeFile(t, t.TempDir(), "both.pem", append(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: selfSigned(k, "cfg").Raw})...))
 }
 
 func writeFile(t *testing.T, dir, name string, b []byte) string {
@@ -155,4 +161,35 @@ func selfSigned(k crypto.Signer, cn string) *x509.Certificate {
 		panic(err)
 	}
 	return c
+}
+
+func TestLoadConfigLevel(t *testing.T) {
+	t.Parallel()
+	both := keyAndCertFile(t)
+	const tsa = "https://tsa.example.test/tsr"
+	for _, tc := range []struct {
+		tsa, level string
+		want       ltv.Level
+		wantErr    bool
+	}{
+		{tsa, "", ltv.LevelLTA, false}, // a TSA means B-LTA unless said otherwise
+		{"", "", ltv.LevelB, false},
+		{tsa, "b-t", ltv.LevelT, false},
+		{tsa, "B-LT", ltv.LevelLT, false},
+		{tsa, "B-B", ltv.LevelB, false},
+		{"", "B-LTA", 0, true}, // a timestamp level without a TSA
+		{tsa, "LTA", 0, true},
+	} {
+		set := map[string]string{SettingCertFile: both, SettingKeyFile: both, SettingTSAURL: tc.tsa, SettingLevel: tc.level}
+		c, err := LoadConfig(config.MapLookup(set))
+		if tc.wantErr {
+			if err == nil || !strings.Contains(err.Error(), SettingLevel) {
+				t.Errorf("%+v: error %v, want one naming %s", tc, err, SettingLevel)
+			}
+			continue
+		}
+		if err != nil || c.Level != tc.want {
+			t.Errorf("%+v: level %s, err %v; want %s", tc, c.Level, err, tc.want)
+		}
+	}
 }

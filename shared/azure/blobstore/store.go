@@ -217,13 +217,14 @@ type Item struct {
 	ContentType  string
 	ETag         string
 	LastModified time.Time
+	Metadata     map[string]string // keys lower-cased
 }
 
 // Walk calls fn for each blob whose name starts with prefix, in name order, a page at a time
 // (memory stays flat however many blobs there are). An error from fn stops the walk and is
 // returned. Errors: blob_not_found when the container is missing.
 func (s *Store) Walk(ctx context.Context, container, prefix string, fn func(Item) error) error {
-	opts := &azblob.ListBlobsFlatOptions{}
+	opts := &azblob.ListBlobsFlatOptions{Include: azblob.ListBlobsInclude{Metadata: true}}
 	if prefix != "" {
 		opts.Prefix = to.Ptr(prefix)
 	}
@@ -244,6 +245,7 @@ func (s *Store) Walk(ctx context.Context, container, prefix string, fn func(Item
 				it.ETag = etagString(p.ETag)
 				it.LastModified = deref(p.LastModified)
 			}
+			it.Metadata = fromMetadata(b.Metadata)
 			if err := fn(it); err != nil {
 				return err
 			}

@@ -13,12 +13,12 @@ import (
 // prefixNotice marks the rows that record a batch notice's sending (one per notice kind).
 const prefixNotice = "notice-"
 
-// Errors of the notice claim.
+// Errors of the notice claim (dispatch's).
 var (
 	// ErrNoticeSent: the notice was sent (or skipped) before; acknowledge without sending again.
-	ErrNoticeSent = &apperr.Error{Kind: apperr.KindConflict, Code: "notice_already_sent", Detail: "this notice was already sent"}
+	ErrNoticeSent = dispatch.ErrNoticeSent
 	// ErrNoticeInFlight: another delivery of the message is sending the notice now.
-	ErrNoticeInFlight = &apperr.Error{Kind: apperr.KindUnavailable, Code: "notice_in_flight", Detail: "this notice is being sent by another worker"}
+	ErrNoticeInFlight = dispatch.ErrNoticeInFlight
 )
 
 // NoticeClaim is the right to send a batch's notice of one kind, held until CompleteNotice or
@@ -61,6 +61,15 @@ func (s *Store) CompleteNotice(ctx context.Context, c NoticeClaim, events []disp
 // not an error. Errors: the tablestore ones.
 func (s *Store) ReleaseNotice(ctx context.Context, c NoticeClaim) error {
 	return s.tab.Once().Release(ctx, c.c)
+}
+
+// SendNotice claims the batch's notice of kind (ClaimNotice), runs send and completes the
+// claim with the events send returns (CompleteNotice); a failed send releases the claim and is
+// returned as is (aggstore.ClaimedOnce; dispatch.BatchStore).
+func (s *Store) SendNotice(ctx context.Context, batchID, kind string, now time.Time, lease time.Duration, send func() ([]dispatch.Event, error)) error {
+	return aggstore.ClaimedOnce(func() (NoticeClaim, error) { return s.ClaimNotice(ctx, batchID, kind, now, lease) }, send,
+		func(c NoticeClaim, events []dispatch.Event) error { return s.CompleteNotice(ctx, c, events, now) },
+		func(c NoticeClaim) error { return s.ReleaseNotice(ctx, c) })
 }
 
 // StartAt is the continuation token of Records that lists from record index on.

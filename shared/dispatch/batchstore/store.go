@@ -62,6 +62,8 @@ var kind = aggstore.Kind[*dispatch.Batch]{
 	State:  func(b *dispatch.Batch) string { return string(b.State) },
 }
 
+var _ dispatch.BatchStore = (*Store)(nil)
+
 // Store is the table-backed batch store. Safe for concurrent use.
 type Store struct {
 	tab   *aggstore.Table[*dispatch.Batch]
@@ -159,11 +161,7 @@ func (s *Store) Record(ctx context.Context, batchID string, index int) (*dispatc
 }
 
 // Page is one page of a batch's records.
-type Page struct {
-	Records []dispatch.Record
-	// Next is the continuation token of the next page; "" on the last.
-	Next string
-}
+type Page = dispatch.RecordPage
 
 // Records lists up to limit records in index order after the continuation token after ("":
 // from the first), those of status (DISPATCH_READY, INVALID) or record state (done, failed,
@@ -203,6 +201,11 @@ func (s *Store) Records(ctx context.Context, batchID, filter, after string, limi
 	return p, nil
 }
 
+// RecordsFrom is Records from record index from on (dispatch.BatchStore).
+func (s *Store) RecordsFrom(ctx context.Context, batchID, filter string, from, limit int) (Page, error) {
+	return s.Records(ctx, batchID, filter, StartAt(from), limit)
+}
+
 // Processed records outcome o of record index: the record row and the batch's counters in one
 // transaction (dispatch.Processed), reloading both and trying again while other records of the
 // batch land first. It returns the batch and the change as written. Errors:
@@ -220,11 +223,20 @@ func (s *Store) Processed(ctx context.Context, batchID string, index int, o disp
 // ProcessedFrom is Processed for a record the caller has just read (the record job reads it
 // for its data): its first attempt spares the record's read; a retry reads it again.
 func (s *Store) ProcessedFrom(ctx context.Context, rec *dispatch.Record, o dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, error) {
+	return s.Process(ctx, "", rec, o, now)
+}
+
+// Process is ProcessedFrom for a batch of tenant ("": any): another tenant's batch is
+// ErrNotFound with nothing written (dispatch.BatchStore).
+func (s *Store) Process(ctx context.Context, tenant string, rec *dispatch.Record, o dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, error) {
 	batchID, index := rec.BatchID, rec.Index
 	for attempt := 1; ; attempt++ {
 		b, err := s.Load(ctx, batchID)
 		if err != nil {
 			return nil, dispatch.Change{}, err
+		}
+		if tenant != "" && b.TenantID != tenant {
+			return nil, dispatch.Change{}, ErrNotFound
 		}
 		r := rec
 		if attempt > 1 {

@@ -94,25 +94,15 @@ func sessionFrom(e tablestore.Entity) (aggregate, error) {
 // logged once at the edge.
 var ErrCorrupt = &apperr.Error{Kind: apperr.KindInternal, Code: "stored_session_corrupt", Detail: "a stored signing session could not be read"}
 
-// CorruptError is the error of a session row that does not decode (it matches ErrCorrupt). Its
-// Session holds the row's plain columns, which always read (ids, state, the requester's
-// encrypted address, the seal error, the ETag) and nothing of the part that failed: enough for
-// the seal job to record the failure (FailCorruptSeal) and for the seal-failure notice, never
-// enough to build evidence from.
-type CorruptError struct {
-	Session *esign.Session
-	Prop    string // the property that does not decode: "manifest", "slot03"
-	err     error
-}
-
-func (e *CorruptError) Error() string { return e.err.Error() }
-func (e *CorruptError) Unwrap() error { return e.err }
+// CorruptError is the error of a session row that does not decode (esign.CorruptError; it
+// matches ErrCorrupt).
+type CorruptError = esign.CorruptError
 
 // corrupt is the CorruptError of row e's property prop.
 func corrupt(e tablestore.Entity, s *esign.Session, prop string, err error) error {
 	bare := *s
 	bare.Manifest = nil
-	return &CorruptError{Session: &bare, Prop: prop, err: apperr.Wrap(fmt.Errorf("session %s %s: %w", e.PartitionKey, prop, err),
+	return &CorruptError{Session: &bare, Prop: prop, Cause: apperr.Wrap(fmt.Errorf("session %s %s: %w", e.PartitionKey, prop, err),
 		ErrCorrupt.Kind, ErrCorrupt.Code, "%s", ErrCorrupt.Detail)}
 }
 
@@ -126,6 +116,7 @@ type slotRecord struct {
 	EmailEnc    string                    `json:"emailEnc,omitempty"`
 	PhoneEnc    string                    `json:"phoneEnc,omitempty"`
 	NamePrefill string                    `json:"namePrefill,omitempty"`
+	Locale      string                    `json:"locale,omitempty"`
 	Condition   string                    `json:"completionCondition"`
 	OTPChannel  string                    `json:"otpChannel"`
 	State       string                    `json:"state"`
@@ -148,7 +139,7 @@ func slotRecordOf(sl *esign.Slot) slotRecord {
 		tl[string(st)] = at.UnixNano()
 	}
 	return slotRecord{Index: sl.Index, SessionID: sl.SessionID, Role: sl.Role, EmailHash: sl.EmailHash, EmailEnc: sl.EmailEnc,
-		PhoneEnc: sl.PhoneEnc, NamePrefill: sl.NamePrefill, Condition: string(sl.Condition), OTPChannel: string(sl.OTPChannel),
+		PhoneEnc: sl.PhoneEnc, NamePrefill: sl.NamePrefill, Locale: sl.Locale, Condition: string(sl.Condition), OTPChannel: string(sl.OTPChannel),
 		State: string(sl.State), Invited: sl.Invited, LinkJTI: sl.LinkJTI, LinkUsed: sl.LinkUsed, Generation: sl.Generation,
 		LinkGen: sl.LinkGeneration, Timeline: tl, Consents: sl.Consents, SignerName: sl.SignerName, IP: sl.IP, UserAgent: sl.UserAgent,
 		OTP: sl.OTP.Stored()}
@@ -156,7 +147,7 @@ func slotRecordOf(sl *esign.Slot) slotRecord {
 
 func (r slotRecord) slot(etag string) esign.Slot {
 	sl := esign.Slot{Index: r.Index, SessionID: r.SessionID, Role: r.Role, EmailHash: r.EmailHash, EmailEnc: r.EmailEnc,
-		PhoneEnc: r.PhoneEnc, NamePrefill: r.NamePrefill, Condition: esign.Condition(r.Condition),
+		PhoneEnc: r.PhoneEnc, NamePrefill: r.NamePrefill, Locale: r.Locale, Condition: esign.Condition(r.Condition),
 		OTPChannel: esign.OTPChannel(r.OTPChannel), State: esign.SlotState(r.State), Invited: r.Invited, LinkJTI: r.LinkJTI,
 		LinkUsed: r.LinkUsed, Generation: r.Generation, LinkGeneration: r.LinkGen, Consents: r.Consents, SignerName: r.SignerName, IP: r.IP,
 		UserAgent: r.UserAgent, ETag: etag, Timeline: make(map[esign.SlotState]time.Time, len(r.Timeline)),

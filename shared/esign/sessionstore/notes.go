@@ -17,9 +17,9 @@ const prefixSent = "sent-"
 // Errors of the notification claim.
 var (
 	// ErrAlreadySent: the notification was sent before; acknowledge without sending again.
-	ErrAlreadySent = &apperr.Error{Kind: apperr.KindConflict, Code: "notification_already_sent", Detail: "this notification was already sent"}
+	ErrAlreadySent = esign.ErrAlreadySent
 	// ErrInFlight: another delivery of the notification is sending it now; try again later.
-	ErrInFlight = &apperr.Error{Kind: apperr.KindUnavailable, Code: "notification_in_flight", Detail: "this notification is being sent by another worker"}
+	ErrInFlight = esign.ErrInFlight
 )
 
 // RecordEvents writes audit events that change no state (such as pii.purged) in one
@@ -36,11 +36,17 @@ func (s *Store) RecordEvents(ctx context.Context, groupID string, slots []esign.
 	return s.tab.Record(ctx, aggregate{s: &esign.Session{GroupID: groupID}, slots: slots}, ch.Events)
 }
 
-// NotificationClaim is the right to send one notification, held until Complete or Release.
-type NotificationClaim struct {
-	GroupID string
-	ID      string
-	c       aggstore.Claim
+// NotificationClaim is the right to send one notification, held until Complete or Release
+// (esign.NotificationClaim; its Held is the kernel's aggstore.Claim).
+type NotificationClaim = esign.NotificationClaim
+
+// held is the kernel's claim c holds. Errors: a claim this store did not make.
+func held(c NotificationClaim) (aggstore.Claim, error) {
+	h, ok := c.Held.(aggstore.Claim)
+	if !ok {
+		return aggstore.Claim{}, apperr.New(apperr.KindInternal, "not_a_claim", "the notification claim was not made by this store")
+	}
+	return h, nil
 }
 
 // ClaimNotification records that notification id of the session is being sent (row
@@ -59,18 +65,22 @@ func (s *Store) ClaimNotification(ctx context.Context, groupID, id string, now t
 	case err != nil:
 		return NotificationClaim{}, err
 	}
-	return NotificationClaim{GroupID: groupID, ID: id, c: c}, nil
+	return NotificationClaim{GroupID: groupID, ID: id, Held: c}, nil
 }
 
 // CompleteNotification marks the claimed notification sent and writes its audit events, in one
 // transaction. Errors: ErrInFlight when the claim was taken over meanwhile (another worker sent
 // it too); the tablestore ones.
 func (s *Store) CompleteNotification(ctx context.Context, c NotificationClaim, slots []esign.Slot, events []esign.Event, now time.Time) error {
+	h, err := held(c)
+	if err != nil {
+		return err
+	}
 	evOps, err := s.tab.EventOps(aggregate{s: &esign.Session{GroupID: c.GroupID}, slots: slots}, events)
 	if err != nil {
 		return err
 	}
-	err = s.t.Transact(ctx, c.GroupID, append([]tablestore.Op{c.c.DoneOp(now)}, evOps...))
+	err = s.t.Transact(ctx, c.GroupID, append([]tablestore.Op{h.DoneOp(now)}, evOps...))
 	if k := apperr.KindOf(err); k == apperr.KindPrecondition || (k == apperr.KindNotFound && err != nil) {
 		return ErrInFlight
 	}
@@ -80,7 +90,11 @@ func (s *Store) CompleteNotification(ctx context.Context, c NotificationClaim, s
 // ReleaseNotification gives the claim up after a failed send, so a later delivery may try again.
 // A claim already gone or taken over is not an error. Errors: the tablestore ones.
 func (s *Store) ReleaseNotification(ctx context.Context, c NotificationClaim) error {
-	return s.tab.Once().Release(ctx, c.c)
+	h, err := held(c)
+	if err != nil {
+		return err
+	}
+	return s.tab.Once().Release(ctx, h)
 }
 
 // NotificationSent reports whether notification id of the session was sent (its claim row is

@@ -20,7 +20,7 @@ import (
 const rowSealLock = "seal-lock"
 
 // ErrSealBusy means another seal attempt of the session holds its lock: worth a retry later.
-var ErrSealBusy = &apperr.Error{Kind: apperr.KindConflict, Code: "seal_in_progress", Detail: "another seal attempt of this session is running"}
+var ErrSealBusy = esign.ErrSealBusy
 
 // Sealing lists up to limit sessions in state sealing (limit <= 0: all). It scans the sessions
 // table across partitions with the filter RowKey eq 'session' and state eq 'sealing': Apply

@@ -6,26 +6,24 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/esign"
 )
 
 // Table storage holds at most 64 KiB in one binary property and 1 MiB in one entity, so the PNG
-// is split into chunks. MaxSignaturePNG is the largest signature image accepted (the callback
-// checks it before it gets here).
+// is split into chunks. MaxSignaturePNG is the largest signature image accepted
+// (esign.MaxSignaturePNG: the callback checks it before it gets here).
 const (
 	chunkSize       = 60 * 1024
-	MaxSignaturePNG = 600 * 1024
+	MaxSignaturePNG = esign.MaxSignaturePNG
 )
 
 // ErrSignatureCorrupt matches (errors.Is) the error of a signature row that does not read back
 // whole. Its JSON columns (fields, consents) are decoded, and checked, by their reader.
-var ErrSignatureCorrupt = &apperr.Error{Kind: apperr.KindInternal, Code: "stored_signature_corrupt", Detail: "a stored signature could not be read"}
+var ErrSignatureCorrupt = esign.ErrSignatureCorrupt
 
-// Signature is what a signer submitted with the callback, kept for the seal and purged after it.
-type Signature struct {
-	PNG      []byte
-	Fields   string // JSON of the completed manifest fields
-	Consents string // JSON of the consent acceptances with their verbatim texts
-}
+// Signature is what a signer submitted with the callback, kept for the seal and purged after it
+// (esign.StoredSignature).
+type Signature = esign.StoredSignature
 
 // SignatureOp is the extra operation that stores slot's signature in the signing transaction.
 func SignatureOp(groupID string, slot int, sig Signature) (tablestore.Op, error) {

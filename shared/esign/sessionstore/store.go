@@ -28,7 +28,7 @@ const ClaimLease = 2 * time.Minute
 // Errors the store returns besides the tablestore ones.
 var (
 	ErrNotFound   = esign.ErrSessionNotFound
-	ErrConcurrent = aggstore.ErrConcurrent
+	ErrConcurrent = aggstore.ErrConcurrent // matches esign.ErrConcurrent
 	ErrReplayed   = &apperr.Error{Kind: apperr.KindUnauthenticated, Code: "callback_replayed", Detail: "this callback was already accepted"}
 )
 

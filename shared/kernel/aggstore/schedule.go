@@ -8,6 +8,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/kernel"
 )
 
 // Schedule is a time index in an Index table (the expiry of live sessions): an entry (an id due
@@ -29,11 +30,8 @@ func NewSchedule(x *Index, name string) *Schedule {
 	return &Schedule{x: x, name: name, shards: ScheduleShards}
 }
 
-// Item is one due entry.
-type Item struct {
-	ID string
-	At time.Time
-}
+// Item is one due entry (kernel.Due).
+type Item = kernel.Due
 
 const hourLayout = "2006010215"
 

@@ -35,6 +35,9 @@ type Certificate struct {
 	// EvidenceHeadHash is the head hash of the evidence bundle (hex), also stored in the
 	// document information dictionary under InfoKeyEvidenceHead.
 	EvidenceHeadHash string
+	// SealLevel is the PAdES level of the seal (B-B, B-T, B-LT, B-LTA), named in "How to
+	// verify"; pdf.Seal sets it. Empty: the paragraph names no level.
+	SealLevel string
 }
 
 // Signer is one slot's evidence.
@@ -77,7 +80,8 @@ type OTPRecord struct {
 type Consent struct {
 	Key        string // e.g. document_reviewed, electronic_signature, legally_binding
 	Version    string
-	Text       string // verbatim
+	Language   string // the language the statement was shown and accepted in ("": English)
+	Text       string // verbatim, in Language
 	AcceptedAt time.Time
 }
 

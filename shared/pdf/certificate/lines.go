@@ -21,6 +21,7 @@ type block struct {
 	style style
 	text  string
 	rows  []row
+	rtl   bool // a paragraph of a right-to-left language: set flush right
 }
 
 // row is one table row: a label and its value lines, or a signature image.
@@ -55,17 +56,12 @@ func (c Certificate) blocks() []block {
 	kv("Engine version", c.EngineVersion)
 	kv("Evidence bundle head hash", c.EvidenceHeadHash)
 	for _, s := range c.Signers {
-		add(styleHeading, "Signer %d: %s", s.SlotIndex+1, orDash(s.Name))
-		bs = append(bs, block{rows: s.rows()})
-		if len(s.Consents) > 0 {
-			add(styleSubheading, "Consent")
-			for i, cs := range s.Consents {
-				add(styleBody, "Statement %d (%s, version %s) accepted %s:", i+1, orDash(cs.Key), orDash(cs.Version), FormatTime(cs.AcceptedAt))
-				add(styleVerbatim, "%s", cs.Text)
-			}
-		}
+		bs = append(bs, s.blocks()...)
 	}
 	add(styleHeading, "How to verify")
+	if lv := levelSentence(c.SealLevel); lv != "" {
+		add(styleBody, "%s", lv)
+	}
 	add(styleBody, "The document is sealed with a PAdES signature that covers every page, these certificate pages included. "+
 		"The evidence bundle (evidence.jsonl) holds the session's audit events as a hash chain; its head hash is printed above "+
 		"and stored in the document information dictionary under %s. To check the seal, the bundle's chain and that the two "+
@@ -73,6 +69,24 @@ func (c Certificate) blocks() []block {
 	add(styleVerbatim, "%s", VerifyCommand)
 	add(styleBody, "The verifier must report the evidence bundle head %s.", orDash(c.EvidenceHeadHash))
 	return bs
+}
+
+// levelSentence says what the seal's PAdES level means for a relying party.
+func levelSentence(level string) string {
+	switch level {
+	case "B-B":
+		return "Seal level: PAdES B-B (a signature without a timestamp; it can be checked while the seal certificate is valid)."
+	case "B-T":
+		return "Seal level: PAdES B-T (the signature carries a trusted timestamp of when it was made)."
+	case "B-LT":
+		return "Seal level: PAdES B-LT (timestamped; the certificates of the seal and of the timestamp authority and their " +
+			"revocation answers are embedded in the document, so the check needs no network)."
+	case "B-LTA":
+		return "Seal level: PAdES B-LTA (timestamped; the certificates and revocation answers are embedded in the document and " +
+			"an archive timestamp covers them, renewed before it expires, so the seal stays verifiable offline after its " +
+			"certificates expire). The verifier reports the level and when the archive timestamp must be renewed."
+	}
+	return ""
 }
 
 // rows is the signer's table.

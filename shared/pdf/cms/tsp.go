@@ -30,6 +30,17 @@ type TSAClient struct {
 // Errors wrap ErrTimestamp.
 func (c TSAClient) Timestamp(ctx context.Context, data []byte) ([]byte, error) {
 	sum := sha256.Sum256(data)
+	return c.TimestampDigest(ctx, sum[:])
+}
+
+// TimestampDigest is Timestamp for data known by its SHA-256 digest (a document timestamp's
+// byte ranges, hashed without joining them). Errors wrap ErrTimestamp.
+func (c TSAClient) TimestampDigest(ctx context.Context, digest []byte) ([]byte, error) {
+	if len(digest) != sha256.Size {
+		return nil, fmt.Errorf("%w: digest must be SHA-256", ErrTimestamp)
+	}
+	var sum [sha256.Size]byte
+	copy(sum[:], digest)
 	nonce, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 64))
 	if err != nil {
 		return nil, err
@@ -72,7 +83,7 @@ func (c TSAClient) Timestamp(ctx context.Context, data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: TSA refused with status %d", ErrTimestamp, tr.Status.Status)
 	}
 	tok := tr.TimeStampToken.FullBytes
-	info, _, err := VerifyTimestamp(tok, data)
+	info, _, err := VerifyTimestampDigest(tok, sum[:])
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrTimestamp, err)
 	}
@@ -85,6 +96,13 @@ func (c TSAClient) Timestamp(ctx context.Context, data []byte) ([]byte, error) {
 // VerifyTimestamp checks a TimeStampToken: its CMS signature, that it holds a TSTInfo and
 // that the imprint is the SHA-256 of data. Errors wrap ErrVerify.
 func VerifyTimestamp(token, data []byte) (*TSTInfo, *Signed, error) {
+	sum := sha256.Sum256(data)
+	return VerifyTimestampDigest(token, sum[:])
+}
+
+// VerifyTimestampDigest is VerifyTimestamp for data known by its SHA-256 digest. Errors wrap
+// ErrVerify.
+func VerifyTimestampDigest(token, digest []byte) (*TSTInfo, *Signed, error) {
 	s, err := Verify(token, nil)
 	if err != nil {
 		return nil, nil, err
@@ -96,9 +114,8 @@ func VerifyTimestamp(token, data []byte) (*TSTInfo, *Signed, error) {
 	if _, err := asn1.Unmarshal(s.Content, &info); err != nil {
 		return nil, nil, fail("TSTInfo: %v", err)
 	}
-	sum := sha256.Sum256(data)
 	if !info.MessageImprint.HashAlgorithm.Algorithm.Equal(OIDSHA256) ||
-		subtle.ConstantTimeCompare(info.MessageImprint.HashedMessage, sum[:]) != 1 {
+		subtle.ConstantTimeCompare(info.MessageImprint.HashedMessage, digest) != 1 {
 		return nil, nil, fail("timestamp imprint does not match")
 	}
 	return &info, s, nil

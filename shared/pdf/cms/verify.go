@@ -8,6 +8,7 @@ import (
 	"encoding/asn1"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Signed is a parsed and verified SignedData.
@@ -36,25 +37,9 @@ func fail(format string, a ...any) error {
 // signature over the signed attributes, and signing-certificate-v2 when present. It does not
 // check certificate trust; see Signed.Signer. Errors wrap ErrVerify.
 func Verify(der, detached []byte) (*Signed, error) {
-	var ci contentInfo
-	if rest, err := asn1.Unmarshal(der, &ci); err != nil {
-		return nil, fail("not a CMS ContentInfo: %v", err)
-	} else if len(bytes.TrimRight(rest, "\x00")) != 0 {
-		return nil, fail("trailing data after CMS")
-	}
-	if !ci.ContentType.Equal(OIDSignedData) {
-		return nil, fail("content type is not signedData")
-	}
-	var sd signedData
-	if _, err := asn1.Unmarshal(ci.Content.Bytes, &sd); err != nil {
-		return nil, fail("malformed SignedData: %v", err)
-	}
-	if len(sd.SignerInfos) != 1 {
-		return nil, fail("want exactly one SignerInfo, got %d", len(sd.SignerInfos))
-	}
-	certs, err := x509.ParseCertificates(sd.Certificates.Bytes)
+	sd, certs, err := parse(der)
 	if err != nil {
-		return nil, fail("certificates: %v", err)
+		return nil, err
 	}
 	out := &Signed{Certificates: certs, ContentType: sd.EncapContentInfo.EContentType}
 	content := detached
@@ -152,4 +137,84 @@ func Verify(der, detached []byte) (*Signed, error) {
 		}
 	}
 	return out, nil
+}
+
+// parse reads a ContentInfo holding a SignedData with exactly one SignerInfo (zero padding
+// after it allowed, as /Contents has) and its certificates. Errors wrap ErrVerify.
+func parse(der []byte) (*signedData, []*x509.Certificate, error) {
+	var ci contentInfo
+	if rest, err := asn1.Unmarshal(der, &ci); err != nil {
+		return nil, nil, fail("not a CMS ContentInfo: %v", err)
+	} else if len(bytes.TrimRight(rest, "\x00")) != 0 {
+		return nil, nil, fail("trailing data after CMS")
+	}
+	if !ci.ContentType.Equal(OIDSignedData) {
+		return nil, nil, fail("content type is not signedData")
+	}
+	var sd signedData
+	if _, err := asn1.Unmarshal(ci.Content.Bytes, &sd); err != nil {
+		return nil, nil, fail("malformed SignedData: %v", err)
+	}
+	if len(sd.SignerInfos) != 1 {
+		return nil, nil, fail("want exactly one SignerInfo, got %d", len(sd.SignerInfos))
+	}
+	certs, err := x509.ParseCertificates(sd.Certificates.Bytes)
+	if err != nil {
+		return nil, nil, fail("certificates: %v", err)
+	}
+	return &sd, certs, nil
+}
+
+// Inspect reads a SignedData without verifying it: the signer certificate (nil when it is not
+// in the CMS), every certificate, and the signature-time-stamp-token when present. It serves
+// collecting validation data for signatures already in a document (package ltv); Verify is
+// the check. Errors wrap ErrVerify for DER that is not a SignedData with one SignerInfo.
+func Inspect(der []byte) (*Signed, error) {
+	sd, certs, err := parse(der)
+	if err != nil {
+		return nil, err
+	}
+	si := sd.SignerInfos[0]
+	out := &Signed{Certificates: certs, ContentType: sd.EncapContentInfo.EContentType, Signature: si.Signature}
+	if len(sd.EncapContentInfo.EContent.Bytes) > 0 {
+		if _, err := asn1.Unmarshal(sd.EncapContentInfo.EContent.Bytes, &out.Content); err != nil {
+			return nil, fail("eContent: %v", err)
+		}
+	}
+	for _, c := range certs {
+		if bytes.Equal(c.RawIssuer, si.SID.Issuer.FullBytes) && c.SerialNumber.Cmp(si.SID.Serial) == 0 {
+			out.Signer = c
+		}
+	}
+	if len(si.UnsignedAttrs.FullBytes) > 0 {
+		var ua []attribute
+		if _, err := asn1.UnmarshalWithParams(append([]byte{0x31}, si.UnsignedAttrs.FullBytes[1:]...), &ua, "set"); err == nil {
+			for _, a := range ua {
+				var tok asn1.RawValue
+				if a.Type.Equal(OIDAttrTimeStampToken) {
+					if _, err := asn1.Unmarshal(a.Values.Bytes, &tok); err == nil {
+						out.TimeStampToken = tok.FullBytes
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// TimestampTime is a TimeStampToken's genTime, read without verifying the token (Inspect).
+// Errors wrap ErrVerify for a token without a TSTInfo.
+func TimestampTime(token []byte) (time.Time, error) {
+	s, err := Inspect(token)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var info TSTInfo
+	if !s.ContentType.Equal(OIDTSTInfo) {
+		return time.Time{}, fail("timestamp token does not hold a TSTInfo")
+	}
+	if _, err := asn1.Unmarshal(s.Content, &info); err != nil {
+		return time.Time{}, fail("TSTInfo: %v", err)
+	}
+	return info.GenTime, nil
 }

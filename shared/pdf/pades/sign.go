@@ -28,6 +28,10 @@ import (
 // FieldName is the name of the seal's signature field.
 const FieldName = "esign_seal"
 
+// TimestampFieldName is the name of a document timestamp's field (TimestampDoc), with _2, _3...
+// for the renewals.
+const TimestampFieldName = "esign_archive"
+
 // Options describes the seal.
 type Options struct {
 	Signer crypto.Signer
@@ -45,6 +49,12 @@ type Options struct {
 	// Approval seals without the DocMDP certification, so that later revisions may sign the
 	// document again. A document that carries a signature is always sealed so.
 	Approval bool
+	// DocMDP is the certification's /P: 1 (the default) allows no change at all, 2 allows
+	// filling in forms and signing, which a B-LT/B-LTA seal needs for its DSS and document
+	// timestamp revisions (Acrobat reads P 1 as "not one more byte").
+	DocMDP int
+	// docTimestamp makes the signature a document timestamp (TimestampDoc).
+	docTimestamp bool
 }
 
 // ErrContentsTooSmall is returned when the CMS does not fit the reserved /Contents space.
@@ -103,9 +113,11 @@ func SignDoc(ctx context.Context, d *pdfdoc.Doc, o Options) ([]byte, error) {
 	if 2*len(sig) > br[2]-br[1]-2 {
 		return nil, fmt.Errorf("%w: %d bytes, %d reserved", ErrContentsTooSmall, len(sig), (br[2]-br[1]-2)/2)
 	}
-	hex.Encode(upd[br[1]+1-len(base):], sig)
+	hexEncode(upd[br[1]+1-len(base):], sig)
 	return pdfdoc.Join(base, upd), nil
 }
+
+func hexEncode(dst, src []byte) { hex.Encode(dst, src) }
 
 // placeholder values, replaced after serialisation; widths are kept by padding.
 const brPlaceholder = 9999999999
@@ -120,7 +132,7 @@ func prepare(d *pdfdoc.Doc, o Options, reserve int) ([]byte, [4]int, error) {
 		return nil, br, err
 	}
 	cat = cat.Clone().(types.Dict)
-	if _, ok := cat["Perms"]; ok {
+	if _, ok := cat["Perms"]; ok && !o.docTimestamp {
 		return nil, br, errors.New("pades: the document is already certified (/Perms present)")
 	}
 	when := o.Time
@@ -141,11 +153,15 @@ func prepare(d *pdfdoc.Doc, o Options, reserve int) ([]byte, [4]int, error) {
 		return nil, br, err
 	}
 	fields, _ := fv.(types.Array)
-	name, signed, err := fieldName(d, fields)
+	base := FieldName
+	if o.docTimestamp {
+		base = TimestampFieldName
+	}
+	name, signed, err := fieldName(d, fields, base)
 	if err != nil {
 		return nil, br, err
 	}
-	certify := !o.Approval && !signed
+	certify := !o.Approval && !signed && !o.docTimestamp
 	sigRef := d.Alloc()
 	sigDict := types.Dict{
 		"Type":      types.Name("Sig"),
@@ -155,11 +171,22 @@ func prepare(d *pdfdoc.Doc, o Options, reserve int) ([]byte, [4]int, error) {
 		"Contents":  types.HexLiteral(bytes.Repeat([]byte("0"), 2*reserve)),
 		"M":         types.StringLiteral(pdfDate(when)),
 	}
+	if o.docTimestamp {
+		sigDict["Type"], sigDict["SubFilter"] = types.Name("DocTimeStamp"), types.Name("ETSI.RFC3161")
+		delete(sigDict, "M")
+	}
 	if certify {
+		p := o.DocMDP
+		if p == 0 {
+			p = 1
+		}
+		if p < 1 || p > 3 {
+			return nil, br, fmt.Errorf("pades: DocMDP /P %d out of range", p)
+		}
 		sigDict["Reference"] = types.Array{types.Dict{
 			"Type":            types.Name("SigRef"),
 			"TransformMethod": types.Name("DocMDP"),
-			"TransformParams": types.Dict{"Type": types.Name("TransformParams"), "P": types.Integer(1), "V": types.Name("1.2")},
+			"TransformParams": types.Dict{"Type": types.Name("TransformParams"), "P": types.Integer(p), "V": types.Name("1.2")},
 		}}
 	}
 	if o.Name != "" {
@@ -249,7 +276,7 @@ func digestParts(base, upd []byte, br [4]int) [32]byte {
 
 // fieldName is the seal's field name, FieldName unless a top-level field has it already (then
 // FieldName_2, _3...), and whether a top-level signature field carries a signature.
-func fieldName(d *pdfdoc.Doc, fields types.Array) (string, bool, error) {
+func fieldName(d *pdfdoc.Doc, fields types.Array, base string) (string, bool, error) {
 	taken := map[string]bool{}
 	signed := false
 	for _, f := range fields {
@@ -264,9 +291,9 @@ func fieldName(d *pdfdoc.Doc, fields types.Array) (string, bool, error) {
 			signed = true
 		}
 	}
-	name := FieldName
+	name := base
 	for i := 2; taken[name]; i++ {
-		name = fmt.Sprintf("%s_%d", FieldName, i)
+		name = fmt.Sprintf("%s_%d", base, i)
 	}
 	return name, signed, nil
 }

@@ -72,8 +72,12 @@ func MakeCert(cn string, bits int, eku ...x509.ExtKeyUsage) (crypto.Signer, *x50
 // Responder answers RFC 3161 requests (POST application/timestamp-query) with a granted
 // response holding a TimeStampToken signed by Key, and counts what it granted.
 type Responder struct {
-	Key     crypto.Signer
-	Cert    *x509.Certificate
+	Key  crypto.Signer
+	Cert *x509.Certificate
+	// Issuers are added to the token's certificates after Cert (its chain).
+	Issuers []*x509.Certificate
+	// Now is the clock of genTime (nil: time.Now).
+	Now     func() time.Time
 	Granted atomic.Int64
 	serial  atomic.Int64
 }
@@ -96,13 +100,17 @@ func (rs *Responder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	info, _, err := cms.TSTInfoFor(body, big.NewInt(rs.serial.Add(1)), asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 99999, 1}, time.Now())
+	now := time.Now
+	if rs.Now != nil {
+		now = rs.Now
+	}
+	info, _, err := cms.TSTInfoFor(body, big.NewInt(rs.serial.Add(1)), asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 99999, 1}, now())
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	tok, err := cms.Sign(context.Background(), cms.SignOptions{
-		Signer: rs.Key, Chain: []*x509.Certificate{rs.Cert}, Content: info, Encapsulate: true, ContentType: cms.OIDTSTInfo,
+		Signer: rs.Key, Chain: append([]*x509.Certificate{rs.Cert}, rs.Issuers...), Content: info, Encapsulate: true, ContentType: cms.OIDTSTInfo,
 	})
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

@@ -11,10 +11,10 @@ import (
 	"github.com/esign-svc/esign/shared/workflow"
 )
 
-// Errors of ClaimNotice.
+// Errors of ClaimNotice (the workflow's).
 var (
-	ErrNoticeSent     = &apperr.Error{Kind: apperr.KindConflict, Code: "notice_sent", Detail: "this notice was already sent"}
-	ErrNoticeInFlight = &apperr.Error{Kind: apperr.KindUnavailable, Code: "notice_in_flight", Detail: "another worker is sending this notice now"}
+	ErrNoticeSent     = workflow.ErrNoticeSent
+	ErrNoticeInFlight = workflow.ErrNoticeInFlight
 )
 
 const prefixNotice = "notice-"
@@ -51,6 +51,15 @@ func (s *Store) CompleteNotice(ctx context.Context, c NoticeClaim, events []kern
 // ReleaseNotice gives the claim up after a failed send. Errors: the tablestore ones.
 func (s *Store) ReleaseNotice(ctx context.Context, c NoticeClaim) error {
 	return s.tab.Once().Release(ctx, c.c)
+}
+
+// SendNotice claims the notice key (ClaimNotice), runs send and completes the claim with the
+// events send returns (CompleteNotice); a failed send releases the claim and is returned as is
+// (aggstore.ClaimedOnce; workflow.Repo).
+func (s *Store) SendNotice(ctx context.Context, id, key string, now time.Time, lease time.Duration, send func() ([]kernel.Event, error)) error {
+	return aggstore.ClaimedOnce(func() (NoticeClaim, error) { return s.ClaimNotice(ctx, id, key, now, lease) }, send,
+		func(c NoticeClaim, events []kernel.Event) error { return s.CompleteNotice(ctx, c, events, now) },
+		func(c NoticeClaim) error { return s.ReleaseNotice(ctx, c) })
 }
 
 // Record writes audit events that change no state (a notice that failed for good).
