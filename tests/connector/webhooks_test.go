@@ -6,26 +6,13 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/esign-svc/esign/connector/cli"
 	"github.com/esign-svc/esign/connector/settings"
+	"github.com/esign-svc/esign/devtools/funchost"
 )
-
-// syncBuffer collects a running command's output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // TestWebhooksCommands: webhooks add subscribes a `webhooks listen` on this machine (make run's
 // WEBHOOK_ALLOW_LOOPBACK), list shows it, ping reaches the listener, which verifies and prints
@@ -55,7 +42,7 @@ func TestWebhooksCommands(t *testing.T) {
 	}
 	listenEnv[cli.KeyListenSecret] = added.Secret
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb syncBuffer
+	var out, errb funchost.Output // written by the listener while the test reads
 	done := make(chan int)
 	go func() {
 		done <- cli.Run(ctx, []string{"webhooks", "listen", "--port", port}, cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
