@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"sync"
 	"testing"
 	"time"
@@ -59,6 +60,14 @@ func Key() string {
 	k := make([]byte, 32)
 	_, _ = rand.Read(k)
 	return base64.StdEncoding.EncodeToString(k)
+}
+
+// Hex is n random bytes as lower-case hex: an identifier of the test's own (a group, session
+// or correlation id).
+func Hex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // Env is one test's environment. The stores are made on first use, each in fresh tables.

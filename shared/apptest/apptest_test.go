@@ -28,6 +28,16 @@ func TestClockMovesOnlyWhenTold(t *testing.T) {
 	}
 }
 
+func TestHexIsFreshHexOfTheLength(t *testing.T) {
+	a, b := Hex(16), Hex(16)
+	if len(a) != 32 || strings.Trim(a, "0123456789abcdef") != "" {
+		t.Fatalf("Hex(16) = %q", a)
+	}
+	if a == b {
+		t.Fatalf("two calls gave %q", a)
+	}
+}
+
 // Each environment has keys of its own: what one encrypts the other cannot read.
 func TestEnvKeysAreTheTestsOwn(t *testing.T) {
 	a, b := New(t), New(t)
