@@ -21,6 +21,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	deliverystoretest "github.com/esign-svc/esign/shared/delivery/deliverystore/storetest"
 	"github.com/esign-svc/esign/shared/dispatch/batchstore"
@@ -86,6 +87,7 @@ type Env struct {
 	Hasher *pii.Hasher
 
 	sessions   *sessionstore.Store
+	sessionRaw *tablestore.Store
 	deliveries *deliverystore.Store
 	batches    *batchstore.Store
 	documents  *documentstore.Store
@@ -144,9 +146,16 @@ func (e *Env) Containers(names ...string) {
 // Sessions is the test's signing-session store.
 func (e *Env) Sessions() *sessionstore.Store {
 	if e.sessions == nil {
-		e.sessions = sessionstoretest.New(e.tb)
+		e.sessions, e.sessionRaw = sessionstoretest.NewRaw(e.tb)
 	}
 	return e.sessions
+}
+
+// SessionTable is the session store's sessions table, raw: for the tests that read or break
+// rows directly.
+func (e *Env) SessionTable() *tablestore.Store {
+	e.Sessions()
+	return e.sessionRaw
 }
 
 // Deliveries is the test's delivery store.
