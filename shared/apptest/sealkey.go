@@ -1,6 +1,7 @@
 package apptest
 
 import (
+	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -25,22 +26,29 @@ func SealKey() (*rsa.PrivateKey, *x509.Certificate) {
 		if err != nil {
 			panic(err)
 		}
-		now := time.Now()
-		tpl := &x509.Certificate{
-			SerialNumber: big.NewInt(now.UnixNano()), Subject: pkix.Name{CommonName: "esign test seal", Organization: []string{"esign tests"}},
-			NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-			KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment,
-			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageEmailProtection},
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, k.Public(), k)
-		if err != nil {
-			panic(err)
-		}
-		c, err := x509.ParseCertificate(der)
-		if err != nil {
-			panic(err)
-		}
-		sealPriv, sealCert = k, c
+		sealPriv, sealCert = k, SelfSigned(k, "esign test seal")
 	})
 	return sealPriv, sealCert
+}
+
+// SelfSigned is a self-signed certificate of k named cn (organisation "esign tests"), valid from
+// an hour ago for a day, for digital signature and content commitment (a seal certificate's
+// key usage).
+func SelfSigned(k crypto.Signer, cn string) *x509.Certificate {
+	now := time.Now()
+	tpl := &x509.Certificate{
+		SerialNumber: big.NewInt(now.UnixNano()), Subject: pkix.Name{CommonName: cn, Organization: []string{"esign tests"}},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageEmailProtection},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, k.Public(), k)
+	if err != nil {
+		panic(err)
+	}
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		panic(err)
+	}
+	return c
 }

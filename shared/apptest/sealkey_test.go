@@ -2,6 +2,9 @@ package apptest
 
 import (
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
 	"testing"
@@ -27,5 +30,17 @@ func TestSealKeyIsOneSelfSignedKey(t *testing.T) {
 	}
 	if err := rsa.VerifyPKCS1v15(c.PublicKey.(*rsa.PublicKey), crypto.SHA256, sum[:], sig); err != nil {
 		t.Fatalf("the certificate is not the key's: %v", err)
+	}
+}
+
+// SelfSigned certifies the key it is given, under the name given.
+func TestSelfSignedIsTheKeys(t *testing.T) {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := SelfSigned(k, "cfg")
+	if c.Subject.CommonName != "cfg" || !k.PublicKey.Equal(c.PublicKey) {
+		t.Fatalf("certificate %q of another key", c.Subject.CommonName)
 	}
 }
