@@ -59,6 +59,7 @@ type metadataView struct {
 	DocumentName  string `json:"documentName"`
 	RecipientName string `json:"recipientName"`
 	RecipientRole string `json:"recipientRole"`
+	Locale        string `json:"locale,omitempty"` // the recipient's language from the create body
 	RequesterOrg  string `json:"requesterOrg"`
 	Message       string `json:"message,omitempty"`
 	Mode          string `json:"mode"`
@@ -86,7 +87,7 @@ func (a *API) metadata(w http.ResponseWriter, r *http.Request) error {
 	}
 	return web.JSON(w, http.StatusOK, metadataView{
 		DeliveryID: s.DeliveryID, DocumentName: s.DocumentName, RecipientName: s.RecipientName,
-		RecipientRole: s.RecipientRole, RequesterOrg: s.RequesterOrg, Message: s.Message, Mode: string(s.Mode),
+		RecipientRole: s.RecipientRole, Locale: s.RecipientLocale, RequesterOrg: s.RequesterOrg, Message: s.Message, Mode: string(s.Mode),
 		SentAt: stamp(s.SentAt), ExpiresAt: stamp(s.ExpiresAt), State: string(s.StateAt(a.now())), ViewCount: s.ViewCount,
 		RequireOTP: s.RequireOTP, OTPVerified: s.OTPVerified(),
 	})

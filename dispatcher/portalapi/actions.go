@@ -56,6 +56,7 @@ func (a *API) viewed(w http.ResponseWriter, r *http.Request) error {
 type consentRequest struct {
 	Statements []string `json:"statements"`
 	Version    string   `json:"version"`
+	Language   string   `json:"language,omitempty"` // of the statements shown; "": the slot's locale, else English
 }
 
 // consent is POST /api/esign/portal/consent {"statements": [...], "version": "..."}: records the
@@ -76,6 +77,7 @@ func (a *API) consent(w http.ResponseWriter, r *http.Request) error {
 	if req.Version == "" {
 		bad = append(bad, apperr.Field("version", "the version of the statements shown is required"))
 	}
+	bad = append(bad, checkLanguage(req.Language)...)
 	if len(bad) > 0 {
 		return apperr.Invalid(apperr.CodeInvalidRequest, bad...)
 	}
@@ -83,7 +85,7 @@ func (a *API) consent(w http.ResponseWriter, r *http.Request) error {
 		return ErrConsentVersion
 	}
 	return a.act(w, r, func(ctx context.Context, c tokens.PortalAccess, d esign.Device) (*esign.Session, *esign.Slot, error) {
-		return a.Sessions.Consent(ctx, c, d, req.Statements)
+		return a.Sessions.ConsentIn(ctx, c, d, req.Statements, req.Language)
 	})
 }
 

@@ -53,7 +53,7 @@ func (a *API) activate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return apperr.Wrap(err, apperr.KindInternal, tokens.CodeIssueFailed, "could not issue the access token")
 	}
-	return web.JSON(w, http.StatusOK, viewOf(s, sl, tok, issued, false))
+	return web.JSON(w, http.StatusOK, viewOf(s, sl, tok, issued, false, viewLanguage(r, sl)))
 }
 
 // session is GET /api/esign/portal/session: what activate answers, consuming nothing, with a
@@ -75,5 +75,5 @@ func (a *API) session(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return web.JSON(w, http.StatusOK, viewOf(acc.Session, acc.Slot, next, issued, acc.Secondary))
+	return web.JSON(w, http.StatusOK, viewOf(acc.Session, acc.Slot, next, issued, acc.Secondary, viewLanguage(r, acc.Slot)))
 }

@@ -88,7 +88,7 @@ func (x *Challenge) otpSend(w http.ResponseWriter, r *http.Request) error {
 			return otpflow.Target{}, err
 		}
 		return otpflow.Target{Channel: notify.Channel(sent.Channel), To: sent.To, DocumentName: sent.Session.DocumentID,
-			CorrelationID: sent.Session.CorrelationID}, nil
+			CorrelationID: sent.Session.CorrelationID, Locale: viewLanguage(r, sent.Slot)}, nil
 	}
 	undo := func(ctx context.Context, _ string) error {
 		return x.Sessions.UndoOTP(ctx, claims, device(r))

@@ -88,5 +88,5 @@ func (x *Challenge) transferRedeem(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return apperr.Wrap(err, apperr.KindInternal, tokens.CodeIssueFailed, "could not issue the access token")
 	}
-	return web.JSON(w, http.StatusOK, viewOf(s, sl, tok, issued, false))
+	return web.JSON(w, http.StatusOK, viewOf(s, sl, tok, issued, false, viewLanguage(r, sl)))
 }

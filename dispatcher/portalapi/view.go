@@ -30,6 +30,8 @@ type sessionView struct {
 	Role              string                   `json:"role"`
 	NamePrefill       string                   `json:"namePrefill,omitempty"`
 	Fields            []esign.ManifestField    `json:"fields"`
+	Locale            string                   `json:"locale,omitempty"` // the slot's, from the create body
+	Language          string                   `json:"language"`         // of the consent statements (viewLanguage)
 	ConsentStatements []esign.ConsentStatement `json:"consentStatements"`
 	ConsentsAccepted  []consentAccepted        `json:"consentsAccepted"`
 	OTPRequired       bool                     `json:"otpRequired"`
@@ -62,7 +64,7 @@ func newTokenFields(tok string, issued tokens.PortalAccess) tokenFields {
 	return tokenFields{AccessToken: tok, AccessTokenExpiresAt: ts(issued.ExpiresAt)}
 }
 
-func viewOf(s *esign.Session, sl *esign.Slot, tok string, issued tokens.PortalAccess, secondary bool) sessionView {
+func viewOf(s *esign.Session, sl *esign.Slot, tok string, issued tokens.PortalAccess, secondary bool, lang string) sessionView {
 	fields := esign.ForRole(s.Manifest, sl.Role)
 	if fields == nil {
 		fields = []esign.ManifestField{}
@@ -71,7 +73,7 @@ func viewOf(s *esign.Session, sl *esign.Slot, tok string, issued tokens.PortalAc
 	return sessionView{
 		tokenFields: newTokenFields(tok, issued), GroupID: s.GroupID, SessionID: sl.SessionID, SlotIndex: sl.Index,
 		DocumentName: s.Title(), DocType: s.DocType, Role: sl.Role, NamePrefill: sl.NamePrefill, Fields: fields,
-		ConsentStatements: esign.ConsentStatements, ConsentsAccepted: accepted(sl), OTPRequired: sl.RequiresOTP(),
+		Locale: sl.Locale, Language: lang, ConsentStatements: esign.StatementsIn(lang), ConsentsAccepted: accepted(sl), OTPRequired: sl.RequiresOTP(),
 		OTPChannel: string(ch), SigningMode: string(s.SigningMode), SlotState: string(sl.State),
 		SessionState: string(s.State), ExpiresAt: ts(s.ExpiresAt), ViewOnly: secondary,
 		DocumentURL: PathDocument + url.PathEscape(tok),

@@ -246,7 +246,7 @@ func (a *API) setup(req CreateRequest, s template.Settings) (workflow.Setup, err
 			if !validEmail(rc.Email) {
 				bad("templateSettings.workflow.recipients["+itoa(i)+"].email", "must be an e-mail address")
 			}
-			out.Recipients = append(out.Recipients, workflow.Recipient{Email: rc.Email, DisplayName: rc.DisplayName})
+			out.Recipients = append(out.Recipients, workflow.Recipient{Email: rc.Email, DisplayName: rc.DisplayName, Locale: rc.Locale})
 		}
 		if utf8.RuneCountInString(wf.OrganizationName) > MaxOrgName {
 			bad("templateSettings.workflow.organizationName", "must be at most 200 characters")

@@ -137,12 +137,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) routes() {
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler()))
-	s.mux.HandleFunc("GET /sign", s.page("sign", "Sign a document"))
-	s.mux.HandleFunc("GET /transfer", s.page("sign", "Continue signing on this device"))
-	s.mux.HandleFunc("GET /deliver/{id}", s.page("deliver", "A document for you"))
-	s.mux.HandleFunc("GET /workflow/{id}", s.page("workflow", "Your form"))
-	s.mux.HandleFunc("GET /workflow/{id}/review", s.page("review", "Review a submission"))
-	s.mux.HandleFunc("GET /{$}", s.page("home", "Signing portal"))
+	s.mux.HandleFunc("GET /sign", s.page("sign", "page.title.sign"))
+	s.mux.HandleFunc("GET /transfer", s.page("sign", "page.title.transfer"))
+	s.mux.HandleFunc("GET /deliver/{id}", s.page("deliver", "page.title.deliver"))
+	s.mux.HandleFunc("GET /workflow/{id}", s.page("workflow", "page.title.workflow"))
+	s.mux.HandleFunc("GET /workflow/{id}/review", s.page("review", "page.title.review"))
+	s.mux.HandleFunc("GET /{$}", s.page("home", "page.title.home"))
 	s.mux.Handle("POST /portal-api/sign", web.Handle(s.sign))
 	s.mux.Handle("POST /v1/purge", web.Handle(s.purge))
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/esign-svc/esign/shared/apptest"
 	"go/ast"
 	"go/parser"
 	"go/printer"
@@ -268,19 +269,17 @@ func types(fset *token.FileSet, fl *ast.FieldList) string {
 	return "(" + strings.Join(out, ", ") + ")"
 }
 
-// TestNoJobImportsTheTableAdapter: no package of the processor imports the table adapter
-// (issue 23): a job commits a session's change through its store's domain methods (Change,
-// Commit with esign.Extras), which build the table operations.
-func TestNoJobImportsTheTableAdapter(t *testing.T) {
+// TestOnlyTheWiringImportsAStore: no package of the processor but this one imports an
+// aggregate's store, the kernel's store half or the table adapter (issue 23). A job decodes its
+// message, calls its aggregate's use-case service (esign.SessionJobs, delivery.Deliveries,
+// dispatch.Batches, workflow.Service, ...) and answers; this package builds the stores.
+func TestOnlyTheWiringImportsAStore(t *testing.T) {
 	t.Parallel()
-	const adapter = "github.com/esign-svc/esign/shared/azure/tablestore"
-	imports := golist(t, "Imports", "./...")
-	if len(imports) < 15 {
-		t.Fatalf("go list found only %d packages", len(imports))
+	found, wiring := apptest.StoreImports(t, "..", module+"/app", "./...")
+	if wiring == 0 { // the rule must see the stores the wiring builds
+		t.Fatal("the wiring imports no store by this rule")
 	}
-	for pkg, imps := range imports {
-		if slices.Contains(imps, adapter) {
-			t.Errorf("%s imports %s", pkg, adapter)
-		}
+	for _, f := range found {
+		t.Errorf("%s: a job calls its aggregate's use-case service; only app/ builds stores", f)
 	}
 }

@@ -1,12 +1,9 @@
 package deliveryupload
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	htmltemplate "html/template"
 	"strings"
-	texttemplate "text/template"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
@@ -23,23 +20,6 @@ const KindInvitation notify.Kind = "delivery_invitation"
 // InviteClaimLease is how long an invitation's claim keeps a second sender (a redelivered
 // message, the invitation reconciler) from sending it too; an older claim is a dead worker's.
 const InviteClaimLease = 2 * time.Minute
-
-// invitation is what the e-mail says.
-type invitation struct {
-	Name, Document, Org, Message, Link, Expires string
-}
-
-var (
-	inviteText = texttemplate.Must(texttemplate.New("text").Parse(
-		"Hello{{if .Name}} {{.Name}}{{end}},\n\n{{.Org}} shared the document \"{{.Document}}\" with you.\n" +
-			"{{if .Message}}\nMessage from the sender:\n{{.Message}}\n{{end}}" +
-			"\nOpen it here (the link is personal and works until {{.Expires}}):\n{{.Link}}\n"))
-	inviteHTML = htmltemplate.Must(htmltemplate.New("html").Parse(
-		`<!doctype html><html><body style="font-family:sans-serif"><p>Hello{{if .Name}} {{.Name}}{{end}},</p>` +
-			`<p>{{.Org}} shared the document <strong>{{.Document}}</strong> with you.</p>` +
-			`{{if .Message}}<p>Message from the sender:</p><blockquote>{{.Message}}</blockquote>{{end}}` +
-			`<p><a href="{{.Link}}">Open the document</a> (the link is personal and works until {{.Expires}}).</p></body></html>` + "\n"))
-)
 
 // HandleInvite is the DeliveryInvite queue function (delivery.InviteMessage): it runs Invite.
 func (j *Job) HandleInvite(ctx context.Context, qm funcproto.QueueMessage) error {
@@ -114,21 +94,11 @@ func (j *Job) compose(s *delivery.Session) (notify.Message, error) {
 	if err != nil {
 		return notify.Message{}, funcproto.Permanent(err)
 	}
-	org := oneLine(s.RequesterOrg)
-	if org == "" {
-		org = "A sender"
-	}
-	inv := invitation{Name: oneLine(s.RecipientName), Document: oneLine(s.DocumentName), Org: org, Message: s.Message,
-		Link: delivery.PortalLink(j.portalURL, s.DeliveryID, tok), Expires: s.ExpiresAt.UTC().Format("2 January 2006 15:04 UTC")}
-	var t, h bytes.Buffer
-	if err := inviteText.Execute(&t, inv); err != nil {
-		return notify.Message{}, err
-	}
-	if err := inviteHTML.Execute(&h, inv); err != nil {
-		return notify.Message{}, err
-	}
-	return notify.Message{Channel: notify.Email, Kind: KindInvitation, To: to, CorrelationID: s.CorrelationID,
-		Subject: "Document shared with you: " + inv.Document, Text: t.String(), HTML: h.String()}, nil
+	m := notify.DeliveryInvitationMessage(KindInvitation, to, notify.DeliveryInvitation{Locale: s.RecipientLocale,
+		Name: s.RecipientName, Document: s.DocumentName, Org: s.RequesterOrg, Message: s.Message,
+		Link: delivery.PortalLink(j.portalURL, s.DeliveryID, tok), Expires: s.ExpiresAt})
+	m.CorrelationID = s.CorrelationID
+	return m, nil
 }
 
 // HandleInvitePoison is the DeliveryInvitePoison function: an invitation the host gave up on is

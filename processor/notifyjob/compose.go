@@ -74,7 +74,7 @@ func (j *Job) invitation(m esign.NotifyMessage, sess *esign.Session, slots []esi
 	}
 	msg, err = notify.InvitationMessage(to, notify.Invitation{
 		SignerName: sl.NamePrefill, DocumentName: sess.Title(), PortalURL: j.portalLink(tok),
-		Requester: sess.RequestedBy, Organization: sess.OrganizationName, Reminder: m.Reminder,
+		Requester: sess.RequestedBy, Organization: sess.OrganizationName, Reminder: m.Reminder, Locale: sl.Locale,
 	})
 	return msg, sl.Index, "", err
 }

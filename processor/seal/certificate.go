@@ -135,7 +135,7 @@ func consents(sl esign.Slot, sig esign.StoredSignature) ([]certificate.Consent, 
 		if err != nil {
 			return nil, fmt.Errorf("the acceptance time of %s: %w", a.ID, err)
 		}
-		out = append(out, certificate.Consent{Key: a.ID, Version: a.Version, Text: a.Text, AcceptedAt: at})
+		out = append(out, certificate.Consent{Key: a.ID, Version: a.Version, Language: a.Language, Text: a.Text, AcceptedAt: at})
 	}
 	return out, nil
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/esign-svc/esign/processor/internal/jobkit"
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/funcproto"
+	"github.com/esign-svc/esign/shared/i18n"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/tokens"
@@ -175,13 +176,12 @@ func (j *Job) compose(ctx context.Context, m workflow.NotifyMessage, w *workflow
 	if err != nil {
 		return nil, "", err
 	}
-	subject, intro := "Form to complete", "You are invited to fill in a form."
-	if m.Kind == workflow.NotifyChanges {
-		subject, intro = "Changes requested on your form", "A reviewer asked for changes to the form you submitted."
-	}
 	var out []notify.Message
-	for _, r := range w.Setup.Recipients {
-		out = append(out, j.message(w, notify.Kind(m.Kind), r.Email, r.DisplayName, subject, intro, link))
+	for _, r := range w.Setup.Recipients { // each in the participant's language (shared/notify)
+		msg := notify.WorkflowInvitationMessage(notify.Kind(m.Kind), r.Email, notify.WorkflowInvitation{Locale: i18n.Normalize(r.Locale),
+			Name: r.DisplayName, Changes: m.Kind == workflow.NotifyChanges, Org: w.Setup.OrganizationName, Message: w.Setup.Message, Link: link})
+		msg.CorrelationID = w.CorrelationID
+		out = append(out, msg)
 	}
 	return out, "", nil
 }

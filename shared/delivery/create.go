@@ -10,6 +10,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/blobpath"
+	"github.com/esign-svc/esign/shared/i18n"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/licensing"
@@ -204,7 +205,7 @@ func (c *Creator) newSession(id string, req *CreateRequest, rc Recipient, by Req
 	s := &Session{
 		DeliveryID: id, TenantID: by.TenantID, CreatedBy: by.CallerID, CorrelationID: req.CorrelationID,
 		DocumentID: req.DocumentID, DocumentName: req.DocumentName, PDFBlobPath: req.PDFBlobPath, Mode: req.Mode,
-		RecipientHash: c.Hasher.Email(rc.Email), RecipientEnc: enc, RecipientName: rc.Name, RecipientRole: rc.Role,
+		RecipientHash: c.Hasher.Email(rc.Email), RecipientEnc: enc, RecipientName: rc.Name, RecipientRole: rc.Role, RecipientLocale: i18n.Normalize(rc.Locale),
 		RequesterOrg: req.RequesterOrg, Message: req.Message, RequireOTP: *req.RequireOTP, ExpiresAt: expires,
 	}
 	if req.Mode.Uploads() {

@@ -307,7 +307,7 @@ func (u *Deliveries) RecordOTP(ctx context.Context, id string, code otpflow.Code
 	if err != nil {
 		return otpflow.Target{}, nil, err
 	}
-	return otpflow.Target{Channel: notify.Email, To: to, DocumentName: s.DocumentName, CorrelationID: s.CorrelationID}, s, nil
+	return otpflow.Target{Channel: notify.Email, To: to, DocumentName: s.DocumentName, CorrelationID: s.CorrelationID, Locale: s.RecipientLocale}, s, nil
 }
 
 // UndoOTP forgets the code of session id whose send failed (reason: the provider's code), so

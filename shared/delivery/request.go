@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/i18n"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/text"
 )
@@ -56,6 +57,9 @@ type Recipient struct {
 	Email string `json:"email"`
 	Name  string `json:"name,omitempty"`
 	Role  string `json:"role,omitempty"`
+	// Locale is the recipient's language (BCP 47, a supported one: shared/i18n) for the
+	// invitation and the portal's page; empty: the browser's, else English.
+	Locale string `json:"locale,omitempty"`
 }
 
 var reCorrelation = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:~-]{0,127}$`)
@@ -119,6 +123,7 @@ func (r *CreateRequest) Validate() error {
 			}
 			check(f+".name", rc.Name, MaxName, text.Line)
 			check(f+".role", rc.Role, MaxRole, text.Line)
+			bad = append(bad, i18n.CheckLocale(f+".locale", rc.Locale)...)
 		}
 	}
 	check("requesterOrg", r.RequesterOrg, MaxName, text.Line)

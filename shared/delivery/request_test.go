@@ -42,6 +42,8 @@ func TestValidate(t *testing.T) {
 		{"duplicate", func(r *CreateRequest) { r.Recipients = append(r.Recipients, Recipient{Email: "A@example.com"}) }, "recipients[1].email"},
 		{"name", func(r *CreateRequest) { r.Recipients[0].Name = "a\x00" }, "recipients[0].name"},
 		{"role", func(r *CreateRequest) { r.Recipients[0].Role = strings.Repeat("r", 101) }, "recipients[0].role"},
+		{"malformed locale", func(r *CreateRequest) { r.Recipients[0].Locale = "fr_FR" }, "recipients[0].locale"},
+		{"unsupported locale", func(r *CreateRequest) { r.Recipients[0].Locale = "zh" }, "recipients[0].locale"},
 		{"message", func(r *CreateRequest) { r.Message = strings.Repeat("m", 2001) }, "message"},
 		{"ok message lines", func(r *CreateRequest) { r.Message = "Hello,\r\nplease read.\n\nThanks" }, ""},
 		{"ok RTL name", func(r *CreateRequest) { r.Recipients[0].Name = "\u200fمحمد" }, ""},

@@ -89,8 +89,10 @@ type Session struct {
 	RecipientEnc  string
 	RecipientName string
 	RecipientRole string
-	RequesterOrg  string
-	Message       string
+	// RecipientLocale is the recipient's language from the create body ("": none chosen).
+	RecipientLocale string
+	RequesterOrg    string
+	Message         string
 
 	RequireOTP bool
 	OTP        otp.State

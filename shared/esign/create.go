@@ -174,7 +174,7 @@ func (c *Creator) newSlots(groupID string, signers []SignerRequest) ([]Slot, err
 		}
 		slots[i] = Slot{
 			Index: i, SessionID: uuid.NewString(), Role: sg.Role, EmailHash: c.Hasher.Email(sg.Email), EmailEnc: enc,
-			PhoneEnc: phone, NamePrefill: sg.NamePrefill, Condition: sg.CompletionCondition, OTPChannel: sg.OTPChannel,
+			PhoneEnc: phone, NamePrefill: sg.NamePrefill, Locale: sg.Locale, Condition: sg.CompletionCondition, OTPChannel: sg.OTPChannel,
 			LinkJTI: uuid.NewString(),
 		}
 	}

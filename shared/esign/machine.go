@@ -371,6 +371,12 @@ func Reinvite(s *Session, slots []Slot, i int, now time.Time) (Change, error) {
 // follows the review of the document (409 not_viewed). Accepting a statement again keeps the
 // first acceptance.
 func Consent(s *Session, slots []Slot, i int, now time.Time, ids []string) (Change, error) {
+	return ConsentIn(s, slots, i, now, ids, "")
+}
+
+// ConsentIn is Consent with the statements in the language they were shown in (a supported
+// one; "": the slot's locale, else English); the acceptance and its audit event record it.
+func ConsentIn(s *Session, slots []Slot, i int, now time.Time, ids []string, lang string) (Change, error) {
 	var c Change
 	sl, err := openSlot(s, slots, i, now)
 	if err != nil {
@@ -384,14 +390,17 @@ func Consent(s *Session, slots []Slot, i int, now time.Time, ids []string) (Chan
 			return Change{}, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("statements", "unknown consent statement "+id))
 		}
 	}
+	if lang == "" {
+		lang = ConsentLanguage(sl, "")
+	}
 	for _, id := range ids {
-		st, _ := StatementByID(id)
+		st, _ := statementIn(lang, id)
 		if hasConsent(sl, id) {
 			continue
 		}
-		sl.Consents = append(sl.Consents, ConsentAcceptance{ID: st.ID, Version: st.Version, Text: st.Text,
+		sl.Consents = append(sl.Consents, ConsentAcceptance{ID: st.ID, Version: st.Version, Language: st.Language, Text: st.Text,
 			AcceptedAt: now.UTC().Format(time.RFC3339Nano)})
-		c.Record(EvSlotConsented, i, now, map[string]any{"statement": st.ID, "version": st.Version})
+		c.Record(EvSlotConsented, i, now, map[string]any{"statement": st.ID, "version": st.Version, "language": st.Language})
 	}
 	c.Touch(i)
 	return c, nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/i18n"
 	"github.com/esign-svc/esign/shared/text"
 )
 
@@ -52,6 +53,9 @@ type SignerRequest struct {
 	CompletionCondition Condition  `json:"completionCondition,omitempty"`
 	OTPChannel          OTPChannel `json:"otpChannel,omitempty"`
 	PhoneNumber         string     `json:"phoneNumber,omitempty"`
+	// Locale is the signer's language (BCP 47, a supported one: shared/i18n) for the portal,
+	// the e-mails and the consent statements; empty: the browser's, else English.
+	Locale string `json:"locale,omitempty"`
 }
 
 var (
@@ -82,6 +86,7 @@ func (r *CreateRequest) Normalize() {
 		if s.OTPChannel == "" {
 			s.OTPChannel = OTPNone
 		}
+		s.Locale = i18n.Normalize(s.Locale)
 	}
 	if r.SendPerSignerNotices == nil {
 		on := r.SigningMode != ModeSingle
@@ -214,6 +219,7 @@ func (r *CreateRequest) validateSigners() []apperr.FieldError {
 		if s.PhoneNumber != "" && !reE164.MatchString(s.PhoneNumber) {
 			bad(f("phoneNumber"), "must be an E.164 number such as +4915112345678")
 		}
+		errs = append(errs, i18n.CheckLocale(f("locale"), s.Locale)...)
 	}
 	if required == 0 && len(errs) == 0 {
 		bad("signers", "at least one signer must have completionCondition required")

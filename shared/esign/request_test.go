@@ -54,6 +54,8 @@ func TestCreateRequestFieldErrors(t *testing.T) {
 		{"sms without phone", func(m map[string]any) { signer(m, 0)["otpChannel"] = "sms" }, "signers[0].phoneNumber"},
 		{"bad phone", func(m map[string]any) { signer(m, 0)["otpChannel"] = "sms"; signer(m, 0)["phoneNumber"] = "0151" }, "signers[0].phoneNumber"},
 		{"bad channel", func(m map[string]any) { signer(m, 0)["otpChannel"] = "pigeon" }, "signers[0].otpChannel"},
+		{"malformed locale", func(m map[string]any) { signer(m, 1)["locale"] = "de_DE" }, "signers[1].locale"},
+		{"unsupported locale", func(m map[string]any) { signer(m, 0)["locale"] = "ja-JP" }, "signers[0].locale"},
 		{"bad requester email", func(m map[string]any) { m["requestedByEmail"] = "nope" }, "requestedByEmail"},
 		{"control chars", func(m map[string]any) { m["docType"] = "a\x00b" }, "docType"},
 		{"C1 in namePrefill", func(m map[string]any) { signer(m, 1)["namePrefill"] = "Bob\u0085" }, "signers[1].namePrefill"},
@@ -116,3 +118,18 @@ func TestCreateRequestDefaults(t *testing.T) {
 }
 
 func signer(m map[string]any, i int) map[string]any { return m["signers"].([]any)[i].(map[string]any) }
+
+func TestCreateRequestLocale(t *testing.T) {
+	t.Parallel()
+	var req CreateRequest
+	if err := json.Unmarshal([]byte(strings.Replace(validCreate, `"email":"a@example.com"`, `"email":"a@example.com","locale":"de-AT"`, 1)), &req); err != nil {
+		t.Fatal(err)
+	}
+	if err := req.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	req.Normalize()
+	if req.Signers[0].Locale != "de" || req.Signers[1].Locale != "" {
+		t.Fatalf("locales %q %q; want de and none", req.Signers[0].Locale, req.Signers[1].Locale)
+	}
+}

@@ -127,6 +127,7 @@ type Slot struct {
 	EmailEnc    string // AES-GCM, for display; empty once erased
 	PhoneEnc    string
 	NamePrefill string
+	Locale      string // the signer's language from the create body ("" : none chosen)
 	Condition   Condition
 	OTPChannel  OTPChannel
 	State       SlotState

@@ -222,6 +222,12 @@ func TestRenderRefusals(t *testing.T) {
 		{"delivery recipient e-mail", "templateSettings.delivery.recipients[0].email", func(r *Request) {
 			r.TemplateSettings = json.RawMessage(`{"delivery":{"enabled":true,"recipients":[{"email":"nobody"}]}}`)
 		}},
+		{"esign signer locale", "templateSettings.esign.signers[0].locale", func(r *Request) {
+			r.TemplateSettings = json.RawMessage(`{"esign":{"enabled":true,"signers":[{"slotIndex":0,"role":"employee","email":"e@example.com","locale":"de_DE"}]}}`)
+		}},
+		{"delivery recipient locale", "templateSettings.delivery.recipients[0].locale", func(r *Request) {
+			r.TemplateSettings = json.RawMessage(`{"delivery":{"enabled":true,"recipients":[{"email":"r@example.com","locale":"ja"}]}}`)
+		}},
 		{"delivery without recipients", "templateSettings.delivery.recipients", func(r *Request) {
 			r.TemplateSettings = json.RawMessage(`{"delivery":{"enabled":true}}`)
 		}},

@@ -107,7 +107,7 @@ func esignRequest(s *template.ESignSettings, t Target) (*esign.CreateRequest, er
 		req.Signers = append(req.Signers, esign.SignerRequest{
 			SlotIndex: sg.SlotIndex, Role: sg.Role, Email: sg.Email, NamePrefill: sg.NamePrefill,
 			CompletionCondition: esign.Condition(sg.CompletionCondition), OTPChannel: esign.OTPChannel(sg.OTPChannel),
-			PhoneNumber: sg.PhoneNumber,
+			PhoneNumber: sg.PhoneNumber, Locale: sg.Locale,
 		})
 	}
 	if err := req.Validate(); err != nil {
@@ -134,7 +134,7 @@ func deliveryRequest(s *template.DeliverySettings, t Target) (*delivery.CreateRe
 	otp := s.RequireOTP
 	req.RequireOTP = &otp
 	for _, rc := range s.Recipients {
-		req.Recipients = append(req.Recipients, delivery.Recipient{Email: rc.Email, Name: rc.Name, Role: rc.Role})
+		req.Recipients = append(req.Recipients, delivery.Recipient{Email: rc.Email, Name: rc.Name, Role: rc.Role, Locale: rc.Locale})
 	}
 	if t := s.SharePointTarget; t != nil {
 		req.SharePointTarget = &delivery.Target{SiteURL: t.SiteURL, LibraryPath: t.LibraryPath, FolderPath: t.FolderPath}

@@ -56,6 +56,7 @@ type SignerConfig struct {
 	CompletionCondition string `json:"completionCondition,omitempty"`
 	OTPChannel          string `json:"otpChannel,omitempty"`
 	PhoneNumber         string `json:"phoneNumber,omitempty"`
+	Locale              string `json:"locale,omitempty"` // the signer's language (BCP 47)
 }
 
 // DeliverySettings is templateSettings.delivery (DESIGN 9; the create-delivery request's keys).
@@ -75,6 +76,8 @@ type DeliveryContact struct {
 	Email string `json:"email"`
 	Name  string `json:"name,omitempty"`
 	Role  string `json:"role,omitempty"`
+	// Locale is the recipient's language (BCP 47).
+	Locale string `json:"locale,omitempty"`
 }
 
 // SharePointTarget names the document library a delivery files the document in.
@@ -97,6 +100,7 @@ type WorkflowSettings struct {
 type WorkflowRecipient struct {
 	Email       string `json:"email"`
 	DisplayName string `json:"displayName,omitempty"`
+	Locale      string `json:"locale,omitempty"` // the participant's language (BCP 47)
 }
 
 // settingsBlocks are the four block keys, as template.yaml and templateSettings name them.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/i18n"
 	"github.com/esign-svc/esign/shared/text"
 )
 
@@ -29,6 +30,7 @@ func (s *Setup) TextProblems() []apperr.FieldError {
 	}
 	for i, rc := range s.Recipients {
 		add(fmt.Sprintf("recipients[%d].displayName", i), rc.DisplayName, text.Line)
+		errs = append(errs, i18n.CheckLocale(fmt.Sprintf(at+"recipients[%d].locale", i), rc.Locale)...)
 	}
 	add("organizationName", s.OrganizationName, text.Line)
 	add("message", s.Message, text.Lines)

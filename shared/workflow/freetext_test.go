@@ -81,3 +81,15 @@ func wantField(t *testing.T, err error, field string) {
 		t.Fatalf("err = %v, want 400 %s naming %s", err, CodeInvalidRequest, field)
 	}
 }
+
+// TestSetupLocale: a recipient's locale is a supported BCP 47 language, named by its full path.
+func TestSetupLocale(t *testing.T) {
+	t.Parallel()
+	for v, ok := range map[string]bool{"": true, "fr": true, "ar-EG": true, "fr_FR": false, "ja": false} {
+		s := Setup{Recipients: []Recipient{{Email: "a@example.com"}, {Email: "b@example.com", Locale: v}}}
+		got := s.TextProblems()
+		if ok != (len(got) == 0) || (!ok && got[0].Field != "templateSettings.workflow.recipients[1].locale") {
+			t.Errorf("locale %q: %+v", v, got)
+		}
+	}
+}

@@ -31,6 +31,9 @@ type Setup struct {
 type Recipient struct {
 	Email       string `json:"email"`
 	DisplayName string `json:"displayName,omitempty"`
+	// Locale is the participant's language (BCP 47, a supported one: shared/i18n) for the
+	// e-mails; empty: English.
+	Locale string `json:"locale,omitempty"`
 }
 
 // ParticipantID is the participant claim (sub) of the participant's portal token: one form per

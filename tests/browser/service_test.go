@@ -101,6 +101,7 @@ func upload(t testing.TB, file string) (path, hash string) {
 type signer struct {
 	Email, Role, Name, OTP string // OTP: the slot's otpChannel ("" none)
 	Phone                  string // E.164, for otpChannel sms or signer-choice
+	Locale                 string // the signer's language ("": none given)
 }
 
 func newEmail(who string) string {
@@ -121,6 +122,9 @@ func createSigning(t testing.TB, mode string, expiresInMinutes int, signers ...s
 		}
 		if s.Phone != "" {
 			m["phoneNumber"] = s.Phone
+		}
+		if s.Locale != "" {
+			m["locale"] = s.Locale
 		}
 		list = append(list, m)
 	}

@@ -6,6 +6,48 @@ export const API = body.dataset.api;
 export const BASE = body.dataset.base || "";
 export const main = document.getElementById("main");
 
+// The page's language and its part of the message catalogue (shared/i18n), put in the page by
+// the server. No text a person reads is written in these scripts: it comes from here.
+export const LANG = body.dataset.lang || "en";
+export const LANG_CHOSEN = body.hasAttribute("data-lang-chosen");
+const catalogue = JSON.parse(document.getElementById("i18n")?.textContent || "{}");
+
+// t is the text of key with each {name} replaced by vars[name].
+export function t(key, vars = {}) {
+  const s = catalogue[key] ?? key;
+  return s.replace(/\{([a-zA-Z]+)\}/g, (m, k) => (k in vars ? String(vars[k]) : m));
+}
+
+// tn is t for a text with nodes in it: an array of strings and the nodes of vars.
+export function tn(key, vars = {}) {
+  return (catalogue[key] ?? key).split(/(\{[a-zA-Z]+\})/).filter(Boolean).map((p) => {
+    const k = p.slice(1, -1);
+    return p.startsWith("{") && k in vars ? vars[k] : p;
+  });
+}
+
+// useLanguage reloads the page in lang unless it is shown in it already or the signer chose
+// its language: the slot's or recipient's locale wins over the browser's. It answers whether
+// a reload is under way.
+export function useLanguage(lang) {
+  if (!lang || lang === LANG || LANG_CHOSEN) return false;
+  const u = new URL(location.href);
+  u.searchParams.set("lang", lang);
+  location.replace(u.href);
+  return true;
+}
+
+// langQuery is "?lang=<page language>" when the signer chose it, for the service's answers
+// that hold text (the consent statements); else "" and the service picks.
+export function langQuery() {
+  return LANG_CHOSEN ? "?lang=" + encodeURIComponent(LANG) : "";
+}
+
+// when formats a time for the page's language.
+export function when(iso) {
+  return new Date(iso).toLocaleString(LANG);
+}
+
 // el builds an element: el("p", {class: "x", onclick: fn}, "text", child, ...).
 export function el(tag, attrs = {}, ...children) {
   const n = document.createElement(tag);
@@ -26,7 +68,7 @@ export function el(tag, attrs = {}, ...children) {
 // ApiError is a problem+json answer (or a network failure: status 0).
 export class ApiError extends Error {
   constructor(status, problem) {
-    super(problem.detail || problem.title || `request failed (${status})`);
+    super(problem.detail || problem.title || t("common.error.title"));
     this.status = status;
     this.code = problem.code || "";
     this.problem = problem;
@@ -42,12 +84,12 @@ export class ApiError extends Error {
 export async function call(method, url, { json, token, headers = {} } = {}) {
   const h = { ...headers };
   if (json !== undefined) h["Content-Type"] = "application/json";
-  if (token) h.Authorization = "Bearer " + token;
+  if (token) h.Authorization = `Bearer ${token}`;
   let resp;
   try {
     resp = await fetch(url, { method, headers: h, body: json === undefined ? undefined : JSON.stringify(json), credentials: "omit", cache: "no-store" });
   } catch (e) {
-    throw new ApiError(0, { detail: "The service could not be reached. Check your connection and try again." });
+    throw new ApiError(0, { detail: t("common.unreachable") });
   }
   const text = await resp.text();
   let data = {};
@@ -118,26 +160,26 @@ export function otpForm({ channels, destinationHint, send, verify, onVerified })
   const status = el("p", { id: "otp-status", role: "status", "aria-live": "polite" });
   const code = el("input", { id: "otp-code", name: "otp", inputmode: "numeric", autocomplete: "one-time-code", pattern: "[0-9]{6}", maxlength: "6", required: true, "aria-describedby": "otp-help" });
   let channel = channels[0];
-  const choice = channels.length > 1 ? el("fieldset", { class: "choice" }, el("legend", {}, "Where should we send the code?"),
-    ...channels.map((c, i) => el("label", {}, el("input", { type: "radio", name: "otp-channel", value: c, checked: i === 0, onchange: () => { channel = c; } }), c === "sms" ? " Text message (SMS)" : " E-mail"))) : null;
+  const choice = channels.length > 1 ? el("fieldset", { class: "choice" }, el("legend", {}, t("otp.where")),
+    ...channels.map((c, i) => el("label", {}, el("input", { type: "radio", name: "otp-channel", value: c, checked: i === 0, onchange: () => { channel = c; } }), " ", c === "sms" ? t("otp.channel.sms") : t("otp.channel.email")))) : null;
   const sendBtn = el("button", { type: "button", id: "otp-send", onclick: async () => {
     sendBtn.disabled = true;
     say(msg, "");
     try {
       const r = await send(channel);
-      status.textContent = `We sent a 6-digit code${r.destination ? " to " + r.destination : ""}. It is valid for a few minutes.`;
+      status.textContent = r.destination ? t("otp.sentTo", { destination: r.destination }) : t("otp.sent");
       code.focus();
     } catch (e) {
       say(msg, e.message);
     } finally {
       setTimeout(() => { sendBtn.disabled = false; }, 1500);
     }
-  } }, "Send me a code");
+  } }, t("otp.send"));
   const form = el("form", { id: "otp-form", novalidate: true, onsubmit: async (ev) => {
     ev.preventDefault();
     say(msg, "");
     if (!/^[0-9]{6}$/.test(code.value.trim())) {
-      say(msg, "Enter the 6 digits of the code.");
+      say(msg, t("otp.enterDigits"));
       code.setAttribute("aria-invalid", "true");
       code.focus();
       return;
@@ -147,17 +189,17 @@ export function otpForm({ channels, destinationHint, send, verify, onVerified })
       await verify(code.value.trim());
       onVerified();
     } catch (e) {
-      const left = e.problem && e.problem.attemptsLeft !== undefined ? ` Attempts left: ${e.problem.attemptsLeft}.` : "";
+      const left = e.problem && e.problem.attemptsLeft !== undefined ? " " + t("otp.attemptsLeft", { n: e.problem.attemptsLeft }) : "";
       say(msg, e.message + left);
       code.focus();
     }
   } },
-  el("h2", { id: "otp-title" }, "Confirm it is you"),
+  el("h2", { id: "otp-title" }, t("otp.title")),
   el("p", {}, destinationHint),
   choice, sendBtn, status,
-  el("label", { for: "otp-code" }, "Code"),
-  el("p", { id: "otp-help", class: "hint" }, "6 digits, from the message we sent you."),
+  el("label", { for: "otp-code" }, t("otp.code")),
+  el("p", { id: "otp-help", class: "hint" }, t("otp.help")),
   code, msg,
-  el("button", { type: "submit", id: "otp-verify", class: "primary" }, "Verify"));
+  el("button", { type: "submit", id: "otp-verify", class: "primary" }, t("otp.verify")));
   return form;
 }

@@ -8,6 +8,8 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const BAD_LINE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/;
 const BAD_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/;
 
+import { t } from "./common.js";
+
 const fmt = (n) => String(n);
 
 // valueOf reads an input as the JSON value the server expects: undefined when empty.
@@ -24,45 +26,45 @@ export function valueOf(field, input) {
 
 // problem is the message of the first check value fails, "" when it passes.
 export function problem(field, value) {
-  if (value === undefined || value === null) return field.required ? "is required" : "";
+  if (value === undefined || value === null) return field.required ? t("check.required") : "";
   switch (field.type) {
     case "boolean":
-      return typeof value === "boolean" ? "" : "must be true or false";
+      return typeof value === "boolean" ? "" : t("check.boolean");
     case "number":
     case "integer": {
-      if (typeof value !== "number" || !Number.isFinite(value)) return "must be a finite number";
-      if (field.type === "integer" && (!Number.isInteger(value) || Math.abs(value) > 2 ** 53)) return "must be a whole number";
-      if (field.min !== undefined && value < field.min) return `must be at least ${fmt(field.min)}`;
-      if (field.max !== undefined && value > field.max) return `must be at most ${fmt(field.max)}`;
+      if (typeof value !== "number" || !Number.isFinite(value)) return t("check.number");
+      if (field.type === "integer" && (!Number.isInteger(value) || Math.abs(value) > 2 ** 53)) return t("check.integer");
+      if (field.min !== undefined && value < field.min) return t("check.min", { n: fmt(field.min) });
+      if (field.max !== undefined && value > field.max) return t("check.max", { n: fmt(field.max) });
       return "";
     }
   }
-  if (typeof value !== "string") return "must be a string";
-  if ((field.type === "text" ? BAD_TEXT : BAD_LINE).test(value)) return "must be text without control characters";
+  if (typeof value !== "string") return t("check.string");
+  if ((field.type === "text" ? BAD_TEXT : BAD_LINE).test(value)) return t("check.control");
   switch (field.type) {
     case "enum":
-      return (field.options || []).includes(value) ? "" : `must be one of ${(field.options || []).join(", ")}`;
+      return (field.options || []).includes(value) ? "" : t("check.enum", { options: (field.options || []).join(", ") });
     case "date": {
       const d = new Date(value + "T00:00:00Z");
-      return DATE.test(value) && !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === value ? "" : "must be a date YYYY-MM-DD";
+      return DATE.test(value) && !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === value ? "" : t("check.date");
     }
     case "email": {
       const at = value.lastIndexOf("@");
       const ok = value.length <= 254 && at > 0 && !/[\s<>(),;:"\[\]\\]/.test(value) && value.slice(at + 1).includes(".") && !value.slice(at + 1).endsWith(".");
-      if (!ok) return "must be a plain e-mail address (name@example.com)";
+      if (!ok) return t("check.email");
       break;
     }
     case "phone":
-      if (!E164.test(value)) return "must be an E.164 number such as +4915112345678";
+      if (!E164.test(value)) return t("check.phone");
       break;
   }
   const n = [...value].length;
-  if (field.minLength !== undefined && n < field.minLength) return `must be at least ${field.minLength} characters`;
-  if (field.maxLength !== undefined && n > field.maxLength) return `must be at most ${field.maxLength} characters`;
+  if (field.minLength !== undefined && n < field.minLength) return t("check.minLength", { n: field.minLength });
+  if (field.maxLength !== undefined && n > field.maxLength) return t("check.maxLength", { n: field.maxLength });
   if (field.pattern) {
     let re = null;
     try { re = new RegExp(`^(?:${field.pattern})$`, "u"); } catch { re = null; } // RE2 syntax JS lacks: the server decides
-    if (re && !re.test(value)) return "does not match the field's pattern";
+    if (re && !re.test(value)) return t("check.pattern");
   }
   return "";
 }

@@ -1,6 +1,6 @@
 // The portal's front page: what it is. Signers arrive through the links in their messages.
-import { el, show } from "./common.js";
+import { el, show, t } from "./common.js";
 
-show(el("h1", {}, "Signing portal"),
-  el("p", {}, "Open the link in your invitation to sign a document, download a document sent to you, or fill in a form."),
-  el("p", { class: "hint" }, "This page keeps nothing about you."));
+show(el("h1", {}, t("page.title.home")),
+  el("p", {}, t("home.text")),
+  el("p", { class: "hint" }, t("home.privacy")));

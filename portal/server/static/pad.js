@@ -1,9 +1,9 @@
 // The signature pad: draw with a mouse, finger or pen (Pointer Events), or type the name,
 // which is drawn in a handwriting-like system font. png() is the image, base64 without prefix.
-import { el } from "./common.js";
+import { el, t } from "./common.js";
 
 export function signaturePad(nameOf) {
-  const canvas = el("canvas", { id: "signature-pad", width: "600", height: "200", role: "img", "aria-label": "Signature drawing area" });
+  const canvas = el("canvas", { id: "signature-pad", width: "600", height: "200", role: "img", "aria-label": t("pad.area") });
   const ctx = canvas.getContext("2d");
   let drawn = false, typed = false, last = null;
   const reset = () => {
@@ -56,7 +56,7 @@ export function signaturePad(nameOf) {
     typed = true;
   };
   const typedName = el("input", { id: "signature-typed", name: "signatureTyped", maxlength: "200", autocomplete: "name", oninput: drawTyped });
-  const typedRow = el("div", { class: "typed", hidden: true }, el("label", { for: "signature-typed" }, "Type your signature"), typedName);
+  const typedRow = el("div", { class: "typed", hidden: true }, el("label", { for: "signature-typed" }, t("pad.typeLabel")), typedName);
   const mode = { value: "draw" };
   const setMode = (m) => {
     mode.value = m;
@@ -70,12 +70,12 @@ export function signaturePad(nameOf) {
       reset();
     }
   };
-  const choice = el("fieldset", { class: "choice" }, el("legend", {}, "How do you sign?"),
-    el("label", {}, el("input", { type: "radio", name: "sig-mode", id: "sig-mode-draw", value: "draw", checked: true, onchange: () => setMode("draw") }), " Draw"),
-    el("label", {}, el("input", { type: "radio", name: "sig-mode", id: "sig-mode-type", value: "type", onchange: () => setMode("type") }), " Type"));
-  const clearBtn = el("button", { type: "button", id: "signature-clear", onclick: () => (mode.value === "type" ? drawTyped() : reset()) }, "Clear");
+  const choice = el("fieldset", { class: "choice" }, el("legend", {}, t("pad.how")),
+    el("label", {}, el("input", { type: "radio", name: "sig-mode", id: "sig-mode-draw", value: "draw", checked: true, onchange: () => setMode("draw") }), " ", t("pad.draw")),
+    el("label", {}, el("input", { type: "radio", name: "sig-mode", id: "sig-mode-type", value: "type", onchange: () => setMode("type") }), " ", t("pad.type")));
+  const clearBtn = el("button", { type: "button", id: "signature-clear", onclick: () => (mode.value === "type" ? drawTyped() : reset()) }, t("pad.clear"));
   const node = el("div", { class: "pad" }, choice,
-    el("p", { class: "hint", id: "pad-help" }, "Draw with your mouse, finger or pen in the box, or choose Type."),
+    el("p", { class: "hint", id: "pad-help" }, t("pad.help")),
     canvas, typedRow, clearBtn);
   canvas.setAttribute("aria-describedby", "pad-help");
   return {

@@ -3,7 +3,7 @@
 // cross-device transfer. Every call goes to the service's portal routes, but the signature,
 // which the portal server forwards as the signed callback (POST {base}/portal-api/sign).
 import * as pdfjs from "./vendor/pdf.min.mjs";
-import { ApiError, BASE, alertBox, api, call, countdown, el, endPage, main, otpForm, say, show } from "./common.js";
+import { ApiError, BASE, LANG, alertBox, api, call, countdown, el, endPage, langQuery, main, otpForm, say, show, t, tn, useLanguage, when } from "./common.js";
 import { signaturePad } from "./pad.js";
 
 pdfjs.GlobalWorkerOptions.workerSrc = BASE + "/static/vendor/pdf.worker.min.mjs";
@@ -22,43 +22,46 @@ function keep(data) {
   }
 }
 
-const kindLabel = { initials: "Initials", date: "Date", text: "Text", checkbox: "Checkbox", signature: "Signature" };
+const kindLabel = (kind) => t("sign.kind." + kind);
 
 // failPage turns a refused link or request into a clear end page.
 function failPage(e) {
   const c = e.code || "";
   if (e.status === 410) {
-    if (c === "session_cancelled") return endPage("cancelled", "This signing session was cancelled", e.message, "Ask the sender if you still need to sign.");
-    return endPage("expired", "This signing link has expired", "The time to sign this document is over.", "Ask the sender for a new invitation.");
+    if (c === "session_cancelled") return endPage("cancelled", t("sign.cancelled.title"), e.message, t("sign.cancelled.text"));
+    return endPage("expired", t("sign.expired.title"), t("sign.expired.text"), t("sign.expired.ask"));
   }
-  if (c === "link_used") return endPage("used", "This link was already used", "Each invitation link opens once. Continue in the browser tab where you opened it, or ask the sender for a new invitation.");
-  if (c === "link_replaced") return endPage("superseded", "A newer link replaced this one", "The sender sent you a newer invitation. Use the link in the latest message.");
-  if (c === "transfer_token_invalid") return endPage("transfer-invalid", "This transfer code is no longer valid", "It was used already, it expired or a newer one replaced it. Make a new QR code on your other device.");
+  if (c === "link_used") return endPage("used", t("sign.used.title"), t("sign.used.text"));
+  if (c === "link_replaced") return endPage("superseded", t("sign.superseded.title"), t("sign.superseded.text"));
+  if (c === "transfer_token_invalid") return endPage("transfer-invalid", t("sign.transferInvalid.title"), t("sign.transferInvalid.text"));
   if (c === "device_secondary") return viewOnly();
-  if (e.status === 409) return endPage("closed", "This link cannot be used now", e.message);
-  if (e.status === 401) return endPage("invalid", "This link is not valid", "Check that you opened the whole link from your invitation.");
-  return endPage("error", "Something went wrong", e.message);
+  if (e.status === 409) return endPage("closed", t("sign.closed.title"), e.message);
+  if (e.status === 401) return endPage("invalid", t("sign.invalid.title"), t("sign.invalid.text"));
+  return endPage("error", t("common.error.title"), e.message);
 }
 
 async function start() {
-  if (!linkToken) return endPage("invalid", "This link is incomplete", "Open the whole link from your invitation.");
+  if (!linkToken) return endPage("invalid", t("sign.incomplete.title"), t("sign.incomplete.text"));
   try {
     const saved = sessionStorage.getItem(storeKey);
     let data;
     if (saved) {
-      data = (await call("GET", api("/esign/portal/session"), { token: saved })).data;
+      data = (await call("GET", api("/esign/portal/session" + langQuery()), { token: saved })).data;
     } else if (transfer) {
-      data = (await call("POST", api("/esign/portal/transfer/redeem"), { json: { token: linkToken } })).data;
+      data = (await call("POST", api("/esign/portal/transfer/redeem" + langQuery()), { json: { token: linkToken } })).data;
     } else {
-      data = (await call("POST", api("/esign/portal/activate"), { json: { token: linkToken } })).data;
+      data = (await call("POST", api("/esign/portal/activate" + langQuery()), { json: { token: linkToken } })).data;
     }
     keep(data);
+    // The statements come in the slot's locale (else the browser's language): show the page in
+    // the language of the text the signer accepts.
+    if (useLanguage(data.language)) return;
     st.view = data;
     st.consents = data.consentsAccepted || [];
     st.viewed = data.slotState === "viewed";
     if (data.viewOnly) return viewOnly();
-    if (data.slotState === "signed") return endPage("signed", "You have signed this document", "Nothing more to do here.");
-    if (data.slotState === "declined") return endPage("declined", "You declined to sign", "The sender was told.");
+    if (data.slotState === "signed") return endPage("signed", t("sign.signed.title"), t("sign.signed.text"));
+    if (data.slotState === "declined") return endPage("declined", t("sign.declined.title"), t("sign.declined.text"));
     await openDocument();
   } catch (e) {
     if (e instanceof ApiError) return failPage(e);
@@ -70,7 +73,7 @@ function heading() {
   const v = st.view;
   return el("header", { class: "doc-head" },
     el("h1", { id: "doc-title" }, v.documentName),
-    el("p", {}, `You sign as ${v.role}. `, el("span", { class: "hint" }, `Open until ${new Date(v.expiresAt).toLocaleString()}.`)));
+    el("p", {}, t("sign.role", { role: v.role }), " ", el("span", { class: "hint" }, t("sign.openUntil", { date: when(v.expiresAt) }))));
 }
 
 // openDocument fetches the PDF; the service answers 403 otp_required until the OTP passed.
@@ -80,7 +83,7 @@ async function openDocument() {
   try {
     resp = await fetch(url, { credentials: "omit", cache: "no-store" });
   } catch {
-    throw new ApiError(0, { detail: "The document could not be loaded. Check your connection and reload the page." });
+    throw new ApiError(0, { detail: t("sign.docUnavailable") });
   }
   if (resp.status === 403) {
     const p = await resp.json().catch(() => ({}));
@@ -96,12 +99,11 @@ function otpStep() {
   const v = st.view;
   const choice = v.otpChannel === "signer-choice";
   const channels = choice ? ["email", "sms"] : [v.otpChannel === "sms" ? "sms" : "email"];
-  const hint = choice ? "Before you see the document, we send you a one-time code by e-mail or text message." :
-    `Before you see the document, we send you a one-time code by ${channels[0] === "sms" ? "text message" : "e-mail"}.`;
+  const hint = t(choice ? "sign.otpHint.choice" : channels[0] === "sms" ? "sign.otpHint.sms" : "sign.otpHint.email");
   // The one-time QR code is offered here too (spec 000 X.2): a signer who opened the e-mail on a
   // laptop can move to her phone before any code is sent, and proves herself there.
-  show(heading(), el("nav", { class: "toolbar", "aria-label": "Other choices" },
-    el("button", { type: "button", id: "transfer-open", onclick: transferPanel }, "Continue on another device")), otpForm({
+  show(heading(), el("nav", { class: "toolbar", "aria-label": t("common.otherChoices") },
+    el("button", { type: "button", id: "transfer-open", onclick: transferPanel }, t("sign.transfer.open"))), otpForm({
     channels, destinationHint: hint,
     send: async (channel) => {
       const r = await call("POST", api("/esign/portal/otp/send"), { json: choice ? { channel } : {}, token: st.token });
@@ -123,7 +125,7 @@ async function signingPage(bytes) {
   const fields = (v.fields || []).map((f, i) => ({ ...f, id: "field-" + i }));
   const pages = el("div", { class: "pages", id: "pages" });
   const docSection = el("section", { id: "document", "aria-labelledby": "doc-title" }, pages);
-  const scrollHint = el("p", { id: "scroll-hint", class: "hint", role: "status" }, "Read the document to the end to continue.");
+  const scrollHint = el("p", { id: "scroll-hint", class: "hint", role: "status" }, t("sign.readToEnd"));
   const inputs = fieldInputs(fields);
   const consent = consentSection();
   const signing = signSection(fields);
@@ -145,11 +147,11 @@ async function signingPage(bytes) {
       st.viewed = false;
       if (e instanceof ApiError) return failPage(e);
     }
-    scrollHint.textContent = "You have seen the whole document.";
+    scrollHint.textContent = t("sign.seenAll");
     consent.dispatchEvent(new Event("viewed"));
   };
   if (st.viewed) {
-    scrollHint.textContent = "You have seen the whole document.";
+    scrollHint.textContent = t("sign.seenAll");
     consent.dispatchEvent(new Event("viewed"));
   } else {
     new IntersectionObserver((entries, obs) => {
@@ -169,17 +171,17 @@ async function renderPage(pdf, n, fields) {
   const vp = page.getViewport({ scale });
   const canvas = el("canvas", { width: Math.floor(vp.width), height: Math.floor(vp.height), "aria-hidden": "true" });
   await page.render({ canvas, canvasContext: canvas.getContext("2d"), viewport: vp }).promise;
-  const wrap = el("figure", { class: "page", "data-page": n, "aria-label": `Page ${n} of ${pdf.numPages}` }, canvas);
+  const wrap = el("figure", { class: "page", "data-page": n, "aria-label": t("sign.pageOf", { n, total: pdf.numPages }) }, canvas);
   for (const f of fields) {
     const [x1, y1, x2, y2] = vp.convertToViewportRectangle(f.rect);
     const left = Math.min(x1, x2) / vp.width * 100, top = Math.min(y1, y2) / vp.height * 100;
     const w = Math.abs(x2 - x1) / vp.width * 100, h = Math.abs(y2 - y1) / vp.height * 100;
     const box = el("button", { type: "button", class: "field-box kind-" + f.kind, "data-field": f.name, tabindex: "-1", "aria-hidden": "true",
-      onclick: () => document.getElementById(f.kind === "signature" ? "signature-section" : f.id)?.focus() }, el("span", {}, kindLabel[f.kind] || f.kind));
+      onclick: () => document.getElementById(f.kind === "signature" ? "signature-section" : f.id)?.focus() }, el("span", {}, kindLabel(f.kind)));
     Object.assign(box.style, { left: left + "%", top: top + "%", width: w + "%", height: h + "%" });
     wrap.append(box);
   }
-  wrap.append(el("figcaption", {}, `Page ${n} of ${pdf.numPages}`));
+  wrap.append(el("figcaption", {}, t("sign.pageOf", { n, total: pdf.numPages })));
   return wrap;
 }
 
@@ -188,13 +190,13 @@ async function renderPage(pdf, n, fields) {
 function fieldInputs(fields) {
   const list = fields.filter((f) => f.kind !== "signature");
   const sec = el("section", { id: "fields", "aria-labelledby": "fields-title", hidden: list.length === 0 });
-  sec.append(el("h2", { id: "fields-title" }, "Fill in your fields"));
+  sec.append(el("h2", { id: "fields-title" }, t("sign.fields.title")));
   for (const f of list) {
-    const label = `${kindLabel[f.kind] || f.kind} (page ${f.page})`;
+    const label = t("sign.fields.label", { kind: kindLabel(f.kind), page: f.page });
     let input;
     if (f.kind === "checkbox") {
       input = el("input", { type: "checkbox", id: f.id, name: f.name, "data-kind": f.kind });
-      sec.append(el("div", { class: "check" }, input, el("label", { for: f.id }, " " + label)));
+      sec.append(el("div", { class: "check" }, input, el("label", { for: f.id }, label)));
     } else {
       const attrs = { id: f.id, name: f.name, "data-kind": f.kind, required: true, "aria-required": "true" };
       if (f.kind === "date") Object.assign(attrs, { type: "date", value: new Date().toISOString().slice(0, 10) });
@@ -205,7 +207,7 @@ function fieldInputs(fields) {
     }
     const mirror = () => {
       for (const b of document.querySelectorAll(`.field-box[data-field="${CSS.escape(f.name)}"] span`)) {
-        b.textContent = f.kind === "checkbox" ? (input.checked ? "\u2713" : "") : (input.value || kindLabel[f.kind]);
+        b.textContent = f.kind === "checkbox" ? (input.checked ? "\u2713" : "") : (input.value || kindLabel(f.kind));
       }
     };
     input.addEventListener("input", mirror);
@@ -221,19 +223,19 @@ function consentSection() {
   const boxes = v.consentStatements.map((s) => el("div", { class: "check" },
     el("input", { type: "checkbox", id: "consent-" + s.id, name: "consent", value: s.id, disabled: true, checked: accepted.has(s.id) }),
     el("label", { for: "consent-" + s.id }, s.text)));
-  const btn = el("button", { type: "submit", id: "consent-accept", class: "primary", disabled: true }, "I agree");
-  const done = el("p", { id: "consent-done", role: "status", hidden: accepted.size < v.consentStatements.length }, "You agreed to the statements above.");
+  const btn = el("button", { type: "submit", id: "consent-accept", class: "primary", disabled: true }, t("sign.consent.agree"));
+  const done = el("p", { id: "consent-done", role: "status", hidden: accepted.size < v.consentStatements.length }, t("sign.consent.done"));
   const form = el("form", { id: "consent", "aria-labelledby": "consent-title", onsubmit: async (ev) => {
     ev.preventDefault();
     say(msg, "");
     const ids = v.consentStatements.map((s) => s.id);
     if (!ids.every((id) => document.getElementById("consent-" + id).checked)) {
-      say(msg, "Tick all three statements to sign.");
+      say(msg, t("sign.consent.tickAll"));
       return;
     }
     btn.disabled = true;
     try {
-      const r = await call("POST", api("/esign/portal/consent"), { json: { statements: ids, version: v.consentStatements[0].version }, token: st.token });
+      const r = await call("POST", api("/esign/portal/consent"), { json: { statements: ids, version: v.consentStatements[0].version, language: v.language }, token: st.token });
       keep(r.data);
       st.consents = r.data.consentsAccepted;
       done.hidden = false;
@@ -243,7 +245,7 @@ function consentSection() {
       btn.disabled = false;
       say(msg, e.message);
     }
-  } }, el("h2", { id: "consent-title" }, "Before you sign"), el("fieldset", {}, el("legend", {}, "Tick each statement to agree"), ...boxes), msg, btn, done);
+  } }, el("h2", { id: "consent-title" }, t("sign.consent.title")), el("fieldset", { lang: v.language }, el("legend", { lang: LANG }, t("sign.consent.legend")), ...boxes), msg, btn, done);
   form.addEventListener("viewed", () => {
     if (accepted.size >= v.consentStatements.length) {
       document.getElementById("signature-section").dispatchEvent(new Event("consented"));
@@ -260,7 +262,7 @@ function signSection(fields) {
   const msg = alertBox("sign-message");
   const name = el("input", { id: "signer-name", name: "signerName", autocomplete: "name", required: true, maxlength: "200", value: v.namePrefill || "" });
   const pad = signaturePad(() => name.value);
-  const btn = el("button", { type: "submit", id: "sign-submit", class: "primary", disabled: true }, "Sign the document");
+  const btn = el("button", { type: "submit", id: "sign-submit", class: "primary", disabled: true }, t("sign.submit"));
   const sec = el("form", { id: "signature-section", tabindex: "-1", "aria-labelledby": "sign-title", onsubmit: async (ev) => {
     ev.preventDefault();
     say(msg, "");
@@ -269,7 +271,7 @@ function signSection(fields) {
       const input = document.getElementById(f.id);
       if (f.kind === "checkbox") values.push({ name: f.name, checked: input.checked });
       else if (!input.value.trim()) {
-        say(msg, `Fill in ${kindLabel[f.kind].toLowerCase()} on page ${f.page}.`);
+        say(msg, t("sign.fields.missing", { kind: kindLabel(f.kind), page: f.page }));
         input.setAttribute("aria-invalid", "true");
         input.focus();
         return;
@@ -279,12 +281,12 @@ function signSection(fields) {
       }
     }
     if (!name.value.trim()) {
-      say(msg, "Type your full name.");
+      say(msg, t("sign.signature.typeName"));
       name.focus();
       return;
     }
     if (pad.empty()) {
-      say(msg, "Draw your signature, or choose to type it.");
+      say(msg, t("sign.signature.draw"));
       return;
     }
     btn.disabled = true;
@@ -294,24 +296,24 @@ function signSection(fields) {
         fields: values, consents: st.consents } });
       sessionStorage.removeItem(storeKey);
       if (st.stopPoll) st.stopPoll();
-      endPage("signed", "Thank you, you have signed", `The document "${v.documentName}" is signed by you.`,
-        data.sessionState === "sealing" ? "Everyone has signed; the sealed copy is on its way to you by e-mail." : "The others who must sign are asked next; you will get the sealed copy by e-mail.");
+      endPage("signed", t("sign.thanks.title"), t("sign.thanks.text", { document: v.documentName }),
+        t(data.sessionState === "sealing" ? "sign.thanks.sealing" : "sign.thanks.next"));
     } catch (e) {
       btn.disabled = false;
       if (e instanceof ApiError && (e.status === 410 || e.code === "device_secondary")) return failPage(e);
       say(msg, e.message);
     }
   } },
-  el("h2", { id: "sign-title" }, "Your signature"),
-  el("label", { for: "signer-name" }, "Full name"), name, pad.node, msg, btn);
+  el("h2", { id: "sign-title" }, t("sign.signature.title")),
+  el("label", { for: "signer-name" }, t("sign.signature.fullName")), name, pad.node, msg, btn);
   sec.addEventListener("consented", () => { btn.disabled = false; });
   return sec;
 }
 
 function toolbar() {
-  return el("nav", { class: "toolbar", "aria-label": "Other choices" },
-    el("button", { type: "button", id: "transfer-open", onclick: transferPanel }, "Continue on another device"),
-    el("button", { type: "button", id: "decline-open", class: "danger", onclick: declinePanel }, "Decline to sign"));
+  return el("nav", { class: "toolbar", "aria-label": t("common.otherChoices") },
+    el("button", { type: "button", id: "transfer-open", onclick: transferPanel }, t("sign.transfer.open")),
+    el("button", { type: "button", id: "decline-open", class: "danger", onclick: declinePanel }, t("sign.decline.open")));
 }
 
 function panel(id, title, ...content) {
@@ -320,7 +322,7 @@ function panel(id, title, ...content) {
     if (id === "transfer" && st.stopPoll) st.stopPoll();
     p.remove();
     document.getElementById(id + "-open")?.focus();
-  } }, "Close");
+  } }, t("common.close"));
   const p = el("section", { id, class: "panel", role: "region", "aria-labelledby": id + "-title" }, el("h2", { id: id + "-title" }, title), ...content, close);
   main.querySelector(".toolbar").after(p);
   p.querySelector("h2").setAttribute("tabindex", "-1");
@@ -331,35 +333,35 @@ function panel(id, title, ...content) {
 function declinePanel() {
   const msg = alertBox("decline-message");
   const reason = el("textarea", { id: "decline-reason", name: "reason", maxlength: "500", rows: "3", "aria-describedby": "decline-help" });
-  panel("decline", "Decline to sign", el("form", { onsubmit: async (ev) => {
+  panel("decline", t("sign.decline.open"), el("form", { onsubmit: async (ev) => {
     ev.preventDefault();
     try {
       const r = await call("POST", api("/esign/portal/decline"), { json: reason.value.trim() ? { reason: reason.value.trim() } : {}, token: st.token });
       keep(r.data);
       sessionStorage.removeItem(storeKey);
-      endPage("declined", "You declined to sign", "The sender was told. You can close this page.");
+      endPage("declined", t("sign.declined.title"), t("sign.declined.close"));
     } catch (e) {
       if (e instanceof ApiError && e.status === 410) return failPage(e);
       say(msg, e.message);
     }
-  } }, el("label", { for: "decline-reason" }, "Reason (optional)"),
-  el("p", { id: "decline-help", class: "hint" }, "The sender sees it. At most 500 characters."), reason, msg,
-  el("button", { type: "submit", id: "decline-submit", class: "danger" }, "Decline")));
+  } }, el("label", { for: "decline-reason" }, t("sign.decline.reason")),
+  el("p", { id: "decline-help", class: "hint" }, t("sign.decline.help")), reason, msg,
+  el("button", { type: "submit", id: "decline-submit", class: "danger" }, t("sign.decline.submit"))));
 }
 
 async function transferPanel() {
   if (st.stopPoll) st.stopPoll(); // a new code replaces the one shown
   const msg = alertBox("transfer-message");
-  const p = panel("transfer", "Continue on another device", el("p", {}, "Scan this code with your phone or tablet. The document opens there, you confirm it is you with a new code, and this page can then only show the document's state."), msg);
+  const p = panel("transfer", t("sign.transfer.open"), el("p", {}, t("sign.transfer.text")), msg);
   try {
     const { data } = await call("POST", api("/esign/portal/transfer"), { token: st.token });
     keep(data);
     const left = el("span", { id: "transfer-left" });
-    const stop = countdown(left, data.expiresAt, () => say(msg, "This code has expired. Close this box and make a new one.", "info"));
+    const stop = countdown(left, data.expiresAt, () => say(msg, t("sign.transfer.expired"), "info"));
     p.querySelector(".close").before(
-      el("img", { id: "transfer-qr", src: "data:image/png;base64," + data.qrPng, alt: "QR code of the link that moves signing to another device", width: "240", height: "240" }),
-      el("p", {}, "Or open this link on the other device: ", el("a", { id: "transfer-link", href: data.url }, "transfer link")),
-      el("p", { role: "timer", "aria-live": "off" }, "The code works once, for ", left, " more."));
+      el("img", { id: "transfer-qr", src: "data:image/png;base64," + data.qrPng, alt: t("sign.transfer.qrAlt"), width: "240", height: "240" }),
+      el("p", {}, t("sign.transfer.orLink"), " ", el("a", { id: "transfer-link", href: data.url }, t("sign.transfer.link"))),
+      el("p", { role: "timer", "aria-live": "off" }, ...tn("sign.transfer.worksOnce", { left })));
     pollSecondary(stop);
   } catch (e) {
     say(msg, e.message);
@@ -371,7 +373,7 @@ async function transferPanel() {
 function pollSecondary(stopCountdown) {
   const timer = setInterval(async () => {
     try {
-      const { data } = await call("GET", api("/esign/portal/session"), { token: st.token });
+      const { data } = await call("GET", api("/esign/portal/session" + langQuery()), { token: st.token });
       keep(data);
       if (data.viewOnly) {
         clearInterval(timer);
@@ -392,9 +394,15 @@ function viewOnly() {
   if (st.stopPoll) st.stopPoll();
   const v = st.view;
   show(el("section", { class: "end view-only", "data-end": "view-only", "aria-labelledby": "vo-title" },
-    el("h1", { id: "vo-title" }, "Signing continues on your other device"),
-    el("p", {}, v ? `"${v.documentName}" moved to the device where you scanned the code. This page can only show its state.` : "This page can only show the document's state."),
-    el("p", { id: "view-only-state" }, v ? `State: ${v.slotState.replace("_", " ")}` : "")));
+    el("h1", { id: "vo-title" }, t("sign.viewOnly.title")),
+    el("p", {}, v ? t("sign.viewOnly.text", { document: v.documentName }) : t("sign.viewOnly.textNoDoc")),
+    el("p", { id: "view-only-state" }, v ? t("sign.viewOnly.state", { state: stateName(v.slotState) }) : "")));
 }
 
-start().catch((e) => endPage("error", "Something went wrong", e && e.message ? e.message : String(e)));
+// stateName is a slot state in the page's language (the code itself for a state without one).
+function stateName(state) {
+  const s = t("sign.state." + state);
+  return s === "sign.state." + state ? state.replace("_", " ") : s;
+}
+
+start().catch((e) => endPage("error", t("common.error.title"), e && e.message ? e.message : String(e)));

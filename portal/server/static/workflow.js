@@ -1,7 +1,7 @@
 // The participant's page (/workflow/{id}?pt=): the schema's steps as a form, one step at a time,
 // the server's field checks mirrored before each save, the reviewer's change requests beside
 // their fields, the validation results and the workflow's state.
-import { ApiError, alertBox, api, call, el, endPage, otpForm, say, show } from "./common.js";
+import { ApiError, alertBox, api, call, el, endPage, otpForm, say, show, t, tn } from "./common.js";
 import { problem, valueOf } from "./formcheck.js";
 
 const parts = location.pathname.split("/").filter(Boolean);
@@ -21,9 +21,9 @@ async function wf(method, suffix, json) {
 }
 
 function failPage(e) {
-  if (e.status === 401) return endPage("invalid", "This link is not valid", "It may have expired. Open the link in your latest e-mail.");
-  if (e.status === 404) return endPage("invalid", "This form was not found", "It may have been removed. Ask the sender.");
-  return endPage("error", "Something went wrong", e.message);
+  if (e.status === 401) return endPage("invalid", t("sign.invalid.title"), t("wf.invalid.text"));
+  if (e.status === 404) return endPage("invalid", t("wf.notFound.title"), t("wf.notFound.text"));
+  return endPage("error", t("common.error.title"), e.message);
 }
 
 async function load() {
@@ -39,8 +39,8 @@ async function load() {
 }
 
 function otpPage() {
-  show(el("h1", {}, "Your form"), otpForm({
-    channels: ["email"], destinationHint: "Before you see the form, we e-mail you a one-time code.",
+  show(el("h1", {}, t("page.title.workflow")), otpForm({
+    channels: ["email"], destinationHint: t("wf.otpHint"),
     send: () => wf("POST", "/otp/send"), verify: (code) => wf("POST", "/otp/verify", { otp: code }), onVerified: load,
   }));
 }
@@ -48,10 +48,10 @@ function otpPage() {
 const labelOf = (f) => f.label || f.key;
 
 function header(p) {
-  return [el("h1", { id: "wf-title" }, p.title || "Your form"),
-    p.organizationName ? el("p", {}, "From ", el("strong", {}, p.organizationName)) : null,
+  return [el("h1", { id: "wf-title" }, p.title || t("page.title.workflow")),
+    p.organizationName ? el("p", {}, ...tn("wf.from", { org: el("strong", {}, p.organizationName) })) : null,
     p.message ? el("blockquote", {}, p.message) : null,
-    el("ol", { class: "step-list", "aria-label": "Steps" }, ...p.steps.map((s) =>
+    el("ol", { class: "step-list", "aria-label": t("wf.steps") }, ...p.steps.map((s) =>
       el("li", { "aria-current": s.index === p.currentStepIndex && ["in-progress", "changes-requested"].includes(p.state) ? "step" : false },
         s.title || s.id)))];
 }
@@ -64,14 +64,14 @@ function render(p) {
     case "validation-failed":
       return failedPage(p);
     case "pending-approval":
-      return endPage("submitted", "Submitted for approval", p.totalApprovalStages ? `Your answers are with the approvers (stage ${p.currentApprovalStage} of ${p.totalApprovalStages}).` : "Your answers are with the approvers.", "You get an e-mail if they ask for changes.");
+      return endPage("submitted", t("wf.submitted.title"), p.totalApprovalStages ? t("wf.submitted.stage", { stage: p.currentApprovalStage, total: p.totalApprovalStages }) : t("wf.submitted.any"), t("wf.submitted.mail"));
     case "sealing":
     case "complete":
-      return endPage("done", "Approved", "Your submission was approved. Nothing more to do here.");
+      return endPage("done", t("wf.approved.title"), t("wf.approved.text"));
     case "rejected":
-      return endPage("rejected", "Not approved", "The approvers rejected this submission.");
+      return endPage("rejected", t("wf.rejected.title"), t("wf.rejected.text"));
     default:
-      return endPage("closed", "This form is closed", `State: ${p.state}.`);
+      return endPage("closed", t("wf.closed.title"), t("wf.closed.state", { state: p.state }));
   }
 }
 
@@ -80,8 +80,8 @@ function notes(p, key) {
   const out = [];
   for (const c of p.changeRequests || []) {
     if ((c.fieldKey || "") === key) {
-      out.push(el("p", { class: "change", role: "note", "data-change-for": key || "form" }, el("strong", {}, "Change requested: "), c.message,
-        c.dueDate ? ` (by ${c.dueDate})` : ""));
+      out.push(el("p", { class: "change", role: "note", "data-change-for": key || "form" }, el("strong", {}, t("wf.change")), " ", c.message,
+        c.dueDate ? " " + t("wf.changeBy", { date: c.dueDate }) : ""));
     }
   }
   for (const r of p.validationResults || []) {
@@ -99,7 +99,7 @@ function inputFor(f, value) {
     case "text":
       return el("textarea", { ...common, rows: "4" }, value ?? "");
     case "enum":
-      return el("select", common, el("option", { value: "" }, "Choose…"), ...(f.options || []).map((o) => el("option", { value: o, selected: o === value }, o)));
+      return el("select", common, el("option", { value: "" }, t("wf.choose")), ...(f.options || []).map((o) => el("option", { value: o, selected: o === value }, o)));
     case "number":
     case "integer":
       return el("input", { ...common, type: "number", inputmode: f.type === "integer" ? "numeric" : "decimal", step: f.type === "integer" ? "1" : "any", value: value ?? "" });
@@ -121,7 +121,7 @@ function stepForm(p) {
   const rows = step.fields.map((f) => {
     const input = inputFor(f, step.data[f.key]);
     const err = el("p", { id: `f-${f.key}-err`, class: "error-text", "aria-live": "polite" });
-    const label = el("label", { for: input.id }, labelOf(f), f.required ? el("span", { "aria-hidden": "true" }, " *") : null, f.required ? el("span", { class: "hint" }, " (required)") : null);
+    const label = el("label", { for: input.id }, labelOf(f), f.required ? el("span", { "aria-hidden": "true" }, " *") : null, f.required ? el("span", { class: "hint" }, " ", t("wf.required")) : null);
     const help = el("p", { id: `f-${f.key}-help`, class: "hint" }, f.help || "");
     const row = el("div", { class: "field", "data-field": f.key }, ...(f.type === "boolean" ? [el("div", { class: "check" }, input, label)] : [label, input]), help, ...notes(p, f.key), err);
     return { f, input, err, row };
@@ -130,7 +130,7 @@ function stepForm(p) {
     let first = null;
     for (const r of rows) {
       const m = errs[r.f.key] || "";
-      r.err.textContent = m ? `${labelOf(r.f)} ${m}.` : "";
+      r.err.textContent = m ? t("wf.fieldError", { label: labelOf(r.f), message: m }) : "";
       if (m) r.input.setAttribute("aria-invalid", "true"); else r.input.removeAttribute("aria-invalid");
       if (m && !first) first = r.input;
     }
@@ -147,7 +147,7 @@ function stepForm(p) {
       if (m) errs[r.f.key] = m;
       data[r.f.key] = v === undefined ? null : v;
     }
-    if (showErrors(errs)) return say(msg, "Correct the fields marked above.");
+    if (showErrors(errs)) return say(msg, t("wf.correct"));
     try {
       await wf("PATCH", `/step/${p.currentStepIndex}`, { data });
       await wf("POST", "/advance");
@@ -155,23 +155,23 @@ function stepForm(p) {
       if (!(e instanceof ApiError)) throw e;
       const byField = {};
       for (const fe of e.problem.errors || []) if (fe.field && fe.field.startsWith("data.")) byField[fe.field.slice(5)] = fe.message;
-      if (showErrors(byField)) return say(msg, "The service refused some answers; see the fields marked above.");
+      if (showErrors(byField)) return say(msg, t("wf.refused"));
       if (e.status === 401 || e.status === 404) return failPage(e);
       return say(msg, e.message);
     }
     await load();
   } },
-  el("h2", { id: "step-title" }, `Step ${p.currentStepIndex + 1} of ${p.steps.length}: ${step.title || step.id}`),
-  p.state === "changes-requested" ? el("p", { class: "message", "data-kind": "info", role: "status" }, "The approver asked for changes; they are shown beside the fields.") : null,
+  el("h2", { id: "step-title" }, t("wf.step", { n: p.currentStepIndex + 1, total: p.steps.length, title: step.title || step.id })),
+  p.state === "changes-requested" ? el("p", { class: "message", "data-kind": "info", role: "status" }, t("wf.changesInfo")) : null,
   ...notes(p, ""), ...rows.map((r) => r.row), msg,
-  el("button", { type: "submit", id: "step-next", class: "primary" }, last ? "Submit for approval" : "Save and continue"));
+  el("button", { type: "submit", id: "step-next", class: "primary" }, t(last ? "wf.submit" : "wf.next")));
   show(...header(p), form);
 }
 
 function failedPage(p) {
   const msg = alertBox("fix-message");
   show(...header(p), el("section", { "aria-labelledby": "failed-title", "data-end": "validation-failed" },
-    el("h2", { id: "failed-title" }, "Some answers need fixing"),
+    el("h2", { id: "failed-title" }, t("wf.fix.title")),
     el("ul", {}, ...(p.validationResults || []).filter((r) => r.severity === "error" && !r.passed).map((r) => el("li", {}, r.message))),
     msg,
     el("button", { type: "button", id: "fix", class: "primary", onclick: async () => {
@@ -181,7 +181,7 @@ function failedPage(p) {
       } catch (e) {
         say(msg, e.message);
       }
-    } }, "Fix my answers")));
+    } }, t("wf.fix.button"))));
 }
 
-load().catch((e) => endPage("error", "Something went wrong", String(e && e.message || e)));
+load().catch((e) => endPage("error", t("common.error.title"), String(e && e.message || e)));

@@ -116,6 +116,7 @@ type slotRecord struct {
 	EmailEnc    string                    `json:"emailEnc,omitempty"`
 	PhoneEnc    string                    `json:"phoneEnc,omitempty"`
 	NamePrefill string                    `json:"namePrefill,omitempty"`
+	Locale      string                    `json:"locale,omitempty"`
 	Condition   string                    `json:"completionCondition"`
 	OTPChannel  string                    `json:"otpChannel"`
 	State       string                    `json:"state"`
@@ -138,7 +139,7 @@ func slotRecordOf(sl *esign.Slot) slotRecord {
 		tl[string(st)] = at.UnixNano()
 	}
 	return slotRecord{Index: sl.Index, SessionID: sl.SessionID, Role: sl.Role, EmailHash: sl.EmailHash, EmailEnc: sl.EmailEnc,
-		PhoneEnc: sl.PhoneEnc, NamePrefill: sl.NamePrefill, Condition: string(sl.Condition), OTPChannel: string(sl.OTPChannel),
+		PhoneEnc: sl.PhoneEnc, NamePrefill: sl.NamePrefill, Locale: sl.Locale, Condition: string(sl.Condition), OTPChannel: string(sl.OTPChannel),
 		State: string(sl.State), Invited: sl.Invited, LinkJTI: sl.LinkJTI, LinkUsed: sl.LinkUsed, Generation: sl.Generation,
 		LinkGen: sl.LinkGeneration, Timeline: tl, Consents: sl.Consents, SignerName: sl.SignerName, IP: sl.IP, UserAgent: sl.UserAgent,
 		OTP: sl.OTP.Stored()}
@@ -146,7 +147,7 @@ func slotRecordOf(sl *esign.Slot) slotRecord {
 
 func (r slotRecord) slot(etag string) esign.Slot {
 	sl := esign.Slot{Index: r.Index, SessionID: r.SessionID, Role: r.Role, EmailHash: r.EmailHash, EmailEnc: r.EmailEnc,
-		PhoneEnc: r.PhoneEnc, NamePrefill: r.NamePrefill, Condition: esign.Condition(r.Condition),
+		PhoneEnc: r.PhoneEnc, NamePrefill: r.NamePrefill, Locale: r.Locale, Condition: esign.Condition(r.Condition),
 		OTPChannel: esign.OTPChannel(r.OTPChannel), State: esign.SlotState(r.State), Invited: r.Invited, LinkJTI: r.LinkJTI,
 		LinkUsed: r.LinkUsed, Generation: r.Generation, LinkGeneration: r.LinkGen, Consents: r.Consents, SignerName: r.SignerName, IP: r.IP,
 		UserAgent: r.UserAgent, ETag: etag, Timeline: make(map[esign.SlotState]time.Time, len(r.Timeline)),

@@ -75,6 +75,7 @@ type Target struct {
 	To            string // the address or phone number: personal data, never logged
 	DocumentName  string // what the message names; "" for "your document"
 	CorrelationID string
+	Locale        string // the language of the message (shared/i18n); "": English
 }
 
 // Send makes a code and records it through record: the aggregate's send transition inside its

@@ -64,3 +64,17 @@ func TestMessage(t *testing.T) {
 		})
 	}
 }
+
+// TestMessageInTheTargetsLanguage: the code's e-mail and SMS are in the target's language.
+func TestMessageInTheTargetsLanguage(t *testing.T) {
+	t.Parallel()
+	m := Message(Target{Channel: notify.Email, To: "a@b.test", DocumentName: "Vertrag.pdf", Locale: "de"}, Signing, "123456")
+	if m.Subject != "Ihr Unterschriftscode für Vertrag.pdf" || !strings.HasPrefix(m.Text, "Ihr Unterschriftscode für Vertrag.pdf lautet 123456. Er ist 10 Minuten gültig.") ||
+		!strings.Contains(m.HTML, "<strong>Vertrag.pdf</strong>") || !strings.Contains(m.HTML, `lang="de"`) {
+		t.Errorf("German e-mail: %q\n%s\n%s", m.Subject, m.Text, m.HTML)
+	}
+	s := Message(Target{Channel: notify.SMS, To: "+33612345678", Locale: "fr"}, Access, "654321")
+	if s.Text != "Votre code d’accès pour votre document est 654321. Il est valable 10 minutes. Ne le communiquez à personne." {
+		t.Errorf("French SMS: %q", s.Text)
+	}
+}

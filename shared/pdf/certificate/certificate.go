@@ -80,7 +80,8 @@ type OTPRecord struct {
 type Consent struct {
 	Key        string // e.g. document_reviewed, electronic_signature, legally_binding
 	Version    string
-	Text       string // verbatim
+	Language   string // the language the statement was shown and accepted in ("": English)
+	Text       string // verbatim, in Language
 	AcceptedAt time.Time
 }
 

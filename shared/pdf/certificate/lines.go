@@ -21,6 +21,7 @@ type block struct {
 	style style
 	text  string
 	rows  []row
+	rtl   bool // a paragraph of a right-to-left language: set flush right
 }
 
 // row is one table row: a label and its value lines, or a signature image.
@@ -55,15 +56,7 @@ func (c Certificate) blocks() []block {
 	kv("Engine version", c.EngineVersion)
 	kv("Evidence bundle head hash", c.EvidenceHeadHash)
 	for _, s := range c.Signers {
-		add(styleHeading, "Signer %d: %s", s.SlotIndex+1, orDash(s.Name))
-		bs = append(bs, block{rows: s.rows()})
-		if len(s.Consents) > 0 {
-			add(styleSubheading, "Consent")
-			for i, cs := range s.Consents {
-				add(styleBody, "Statement %d (%s, version %s) accepted %s:", i+1, orDash(cs.Key), orDash(cs.Version), FormatTime(cs.AcceptedAt))
-				add(styleVerbatim, "%s", cs.Text)
-			}
-		}
+		bs = append(bs, s.blocks()...)
 	}
 	add(styleHeading, "How to verify")
 	if lv := levelSentence(c.SealLevel); lv != "" {

@@ -241,6 +241,10 @@ func (p *pager) text(b block, keep float64) {
 			p.flush()
 		}
 		p.y -= lead
+		if b.rtl { // a right-to-left paragraph: flush right, the indent on the right
+			p.cur.TextRTL(p.font, "ESF1", margin+p.width()-indent-pdfdoc.TextWidth(p.font, w, size), p.y, size, w)
+			continue
+		}
 		p.cur.Text(p.font, "ESF1", margin+indent, p.y, size, w)
 	}
 	p.y -= after

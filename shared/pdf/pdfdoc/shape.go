@@ -113,14 +113,17 @@ func joinArabic(rs []rune) []rune {
 	return out
 }
 
-// unshape maps a presentation form back to the letters it stands for, for /ToUnicode.
+// unshape maps a presentation form back to the letters it stands for, for /ToUnicode. The text
+// is drawn in visual order, so a lam-alef ligature stands for alef then lam: a reader that puts
+// a right-to-left run back in logical order (poppler, pdf.js) reverses the code points and gets
+// lam, alef.
 func unshape(r rune) []rune {
 	if b, ok := presentationBase[r]; ok {
 		return []rune{b}
 	}
 	for alef, lig := range lamAlef {
 		if r == lig || r == lig+1 {
-			return []rune{0x644, alef}
+			return []rune{alef, 0x644}
 		}
 	}
 	return []rune{r}
