@@ -4,9 +4,10 @@
 // the test's own (made on first use, through the store's storetest fixture). A test package's
 // own set-up is then only what it tests: the handler or job it builds from these. The sample
 // template package (Package, PackageZip) and a queue invocation in the host's shape (Invoke)
-// are here too, for the jobs' tests.
+// are here too, for the jobs' tests, with Serve for a timer's or a raw invocation, and the test
+// seal certificate (SealKey, SelfSigned) and random ids and keys (Hex, Key).
 //
-// The package's TestMain must call azuritetest.Main.
+// A package that calls New must call azuritetest.Main in its TestMain.
 package apptest
 
 import (
