@@ -8,14 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/config"
 )
-
-func key() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return base64.StdEncoding.EncodeToString(b)
-}
 
 func TestLoadNamesEverySettingAtFault(t *testing.T) {
 	t.Parallel()
@@ -32,8 +27,8 @@ func TestLoadValid(t *testing.T) {
 	t.Parallel()
 	pub, _, _ := ed25519.GenerateKey(rand.Reader)
 	c, err := Load(config.MapLookup(map[string]string{
-		"STORAGE_CONNECTION_STRING": "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + key() + ";TableEndpoint=http://127.0.0.1:1/devstoreaccount1;",
-		"TOKEN_KEYS":                "k1:" + key(), "PII_HASH_KEY": key(), "PII_ENC_KEYS": "e1:" + key(),
+		"STORAGE_CONNECTION_STRING": "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + apptest.Key() + ";TableEndpoint=http://127.0.0.1:1/devstoreaccount1;",
+		"TOKEN_KEYS":                "k1:" + apptest.Key(), "PII_HASH_KEY": apptest.Key(), "PII_ENC_KEYS": "e1:" + apptest.Key(),
 		"PORTAL_CALLBACK_SECRETS": strings.Repeat("s", 32) + "," + strings.Repeat("t", 32),
 		"PORTAL_URL":              "https://portal.example/app", "AUTH_ISSUER": "https://iss", "AUTH_AUDIENCE": "api://x",
 		"AUTH_JWKS_URL": "https://iss/keys", "LICENCE": "x.y.z", "LICENCE_PUBLIC_KEY": base64.StdEncoding.EncodeToString(pub),
@@ -50,8 +45,8 @@ func TestLoadGraphAndProviderSettings(t *testing.T) {
 	t.Parallel()
 	pub, _, _ := ed25519.GenerateKey(rand.Reader)
 	base := map[string]string{
-		"STORAGE_CONNECTION_STRING": "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + key() + ";TableEndpoint=http://127.0.0.1:1/devstoreaccount1;",
-		"TOKEN_KEYS":                "k1:" + key(), "PII_HASH_KEY": key(), "PII_ENC_KEYS": "e1:" + key(),
+		"STORAGE_CONNECTION_STRING": "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + apptest.Key() + ";TableEndpoint=http://127.0.0.1:1/devstoreaccount1;",
+		"TOKEN_KEYS":                "k1:" + apptest.Key(), "PII_HASH_KEY": apptest.Key(), "PII_ENC_KEYS": "e1:" + apptest.Key(),
 		"PORTAL_CALLBACK_SECRETS": strings.Repeat("s", 32), "PORTAL_URL": "https://portal.example", "AUTH_ISSUER": "https://iss",
 		"AUTH_AUDIENCE": "api://x", "AUTH_JWKS_URL": "https://iss/keys", "LICENCE": "x.y.z", "LICENCE_PUBLIC_KEY": base64.StdEncoding.EncodeToString(pub),
 	}

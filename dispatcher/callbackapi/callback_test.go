@@ -3,23 +3,20 @@ package callbackapi
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"image"
 	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/callbacksig"
 	"github.com/esign-svc/esign/shared/effects"
@@ -33,48 +30,23 @@ func TestMain(m *testing.M) { azuritetest.Main(m) }
 
 const secret = "callback-secret-0123456789abcdef0123456789"
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
 type env struct {
 	api     *API
 	store   *sessionstore.Store
-	clock   *clock
+	clock   *apptest.Clock
 	handler http.Handler
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	suffix := fmt.Sprintf("%x", uuid.New())[:10]
-	st, err := sessionstore.New(acct, "csess"+suffix, "cidx"+suffix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Ensure(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	ring, err := tokens.ParseKeyRing("k1:" + base64.StdEncoding.EncodeToString(key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &clock{t: time.Now().UTC().Truncate(time.Second)}
-	api := &API{Sessions: &esign.Sessions{Store: st, Effects: effects.SessionOutputs{}, Now: c.Now}, Tokens: tokens.NewCodec(ring, tokens.WithClock(c.Now)),
-		Lapsed: tokens.NewCodec(ring, tokens.WithLeeway(esign.MaxExpiresInMinutes*time.Minute+time.Hour), tokens.WithClock(c.Now)), Secrets: []string{secret}, Now: c.Now}
+	x := apptest.New(t)
+	api := &API{Sessions: &esign.Sessions{Store: x.Sessions(), Effects: effects.SessionOutputs{}, Now: x.Now}, Tokens: x.Tokens,
+		Lapsed: tokens.NewCodec(x.Ring, tokens.WithLeeway(esign.MaxExpiresInMinutes*time.Minute+time.Hour), tokens.WithClock(x.Now)), Secrets: []string{secret}, Now: x.Now}
 	mux := http.NewServeMux()
 	api.Routes(mux)
 	router := funcproto.NewRouter(mux)
 	router.Handle("Callback", funcproto.HTTPInvocation(mux))
-	return &env{api: api, store: st, clock: c, handler: router}
+	return &env{api: api, store: x.Sessions(), clock: x.Clock, handler: router}
 }
 
 var manifest = []esign.ManifestField{

@@ -1,25 +1,20 @@
 package portalapi
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
-	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
@@ -34,60 +29,28 @@ const testOrigin = "https://portal.example.test"
 // pdfFixture is a tiny PDF; the proxy must stream it byte for byte.
 var pdfFixture = []byte("%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n")
 
-// clock is the injected time of one test environment.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.t = c.t.Add(d) }
-
 type env struct {
+	*apptest.Env
 	api       *API
 	store     *sessionstore.Store
-	clock     *clock
+	clock     *apptest.Clock
 	handler   http.Handler // router: forwarded routes and the invoked PortalDecline
 	container string
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	ctx := context.Background()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	suffix := fmt.Sprintf("%x", uuid.New())[:10]
-	st, err := sessionstore.New(acct, "psess"+suffix, "pidx"+suffix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
-	blobs := blobstore.New(acct)
-	container := "pdocs" + suffix
-	if err := blobs.EnsureContainer(ctx, container); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := blobs.Put(ctx, container, "doc.pdf", bytes.NewReader(pdfFixture), "application/pdf", nil); err != nil {
-		t.Fatal(err)
-	}
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	ring, err := tokens.ParseKeyRing("k1:" + base64.StdEncoding.EncodeToString(key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &clock{t: time.Now().UTC().Truncate(time.Second)}
-	api := &API{Reads: &esign.SessionReads{Store: st, Now: c.Now}, Sessions: &esign.Sessions{Store: st, Effects: effects.SessionOutputs{}, Now: c.Now},
-		Blobs: blobs, Tokens: tokens.NewCodec(ring, tokens.WithClock(c.Now)), Lapsed: LapsedCodec(ring, tokens.WithClock(c.Now)), PortalOrigin: testOrigin}
+	x := apptest.New(t)
+	container := x.Container("pdocs")
+	x.Put(container+"/doc.pdf", pdfFixture)
+	st := x.Sessions()
+	api := &API{Reads: &esign.SessionReads{Store: st, Now: x.Now}, Sessions: &esign.Sessions{Store: st, Effects: effects.SessionOutputs{}, Now: x.Now},
+		Blobs: x.Blobs, Tokens: x.Tokens, Lapsed: LapsedCodec(x.Ring, tokens.WithClock(x.Now)), PortalOrigin: testOrigin}
 	mux := http.NewServeMux()
 	api.Routes(mux)
 	router := funcproto.NewRouter(mux)
 	router.Handle("PortalDecline", funcproto.HTTPInvocation(mux))
-	return &env{api: api, store: st, clock: c, handler: router, container: container}
+	return &env{Env: x, api: api, store: st, clock: x.Clock, handler: router, container: container}
 }
 
 type sessionOpts struct {

@@ -2,8 +2,6 @@ package portalapi
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -79,20 +77,9 @@ const (
 func newOTPEnv(t *testing.T) *otpEnv {
 	t.Helper()
 	e := newEnv(t)
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	hasher, err := pii.NewHasher(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = rand.Read(key)
-	cipher, err := pii.ParseCipher("e1:" + base64.StdEncoding.EncodeToString(key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.api.Sessions.Cipher = cipher
+	e.api.Sessions.Cipher = e.Cipher
 	o := &otpEnv{env: e, email: &recorder{}, sms: &recorder{}}
-	o.ch = &Challenge{API: e.api, Senders: notify.Providers{Email: o.email, SMS: o.sms}, Hasher: hasher,
+	o.ch = &Challenge{API: e.api, Senders: notify.Providers{Email: o.email, SMS: o.sms}, Hasher: e.Hasher,
 		PortalURL: testOrigin + "/"}
 	mux := http.NewServeMux()
 	e.api.Routes(mux)

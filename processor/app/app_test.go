@@ -3,14 +3,9 @@ package app
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/base64"
 	"encoding/pem"
 	"io"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/esign-svc/esign/shared/appstatus"
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/licence/licencetest"
@@ -31,32 +27,16 @@ import (
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
 
-func key() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return base64.StdEncoding.EncodeToString(b)
-}
-
-// sealFiles writes one self-signed RSA-2048 seal certificate and key for the package's tests.
+// sealFiles writes the test seal certificate and key (apptest.SealKey) for the package's tests.
 var sealFiles = sync.OnceValues(func() (string, string) {
 	dir, err := os.MkdirTemp("", "seal-")
 	if err != nil {
 		panic(err)
 	}
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		panic(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test seal"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
-	if err != nil {
-		panic(err)
-	}
+	k, c := apptest.SealKey()
 	pk, _ := x509.MarshalPKCS8PrivateKey(k)
 	cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	_ = os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	_ = os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw}), 0o600)
 	_ = os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pk}), 0o600)
 	return cert, key
 })
@@ -67,8 +47,8 @@ var testLicence = sync.OnceValue(func() map[string]string { return licencetest.M
 func settings(conn string, extra map[string]string) map[string]string {
 	cert, sealKey := sealFiles()
 	m := map[string]string{
-		"STORAGE_CONNECTION_STRING": conn, "TOKEN_KEYS": "k1:" + key(), "PII_HASH_KEY": key(),
-		"PII_ENC_KEYS": "e1:" + key(), "PORTAL_URL": "http://127.0.0.1:5173",
+		"STORAGE_CONNECTION_STRING": conn, "TOKEN_KEYS": "k1:" + apptest.Key(), "PII_HASH_KEY": apptest.Key(),
+		"PII_ENC_KEYS": "e1:" + apptest.Key(), "PORTAL_URL": "http://127.0.0.1:5173",
 		"SEAL_CERT_FILE": cert, "SEAL_KEY_FILE": sealKey,
 	}
 	for k, v := range testLicence() {
@@ -82,7 +62,7 @@ func settings(conn string, extra map[string]string) map[string]string {
 
 func TestLoadNamesTheSettingAtFault(t *testing.T) {
 	t.Parallel()
-	conn := "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + key() + ";TableEndpoint=http://127.0.0.1:1/devstoreaccount1;"
+	conn := "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + apptest.Key() + ";TableEndpoint=http://127.0.0.1:1/devstoreaccount1;"
 	tests := []struct {
 		name    string
 		extra   map[string]string
@@ -330,7 +310,7 @@ func TestStartSaysWhenCallbacksAreOff(t *testing.T) {
 
 func TestRenewBefore(t *testing.T) {
 	t.Parallel()
-	conn := "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + key() + ";TableEndpoint=http://127.0.0.1:1/devstoreaccount1;"
+	conn := "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + apptest.Key() + ";TableEndpoint=http://127.0.0.1:1/devstoreaccount1;"
 	for v, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "720h": 720 * time.Hour, "": 180 * 24 * time.Hour} {
 		c, err := Load(config.MapLookup(settings(conn, map[string]string{"EVIDENCE_RENEW_BEFORE": v})))
 		if err != nil || c.RenewBefore != want {

@@ -4,12 +4,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/config"
 )
 
 func TestLoadPortalAPI(t *testing.T) {
 	t.Parallel()
-	conn := "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + key() + ";TableEndpoint=http://127.0.0.1:1/devstoreaccount1;"
+	conn := "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + apptest.Key() + ";TableEndpoint=http://127.0.0.1:1/devstoreaccount1;"
 	current, older := strings.Repeat("c", 40), strings.Repeat("o", 40)
 	tests := []struct {
 		name       string

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
-	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/evidence"
 	"github.com/esign-svc/esign/shared/funcproto"
@@ -48,12 +48,9 @@ func TestHandleLiftsABTSessionDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blobs := blobstore.New(azuritetest.Account(t))
-	for _, c := range []string{blobpath.ContainerSigned, blobpath.ContainerEvidence} {
-		if err := blobs.EnsureContainer(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	x := apptest.New(t)
+	x.Containers(blobpath.ContainerSigned, blobpath.ContainerEvidence)
+	blobs := x.Blobs
 	const tenant, group = "t-renew", "g-renew"
 	if _, err := blobs.Put(ctx, blobpath.ContainerSigned, tenant+"/"+group+"/signed.pdf", bytes.NewReader(out.SignedPDF), "application/pdf", nil); err != nil {
 		t.Fatal(err)

@@ -2,13 +2,11 @@ package expiry
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
@@ -18,37 +16,16 @@ import (
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
 
-func randHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-func newStore(t *testing.T) *sessionstore.Store {
-	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	suffix := randHex(5)
-	st, err := sessionstore.New(acct, "sess"+suffix, "idx"+suffix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Ensure(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
+func newStore(t *testing.T) *sessionstore.Store { return apptest.New(t).Sessions() }
 
 func create(t *testing.T, st *sessionstore.Store, now time.Time, ttl time.Duration, mutate func(*esign.Session, []esign.Slot)) *esign.Session {
 	t.Helper()
-	s := &esign.Session{GroupID: randHex(16), TenantID: "t1", CorrelationID: randHex(4), DocumentID: "D", DocType: "t",
+	s := &esign.Session{GroupID: apptest.Hex(16), TenantID: "t1", CorrelationID: apptest.Hex(4), DocumentID: "D", DocType: "t",
 		PDFBlobPath: "documents/a.pdf", PDFHash: "sha256:00", SigningMode: esign.ModeParallel, State: esign.SessionPending,
 		CreatedAt: now, ExpiresAt: now.Add(ttl)}
 	slots := make([]esign.Slot, 2)
 	for i := range slots {
-		slots[i] = esign.Slot{Index: i, SessionID: randHex(16), Role: "r", EmailHash: "h" + strconv.Itoa(i), Condition: esign.Required, OTPChannel: esign.OTPNone}
+		slots[i] = esign.Slot{Index: i, SessionID: apptest.Hex(16), Role: "r", EmailHash: "h" + strconv.Itoa(i), Condition: esign.Required, OTPChannel: esign.OTPNone}
 	}
 	ch := esign.Start(s, slots, now)
 	if mutate != nil {

@@ -2,9 +2,6 @@ package invitecheck
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"strconv"
 	"strings"
@@ -16,9 +13,8 @@ import (
 	"github.com/esign-svc/esign/processor/deliveryupload"
 	"github.com/esign-svc/esign/processor/notifyjob"
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
-	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
@@ -28,36 +24,22 @@ import (
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/outbox"
 	"github.com/esign-svc/esign/shared/pii"
-	"github.com/esign-svc/esign/shared/tokens"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
 
-// env is one test's stores, outbox, the two queue jobs and the reconciler, on a clock the test
-// moves.
+// env is one test's environment (stores, outbox, cipher, the clock the test moves), the two
+// queue jobs and the reconciler.
 type env struct {
+	*apptest.Env
 	sessions   *sessionstore.Store
 	deliveries *deliverystore.Store
 	box        *outbox.Outbox
-	cipher     *pii.Cipher
 	notifier   *notifyjob.Job
 	inviter    *deliveryupload.Job
 	job        *Job
 	start      time.Time
-	now        time.Time
 	failing    atomic.Bool // the e-mail provider is down (a retryable failure)
-}
-
-func randHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-func randKey() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return base64.StdEncoding.EncodeToString(b)
 }
 
 // flaky is the outbox, or a retryable failure while the test says the provider is down.
@@ -72,43 +54,16 @@ func (f flaky) Send(ctx context.Context, m notify.Message) error {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	ctx := context.Background()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	suffix := randHex(5)
-	e := &env{start: time.Now().UTC()}
-	e.now = e.start
-	clock := func() time.Time { return e.now }
-	if e.sessions, err = sessionstore.New(acct, "sess"+suffix, "idx"+suffix); err != nil {
-		t.Fatal(err)
-	}
-	if e.deliveries, err = deliverystore.New(acct, "dlv"+suffix, "dlvidx"+suffix); err != nil {
-		t.Fatal(err)
-	}
-	if e.box, err = outbox.New(acct, "outbox"+suffix); err != nil {
-		t.Fatal(err)
-	}
-	for _, ensure := range []func(context.Context) error{e.sessions.Ensure, e.deliveries.Ensure, e.box.Ensure} {
-		if err := ensure(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ring, err := tokens.ParseKeyRing("k1:" + randKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e.cipher, err = pii.ParseCipher("e1:" + randKey()); err != nil {
-		t.Fatal(err)
-	}
-	codec := tokens.NewCodec(ring)
-	if e.notifier, err = notifyjob.New(notifyjob.Deps{Sessions: &esign.SessionJobs{Store: e.sessions}, Tokens: codec, Cipher: e.cipher, Email: flaky{e},
+	x := apptest.New(t)
+	e := &env{Env: x, sessions: x.Sessions(), deliveries: x.Deliveries(), box: x.Outbox(), start: x.Now()}
+	clock, codec := x.Now, x.Tokens
+	var err error
+	if e.notifier, err = notifyjob.New(notifyjob.Deps{Sessions: &esign.SessionJobs{Store: e.sessions}, Tokens: codec, Cipher: x.Cipher, Email: flaky{e},
 		PortalURL: "https://portal.example.test", Now: clock}); err != nil {
 		t.Fatal(err)
 	}
-	if e.inviter, err = deliveryupload.New(deliveryupload.Deps{Deliveries: &delivery.Deliveries{Store: e.deliveries, Now: clock}, Blobs: blobstore.New(acct), Tokens: codec,
-		Cipher: e.cipher, Email: flaky{e}, PortalURL: "https://portal.example.test", Now: clock}); err != nil {
+	if e.inviter, err = deliveryupload.New(deliveryupload.Deps{Deliveries: &delivery.Deliveries{Store: e.deliveries, Now: clock}, Blobs: x.Blobs, Tokens: codec,
+		Cipher: x.Cipher, Email: flaky{e}, PortalURL: "https://portal.example.test", Now: clock}); err != nil {
 		t.Fatal(err)
 	}
 	if e.job, err = New(Deps{Sessions: &esign.SessionJobs{Store: e.sessions, InviteChecks: e.sessions.InviteChecks()},
@@ -119,46 +74,46 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-// session creates a live parallel session of n signers at e.now, through the store as the
+// session creates a live parallel session of n signers at e.Now(), through the store as the
 // dispatcher does (Start invites every signer). It returns the invitation messages the create
 // queued, one per slot.
 func (e *env) session(t *testing.T, n int) (*esign.Session, []esign.NotifyMessage) {
 	t.Helper()
-	g := randHex(16)
+	g := apptest.Hex(16)
 	s := &esign.Session{GroupID: g, TenantID: "t1", CorrelationID: "C-" + g, DocumentID: "Contract 7", DocType: "contract",
 		PDFBlobPath: "documents/a.pdf", PDFHash: "sha256:00", SigningMode: esign.ModeParallel, State: esign.SessionPending,
-		CreatedAt: e.now, ExpiresAt: e.now.Add(24 * time.Hour)}
+		CreatedAt: e.Now(), ExpiresAt: e.Now().Add(24 * time.Hour)}
 	slots := make([]esign.Slot, n)
 	var queued []esign.NotifyMessage
 	for i := range slots {
-		enc, err := e.cipher.EncryptString("signer"+strconv.Itoa(i)+"@example.com", pii.AAD(g, "slot", strconv.Itoa(i)))
+		enc, err := e.Cipher.EncryptString("signer"+strconv.Itoa(i)+"@example.com", pii.AAD(g, "slot", strconv.Itoa(i)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		slots[i] = esign.Slot{Index: i, SessionID: randHex(16), Role: "r", EmailHash: "h", EmailEnc: enc,
-			Condition: esign.Required, OTPChannel: esign.OTPNone, LinkJTI: randHex(16)}
+		slots[i] = esign.Slot{Index: i, SessionID: apptest.Hex(16), Role: "r", EmailHash: "h", EmailEnc: enc,
+			Condition: esign.Required, OTPChannel: esign.OTPNone, LinkJTI: apptest.Hex(16)}
 		queued = append(queued, esign.NotifyMessage{Kind: esign.KindInvitation, GroupID: g, TenantID: "t1", Slot: i, LinkJTI: slots[i].LinkJTI})
 	}
-	ch := esign.Start(s, slots, e.now)
+	ch := esign.Start(s, slots, e.Now())
 	ch.By(esign.Actor{Kind: "initiator", ID: "oid"})
-	if err := e.sessions.Create(context.Background(), s, slots, ch, e.now); err != nil {
+	if err := e.sessions.Create(context.Background(), s, slots, ch, e.Now()); err != nil {
 		t.Fatal(err)
 	}
 	return s, queued
 }
 
-// delivery creates a live secure-email delivery at e.now through the store.
+// delivery creates a live secure-email delivery at e.Now() through the store.
 func (e *env) delivery(t *testing.T) *delivery.Session {
 	t.Helper()
-	id := randHex(16)
-	enc, err := e.cipher.EncryptString("recipient@example.com", pii.AAD(id, "recipient"))
+	id := apptest.Hex(16)
+	enc, err := e.Cipher.EncryptString("recipient@example.com", pii.AAD(id, "recipient"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &delivery.Session{DeliveryID: id, TenantID: "t1", CorrelationID: "D-" + id, DocumentName: "a.pdf",
 		PDFBlobPath: "documents/a.pdf", Mode: delivery.ModeSecureEmail, RecipientHash: "h", RecipientEnc: enc,
-		ExpiresAt: e.now.Add(24 * time.Hour)}
-	ch := delivery.Start(s, e.now)
+		ExpiresAt: e.Now().Add(24 * time.Hour)}
+	ch := delivery.Start(s, e.Now())
 	ch.By(delivery.Actor{Kind: "initiator", ID: "oid"})
 	if err := e.deliveries.Create(context.Background(), s, ch); err != nil {
 		t.Fatal(err)
@@ -184,7 +139,7 @@ func (e *env) mail(t *testing.T, kind notify.Kind) int {
 
 func (e *env) run(t *testing.T, at time.Duration, wantSent int) {
 	t.Helper()
-	e.now = e.start.Add(at)
+	e.Clock.Set(e.start.Add(at))
 	r, err := e.job.Run(context.Background())
 	if err != nil {
 		t.Fatalf("run at +%s: %v", at, err)
@@ -206,7 +161,7 @@ func TestLostSigningInvitationIsSentOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, _, _, err := e.sessions.Update(ctx, ended.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
-		ch, err := esign.Cancel(s, e.now, esign.ReasonCancelled, "oid")
+		ch, err := esign.Cancel(s, e.Now(), esign.ReasonCancelled, "oid")
 		return ch, nil, err
 	}); err != nil {
 		t.Fatal(err)
@@ -245,14 +200,14 @@ func TestResentInvitationIsReconciledAsAReminder(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.run(t, aggstore.DefaultCheckAfter, 0) // delivered: nothing to send, the check is gone
-	e.now = e.start.Add(20 * time.Minute)
+	e.Clock.Set(e.start.Add(20 * time.Minute))
 	var resent esign.NotifyMessage
 	if _, _, _, err := e.sessions.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
-		if _, err := esign.Activate(s, slots, 0, e.now, nil); err != nil {
+		if _, err := esign.Activate(s, slots, 0, e.Now(), nil); err != nil {
 			return esign.Change{}, nil, err
 		}
-		ch, err := esign.Reinvite(s, slots, 0, e.now)
-		slots[0].LinkJTI, slots[0].LinkUsed = randHex(16), false
+		ch, err := esign.Reinvite(s, slots, 0, e.Now())
+		slots[0].LinkJTI, slots[0].LinkUsed = apptest.Hex(16), false
 		resent = esign.NotifyMessage{Kind: esign.KindInvitation, GroupID: s.GroupID, TenantID: s.TenantID, Slot: 0,
 			LinkJTI: slots[0].LinkJTI, Reminder: true}
 		return ch, nil, err
@@ -307,7 +262,7 @@ func TestFailedSendKeepsTheCheck(t *testing.T) {
 	e.session(t, 1)
 	e.delivery(t)
 	e.failing.Store(true)
-	e.now = e.start.Add(aggstore.DefaultCheckAfter)
+	e.Clock.Set(e.start.Add(aggstore.DefaultCheckAfter))
 	r, err := e.job.Run(context.Background())
 	if err == nil || r.Checked != 0 || r.Sent != 2 {
 		t.Fatalf("run while the provider is down: %+v %v", r, err)
@@ -333,8 +288,8 @@ func TestConcurrentSendersSendOnce(t *testing.T) {
 	e.session(t, 2)
 	d := e.delivery(t)
 	held := e.delivery(t)
-	e.now = e.start.Add(aggstore.DefaultCheckAfter)
-	claim, err := e.deliveries.ClaimInvite(ctx, held.DeliveryID, e.now, deliveryupload.InviteClaimLease)
+	e.Clock.Set(e.start.Add(aggstore.DefaultCheckAfter))
+	claim, err := e.deliveries.ClaimInvite(ctx, held.DeliveryID, e.Now(), deliveryupload.InviteClaimLease)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,17 +312,17 @@ func TestConcurrentSendersSendOnce(t *testing.T) {
 	if got := e.mail(t, deliveryupload.KindInvitation); got != 1 {
 		t.Fatalf("%d delivery invitations, want 1 (the other's claim is held)", got)
 	}
-	if due, err := e.deliveries.InviteChecks().Due(ctx, e.now, 10); err != nil || len(due) != 1 || due[0].ID != held.DeliveryID {
+	if due, err := e.deliveries.InviteChecks().Due(ctx, e.Now(), 10); err != nil || len(due) != 1 || due[0].ID != held.DeliveryID {
 		t.Fatalf("checks kept %v %v, want the held delivery's", due, err)
 	}
 	// The holder finishes; the next run finds it recorded and sends nothing.
-	if _, _, err := e.deliveries.UpdateInvited(ctx, claim, e.now, func(s *delivery.Session) (delivery.Change, error) {
-		return delivery.Invited(s, e.now, "email")
+	if _, _, err := e.deliveries.UpdateInvited(ctx, claim, e.Now(), func(s *delivery.Session) (delivery.Change, error) {
+		return delivery.Invited(s, e.Now(), "email")
 	}); err != nil {
 		t.Fatal(err)
 	}
 	e.run(t, aggstore.DefaultCheckAfter+5*time.Minute, 0)
-	if due, err := e.deliveries.InviteChecks().Due(ctx, e.now, 10); err != nil || len(due) != 0 {
+	if due, err := e.deliveries.InviteChecks().Due(ctx, e.Now(), 10); err != nil || len(due) != 0 {
 		t.Fatalf("checks left %v %v", due, err)
 	}
 	if got, _ := e.deliveries.Load(ctx, d.DeliveryID); got.SentAt.IsZero() {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
@@ -19,7 +20,7 @@ func TestSealFailureNoticeOfACorruptSession(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, nil)
 	s, slots := e.session(t, 1, true, nil)
-	failedAt := e.now.Add(3 * time.Minute)
+	failedAt := e.Now().Add(3 * time.Minute)
 	ch := esign.Change{Events: []esign.Event{{Kind: esign.EvSealFailed, Slot: -1, At: failedAt, Data: map[string]any{"reason": "x"}}}}
 	if err := e.st.RecordEvents(ctx, s.GroupID, slots, ch); err != nil {
 		t.Fatal(err)
@@ -37,9 +38,9 @@ func TestSealFailureNoticeOfACorruptSession(t *testing.T) {
 		}
 	}
 
-	r := deliver(t, e.job.Handle, esign.NotifyMessage{Kind: string(notify.KindSealFailure), GroupID: s.GroupID, TenantID: "t1", Slot: -1})
-	if r.status != 200 {
-		t.Fatalf("status %d logs %v", r.status, r.Logs)
+	r := apptest.InvokeJSON(t, e.job.Handle, esign.NotifyMessage{Kind: string(notify.KindSealFailure), GroupID: s.GroupID, TenantID: "t1", Slot: -1})
+	if r.Status != 200 {
+		t.Fatalf("status %d logs %v", r.Status, r.Logs)
 	}
 	checkLogsClean(t, r, requesterEmail)
 	rows := e.rows(t)
@@ -53,8 +54,8 @@ func TestSealFailureNoticeOfACorruptSession(t *testing.T) {
 	}
 
 	// Another notice of the session needs the unreadable part: retried, nothing sent.
-	r = deliver(t, e.job.Handle, esign.NotifyMessage{Kind: string(notify.KindRevokeNotice), GroupID: s.GroupID, TenantID: "t1", Slot: -1})
-	if r.status == 200 || len(e.rows(t)) != 1 {
-		t.Fatalf("revoke notice of a corrupt session: status %d, %d rows", r.status, len(e.rows(t)))
+	r = apptest.InvokeJSON(t, e.job.Handle, esign.NotifyMessage{Kind: string(notify.KindRevokeNotice), GroupID: s.GroupID, TenantID: "t1", Slot: -1})
+	if r.Status == 200 || len(e.rows(t)) != 1 {
+		t.Fatalf("revoke notice of a corrupt session: status %d, %d rows", r.Status, len(e.rows(t)))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/notify"
 )
@@ -18,9 +19,9 @@ func TestInvitationSendsTheSlotsLinkOnce(t *testing.T) {
 	s, slots := e.session(t, 2, false, nil)
 	msg := esign.NotifyMessage{Kind: string(notify.KindInvitation), GroupID: s.GroupID, TenantID: "t1", Slot: 1, LinkJTI: slots[1].LinkJTI}
 
-	r := deliver(t, e.job.Handle, msg)
-	if r.status != 200 {
-		t.Fatalf("status %d logs %v", r.status, r.Logs)
+	r := apptest.InvokeJSON(t, e.job.Handle, msg)
+	if r.Status != 200 {
+		t.Fatalf("status %d logs %v", r.Status, r.Logs)
 	}
 	checkLogsClean(t, r)
 	rows := e.rows(t)
@@ -47,7 +48,7 @@ func TestInvitationSendsTheSlotsLinkOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	claims, err := e.codec.VerifySlot(u.Query().Get("token"))
+	claims, err := e.Tokens.VerifySlot(u.Query().Get("token"))
 	if err != nil {
 		t.Fatalf("link token does not verify: %v", err)
 	}
@@ -68,9 +69,9 @@ func TestInvitationSendsTheSlotsLinkOnce(t *testing.T) {
 	}
 
 	// A redelivery of the same message sends nothing more.
-	r = deliver(t, e.job.Handle, msg)
-	if r.status != 200 || !strings.Contains(strings.Join(r.Logs, "\n"), "already sent") {
-		t.Fatalf("redelivery: status %d logs %v", r.status, r.Logs)
+	r = apptest.InvokeJSON(t, e.job.Handle, msg)
+	if r.Status != 200 || !strings.Contains(strings.Join(r.Logs, "\n"), "already sent") {
+		t.Fatalf("redelivery: status %d logs %v", r.Status, r.Logs)
 	}
 	if n := len(e.rows(t)); n != 1 {
 		t.Fatalf("%d outbox rows after redelivery, want 1", n)
@@ -80,8 +81,8 @@ func TestInvitationSendsTheSlotsLinkOnce(t *testing.T) {
 	}
 	// A reminder for a new link is a new notification.
 	msg.Reminder = true
-	if r := deliver(t, e.job.Handle, msg); r.status != 200 {
-		t.Fatalf("reminder: %d %v", r.status, r.Logs)
+	if r := apptest.InvokeJSON(t, e.job.Handle, msg); r.Status != 200 {
+		t.Fatalf("reminder: %d %v", r.Status, r.Logs)
 	}
 	if rows := e.rows(t); len(rows) != 2 || rows[1].Subject != "New signing link: Contract 7" {
 		t.Fatalf("after reminder: %+v", rows)
@@ -112,10 +113,10 @@ func TestInvitationDroppedWhenNoLongerApplicable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s, slots := e.session(t, 1, true, tt.mutate)
 			job := *e.job
-			job.d.Now = func() time.Time { return e.now.Add(tt.later) }
-			r := deliver(t, job.Handle, esign.NotifyMessage{Kind: "invitation", GroupID: s.GroupID, Slot: 0, LinkJTI: tt.jti(slots)})
-			if r.status != 200 || !strings.Contains(strings.Join(r.Logs, "\n"), tt.reason) {
-				t.Fatalf("status %d logs %v, want ack with %q", r.status, r.Logs, tt.reason)
+			job.d.Now = func() time.Time { return e.Now().Add(tt.later) }
+			r := apptest.InvokeJSON(t, job.Handle, esign.NotifyMessage{Kind: "invitation", GroupID: s.GroupID, Slot: 0, LinkJTI: tt.jti(slots)})
+			if r.Status != 200 || !strings.Contains(strings.Join(r.Logs, "\n"), tt.reason) {
+				t.Fatalf("status %d logs %v, want ack with %q", r.Status, r.Logs, tt.reason)
 			}
 			checkLogsClean(t, r)
 			if n := len(e.events(t, s.GroupID, EvNotificationSent)); n != 0 {
@@ -175,9 +176,9 @@ func TestRequesterNoticesFollowTheirGates(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, nil)
 			s, _ := e.session(t, 2, tt.requester, tt.mutate)
-			r := deliver(t, e.job.Handle, esign.NotifyMessage{Kind: string(tt.kind), GroupID: s.GroupID, TenantID: "t1", Slot: tt.slot})
-			if r.status != 200 {
-				t.Fatalf("status %d logs %v", r.status, r.Logs)
+			r := apptest.InvokeJSON(t, e.job.Handle, esign.NotifyMessage{Kind: string(tt.kind), GroupID: s.GroupID, TenantID: "t1", Slot: tt.slot})
+			if r.Status != 200 {
+				t.Fatalf("status %d logs %v", r.Status, r.Logs)
 			}
 			checkLogsClean(t, r, requesterEmail)
 			rows := e.rows(t)
@@ -235,12 +236,12 @@ func TestProviderFailures(t *testing.T) {
 		e := newEnv(t, f)
 		s, slots := e.session(t, 1, false, nil)
 		msg := esign.NotifyMessage{Kind: "invitation", GroupID: s.GroupID, Slot: 0, LinkJTI: slots[0].LinkJTI}
-		if r := deliver(t, e.job.Handle, msg); r.status != 500 {
-			t.Fatalf("status %d, want 500 (retry): %v", r.status, r.Logs)
+		if r := apptest.InvokeJSON(t, e.job.Handle, msg); r.Status != 500 {
+			t.Fatalf("status %d, want 500 (retry): %v", r.Status, r.Logs)
 		}
 		f.err = nil // the claim was given back: the retry sends
-		if r := deliver(t, e.job.Handle, msg); r.status != 200 || len(f.sent) != 1 {
-			t.Fatalf("retry: status %d, %d sent: %v", r.status, len(f.sent), r.Logs)
+		if r := apptest.InvokeJSON(t, e.job.Handle, msg); r.Status != 200 || len(f.sent) != 1 {
+			t.Fatalf("retry: status %d, %d sent: %v", r.Status, len(f.sent), r.Logs)
 		}
 	})
 	t.Run("refusal is permanent and recorded", func(t *testing.T) {
@@ -248,9 +249,9 @@ func TestProviderFailures(t *testing.T) {
 		f := &failingSender{err: apperr.New(apperr.KindInvalid, "notification_rejected", "refused")}
 		e := newEnv(t, f)
 		s, slots := e.session(t, 1, false, nil)
-		r := deliver(t, e.job.Handle, esign.NotifyMessage{Kind: "invitation", GroupID: s.GroupID, Slot: 0, LinkJTI: slots[0].LinkJTI})
-		if r.status != 200 || !strings.Contains(strings.Join(r.Logs, "\n"), "permanent") {
-			t.Fatalf("status %d logs %v, want a permanent ack", r.status, r.Logs)
+		r := apptest.InvokeJSON(t, e.job.Handle, esign.NotifyMessage{Kind: "invitation", GroupID: s.GroupID, Slot: 0, LinkJTI: slots[0].LinkJTI})
+		if r.Status != 200 || !strings.Contains(strings.Join(r.Logs, "\n"), "permanent") {
+			t.Fatalf("status %d logs %v, want a permanent ack", r.Status, r.Logs)
 		}
 		failed := e.events(t, s.GroupID, EvNotificationFailed)
 		if len(failed) != 1 || failed[0].Data["code"] != "notification_rejected" || failed[0].Slot != 0 {
@@ -263,8 +264,8 @@ func TestProviderFailures(t *testing.T) {
 		s, _ := e.session(t, 1, false, nil)
 		for _, m := range []esign.NotifyMessage{{Kind: "fax", GroupID: s.GroupID}, {Kind: "invitation", GroupID: "no-such-session"}, {Kind: "invitation"},
 			{Kind: "invitation", GroupID: s.GroupID, TenantID: "another-tenant", Slot: 0}} {
-			if r := deliver(t, e.job.Handle, m); r.status != 200 || !strings.Contains(strings.Join(r.Logs, "\n"), "permanent") {
-				t.Fatalf("%+v: status %d logs %v", m, r.status, r.Logs)
+			if r := apptest.InvokeJSON(t, e.job.Handle, m); r.Status != 200 || !strings.Contains(strings.Join(r.Logs, "\n"), "permanent") {
+				t.Fatalf("%+v: status %d logs %v", m, r.Status, r.Logs)
 			}
 		}
 	})
@@ -274,9 +275,9 @@ func TestPoisonRecordsFailure(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	s, _ := e.session(t, 2, true, nil)
-	r := deliver(t, e.job.HandlePoison, esign.NotifyMessage{Kind: string(notify.KindSignerNotice), GroupID: s.GroupID, Slot: 1})
-	if r.status != 200 {
-		t.Fatalf("status %d logs %v", r.status, r.Logs)
+	r := apptest.InvokeJSON(t, e.job.HandlePoison, esign.NotifyMessage{Kind: string(notify.KindSignerNotice), GroupID: s.GroupID, Slot: 1})
+	if r.Status != 200 {
+		t.Fatalf("status %d logs %v", r.Status, r.Logs)
 	}
 	checkLogsClean(t, r)
 	failed := e.events(t, s.GroupID, EvNotificationFailed)
@@ -284,8 +285,8 @@ func TestPoisonRecordsFailure(t *testing.T) {
 		failed[0].Slot != -1 || failed[0].Data["code"] != "retries_exhausted" {
 		t.Fatalf("failed events %+v", failed)
 	}
-	if r := deliver(t, e.job.HandlePoison, esign.NotifyMessage{Kind: "invitation", GroupID: "gone"}); r.status != 200 {
-		t.Fatalf("unknown session: %d", r.status)
+	if r := apptest.InvokeJSON(t, e.job.HandlePoison, esign.NotifyMessage{Kind: "invitation", GroupID: "gone"}); r.Status != 200 {
+		t.Fatalf("unknown session: %d", r.Status)
 	}
 	if len(e.rows(t)) != 0 {
 		t.Fatal("the poison handler sent something")

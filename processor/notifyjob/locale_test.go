@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/notify"
 )
@@ -15,8 +16,8 @@ func TestInvitationInTheSlotsLanguage(t *testing.T) {
 	e := newEnv(t, nil)
 	s, slots := e.session(t, 2, false, func(_ *esign.Session, slots []esign.Slot) { slots[1].Locale = "de" })
 	msg := esign.NotifyMessage{Kind: string(notify.KindInvitation), GroupID: s.GroupID, TenantID: "t1", Slot: 1, LinkJTI: slots[1].LinkJTI}
-	if r := deliver(t, e.job.Handle, msg); r.status != 200 {
-		t.Fatalf("status %d logs %v", r.status, r.Logs)
+	if r := apptest.InvokeJSON(t, e.job.Handle, msg); r.Status != 200 {
+		t.Fatalf("status %d logs %v", r.Status, r.Logs)
 	}
 	rows := e.rows(t)
 	if len(rows) != 1 || rows[0].Subject != "Bitte unterschreiben: Contract 7" || !strings.Contains(rows[0].Text, "Hallo Signer 1,") ||

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/portalclient"
 )
@@ -19,7 +20,7 @@ func TestPurgeCallsThePortalAndRecordsOnce(t *testing.T) {
 	e := newEnv(t, portal)
 	sess, slots := e.session(t, true)
 
-	if s := invoke(t, e.job.Handle, msgOf(sess)); s != http.StatusOK {
+	if s := apptest.InvokeJSON(t, e.job.Handle, msgOf(sess)).Status; s != http.StatusOK {
 		t.Fatalf("status %d", s)
 	}
 	calls := portal.calls()
@@ -44,7 +45,7 @@ func TestPurgeCallsThePortalAndRecordsOnce(t *testing.T) {
 
 	// A duplicate message: the portal is asked again (idempotent there), the trail is not.
 	portal.setStatus(http.StatusNotFound)
-	if s := invoke(t, e.job.Handle, msgOf(sess)); s != http.StatusOK {
+	if s := apptest.InvokeJSON(t, e.job.Handle, msgOf(sess)).Status; s != http.StatusOK {
 		t.Fatalf("duplicate: status %d", s)
 	}
 	if n := len(portal.calls()); n != 2 {
@@ -62,7 +63,7 @@ func TestPurgeOutageIsRetriedThenPoisoned(t *testing.T) {
 	sess, _ := e.session(t, true)
 
 	for i := 0; i < 2; i++ {
-		if s := invoke(t, e.job.Handle, msgOf(sess)); s < 300 {
+		if s := apptest.InvokeJSON(t, e.job.Handle, msgOf(sess)).Status; s < 300 {
 			t.Fatalf("attempt %d: status %d, want a failure (retry)", i, s)
 		}
 	}
@@ -73,7 +74,7 @@ func TestPurgeOutageIsRetriedThenPoisoned(t *testing.T) {
 		t.Fatalf("%d purge events recorded while retrying, want 0", n)
 	}
 
-	if s := invoke(t, e.job.HandlePoison, msgOf(sess)); s != http.StatusOK {
+	if s := apptest.InvokeJSON(t, e.job.HandlePoison, msgOf(sess)).Status; s != http.StatusOK {
 		t.Fatalf("poison: status %d", s)
 	}
 	failed := e.events(t, sess.GroupID, EvPurgeFailed)
@@ -90,10 +91,10 @@ func TestPoisonAfterSuccessRecordsNothing(t *testing.T) {
 	portal := newPortal(t, http.StatusNoContent)
 	e := newEnv(t, portal)
 	sess, _ := e.session(t, true)
-	if s := invoke(t, e.job.Handle, msgOf(sess)); s != http.StatusOK {
+	if s := apptest.InvokeJSON(t, e.job.Handle, msgOf(sess)).Status; s != http.StatusOK {
 		t.Fatalf("status %d", s)
 	}
-	if s := invoke(t, e.job.HandlePoison, msgOf(sess)); s != http.StatusOK {
+	if s := apptest.InvokeJSON(t, e.job.HandlePoison, msgOf(sess)).Status; s != http.StatusOK {
 		t.Fatalf("poison: status %d", s)
 	}
 	if n := len(e.events(t, sess.GroupID, EvPurgeFailed)); n != 0 {
@@ -106,7 +107,7 @@ func TestPurgeRejectedIsRecordedAndAcknowledged(t *testing.T) {
 	portal := newPortal(t, http.StatusBadRequest)
 	e := newEnv(t, portal)
 	sess, _ := e.session(t, true)
-	if s := invoke(t, e.job.Handle, msgOf(sess)); s != http.StatusOK {
+	if s := apptest.InvokeJSON(t, e.job.Handle, msgOf(sess)).Status; s != http.StatusOK {
 		t.Fatalf("status %d, want 200 (acknowledged)", s)
 	}
 	failed := e.events(t, sess.GroupID, EvPurgeFailed)
@@ -123,7 +124,7 @@ func TestPurgeNotConfiguredIsRecordedOnce(t *testing.T) {
 	e := newEnv(t, nil)
 	sess, _ := e.session(t, true)
 	for i := 0; i < 2; i++ {
-		if s := invoke(t, e.job.Handle, msgOf(sess)); s != http.StatusOK {
+		if s := apptest.InvokeJSON(t, e.job.Handle, msgOf(sess)).Status; s != http.StatusOK {
 			t.Fatalf("message %d: status %d", i, s)
 		}
 	}
@@ -156,7 +157,7 @@ func TestPurgeMessagesAcknowledgedWithoutEffect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if s := invoke(t, e.job.Handle, tt.msg); s != tt.status {
+			if s := apptest.InvokeJSON(t, e.job.Handle, tt.msg).Status; s != tt.status {
 				t.Fatalf("status %d, want %d", s, tt.status)
 			}
 			if tt.group != "" {

@@ -14,12 +14,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/callbacksig"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
-	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/portalclient"
 )
 
@@ -81,18 +80,7 @@ type env struct {
 // newEnv makes fresh tables and a job; portal nil means no portal API configured.
 func newEnv(t *testing.T, portal *portalStandIn) *env {
 	t.Helper()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	suffix := strings.ReplaceAll(uuid.NewString(), "-", "")[:10]
-	st, err := sessionstore.New(acct, "pps"+suffix, "ppi"+suffix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Ensure(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	st := apptest.New(t).Sessions()
 	d := Deps{Sessions: &esign.SessionJobs{Store: st}}
 	if portal != nil {
 		c, err := portalclient.New(portal.srv.URL, secret)
@@ -196,19 +184,4 @@ func (e *env) events(t *testing.T, gid, kind string) []sessionstore.AuditEvent {
 		}
 	}
 	return out
-}
-
-// invoke runs h on one queue message (as the host sends it) and returns the reply status.
-func invoke(t *testing.T, h func(context.Context, funcproto.QueueMessage) error, v any) int {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := json.Marshal(map[string]any{"Data": map[string]any{"msg": string(b)}, "Metadata": map[string]any{"DequeueCount": "1"}})
-	req := httptest.NewRequest(http.MethodPost, "/"+FunctionName, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	rec := httptest.NewRecorder()
-	funcproto.QueueHandler(h).ServeHTTP(rec, req)
-	return rec.Code
 }

@@ -3,6 +3,7 @@ package seal
 import (
 	"testing"
 
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/funcproto"
 )
@@ -18,10 +19,10 @@ func BenchmarkSealJob3Signers(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		f := e.sealingSession(b, signers, "")
-		msg := queueData(b, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID})
+		msg := apptest.QueueData(b, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID})
 		b.StartTimer()
-		if r := invoke(b, h, msg); r.status != 200 || len(r.notices(b)) != 4 {
-			b.Fatalf("status %d, %d notices, logs %v", r.status, len(r.notices(b)), r.logs)
+		if r := apptest.Serve(b, h, msg); r.Status != 200 || len(notices(b, r)) != 4 {
+			b.Fatalf("status %d, %d notices, logs %v", r.Status, len(notices(b, r)), r.Logs)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/funcproto"
@@ -130,9 +131,9 @@ func TestCertificateIsExact(t *testing.T) {
 	if err != nil || sess.State != esign.SessionSealing {
 		t.Fatalf("session before the seal: %v, %v", sess, err)
 	}
-	r := invoke(t, funcproto.QueueHandler(e.job.Handle), queueData(t, esign.SealMessage{GroupID: gid, TenantID: sess.TenantID}))
-	if r.status != 200 {
-		t.Fatalf("status %d, logs %v", r.status, r.logs)
+	r := apptest.Serve(t, funcproto.QueueHandler(e.job.Handle), apptest.QueueData(t, esign.SealMessage{GroupID: gid, TenantID: sess.TenantID}))
+	if r.Status != 200 {
+		t.Fatalf("status %d, logs %v", r.Status, r.Logs)
 	}
 	base := sess.TenantID + "/" + gid + "/"
 	cert, ok := e.readBlob(t, "signed", base+"certificate.pdf")
@@ -207,9 +208,9 @@ func TestCertificateTitleIsTheDocumentsTitle(t *testing.T) {
 				s.DocumentTitle = tc.title
 				return esign.Change{}, nil
 			})
-			r := invoke(t, funcproto.QueueHandler(e.job.Handle), queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID}))
-			if r.status != 200 {
-				t.Fatalf("status %d, logs %v", r.status, r.logs)
+			r := apptest.Serve(t, funcproto.QueueHandler(e.job.Handle), apptest.QueueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID}))
+			if r.Status != 200 {
+				t.Fatalf("status %d, logs %v", r.Status, r.Logs)
 			}
 			cert, ok := e.readBlob(t, "signed", f.sess.TenantID+"/"+f.sess.GroupID+"/certificate.pdf")
 			if !ok {

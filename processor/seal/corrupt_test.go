@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
@@ -50,12 +51,12 @@ func TestCorruptEvidenceFailsTheSeal(t *testing.T) {
 			e := newEnv(t)
 			f := e.sealingSession(t, twoSigners()[:1], "")
 			tt.corrupt(t, e, f)
-			msg := queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID})
+			msg := apptest.QueueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID})
 
-			r := invoke(t, funcproto.QueueHandler(e.job.Handle), msg)
-			n := r.notices(t)
-			if r.status != 200 || len(n) != 1 || n[0].Kind != "requester_seal_failure" || n[0].Slot != -1 {
-				t.Fatalf("status %d notices %+v logs %v", r.status, n, r.logs)
+			r := apptest.Serve(t, funcproto.QueueHandler(e.job.Handle), msg)
+			n := notices(t, r)
+			if r.Status != 200 || len(n) != 1 || n[0].Kind != "requester_seal_failure" || n[0].Slot != -1 {
+				t.Fatalf("status %d notices %+v logs %v", r.Status, n, r.Logs)
 			}
 			e.assertNoOutputs(t, f)
 			row, err := e.rows.Get(ctx, f.sess.GroupID, "session")
@@ -70,9 +71,9 @@ func TestCorruptEvidenceFailsTheSeal(t *testing.T) {
 			}
 
 			// The poison handler records the same failure for such a session (never loops on it).
-			r = invoke(t, funcproto.QueueHandler(e.job.HandlePoison), msg)
-			if n := r.notices(t); r.status != 200 || len(n) != 1 || n[0].Kind != "requester_seal_failure" {
-				t.Fatalf("poison: status %d notices %+v logs %v", r.status, n, r.logs)
+			r = apptest.Serve(t, funcproto.QueueHandler(e.job.HandlePoison), msg)
+			if n := notices(t, r); r.Status != 200 || len(n) != 1 || n[0].Kind != "requester_seal_failure" {
+				t.Fatalf("poison: status %d notices %+v logs %v", r.Status, n, r.Logs)
 			}
 			if got := e.count(t, f.sess.GroupID, esign.EvSealFailed); got != 2 {
 				t.Fatalf("%d seal.failed events after the poison message, want 2", got)
@@ -95,8 +96,8 @@ func TestCorruptSessionRowIsKept(t *testing.T) {
 	if !errors.As(err, &c) || !errors.Is(err, sessionstore.ErrCorrupt) || c.Prop != "manifest" || c.Session.State != esign.SessionSealing {
 		t.Fatalf("load: %v", err)
 	}
-	if r := invoke(t, funcproto.QueueHandler(e.job.Handle), queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID})); r.status != 200 {
-		t.Fatalf("status %d logs %v", r.status, r.logs)
+	if r := apptest.Serve(t, funcproto.QueueHandler(e.job.Handle), apptest.QueueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID})); r.Status != 200 {
+		t.Fatalf("status %d logs %v", r.Status, r.Logs)
 	}
 	row, err := e.rows.Get(ctx, f.sess.GroupID, "session")
 	if err != nil {
@@ -106,9 +107,9 @@ func TestCorruptSessionRowIsKept(t *testing.T) {
 		t.Fatalf("the failure rewrote the row: manifest %q", row.String("manifest"))
 	}
 	// A corrupt session of another tenant is refused like any other.
-	r := invoke(t, funcproto.QueueHandler(e.job.Handle), queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: "someone-else"}))
-	if r.status != 200 || len(r.outputs) != 0 || !strings.Contains(strings.Join(r.logs, "\n"), "permanent failure") {
-		t.Fatalf("wrong tenant: status %d outputs %v logs %v", r.status, r.outputs, r.logs)
+	r := apptest.Serve(t, funcproto.QueueHandler(e.job.Handle), apptest.QueueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: "someone-else"}))
+	if r.Status != 200 || len(r.Outputs) != 0 || !strings.Contains(strings.Join(r.Logs, "\n"), "permanent failure") {
+		t.Fatalf("wrong tenant: status %d outputs %v logs %v", r.Status, r.Outputs, r.Logs)
 	}
 }
 

@@ -3,22 +3,14 @@ package seal
 import (
 	"bytes"
 	"context"
-	"crypto"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/esign-svc/esign/processor/internal/sealcfg"
 	"image"
 	"image/color"
 	"image/png"
-	"math/big"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,7 +22,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/types"
 
-	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/processor/internal/sealcfg"
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
@@ -42,45 +35,17 @@ import (
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
 
-var (
-	keyOnce sync.Once
-	testKey sealcfg.Key
-)
-
-// sealKey is one RSA-2048 self-signed seal certificate shared by the package's tests.
+// sealKey is the test seal key (apptest's, one per test binary) as the job takes it.
 func sealKey(t testing.TB) sealcfg.Key {
 	t.Helper()
-	keyOnce.Do(func() {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			panic(err)
-		}
-		c := selfSigned(k, "esign test seal")
-		testKey = sealcfg.Key{Signer: k, Chain: []*x509.Certificate{c}}
-	})
-	return testKey
+	k, c := apptest.SealKey()
+	return sealcfg.Key{Signer: k, Chain: []*x509.Certificate{c}}
 }
 
-func selfSigned(k crypto.Signer, cn string) *x509.Certificate {
-	tpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn, Organization: []string{"esign tests"}},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageEmailProtection},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, k.Public(), k)
-	if err != nil {
-		panic(err)
-	}
-	c, err := x509.ParseCertificate(der)
-	if err != nil {
-		panic(err)
-	}
-	return c
-}
-
-// env is one test's storage: fresh tables, the shared containers, and a job on them.
+// env is one test's environment: the session store in fresh tables, the shared documents
+// container, and a job on them.
 type env struct {
+	*apptest.Env
 	store *sessionstore.Store
 	rows  *tablestore.Store // the sessions table, raw (to corrupt rows)
 	blobs *blobstore.Store
@@ -89,32 +54,15 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	ctx := context.Background()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
+	x := apptest.New(t)
+	x.Containers("documents")
+	e := &env{Env: x, store: x.Sessions(), rows: x.SessionTable(), blobs: x.Blobs}
+	job, err := New(Deps{Sessions: &esign.SessionJobs{Store: e.store}, Blobs: e.blobs, Key: sealKey(t), EngineVersion: "test-1.2.3"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	suffix := strings.ReplaceAll(uuid.NewString(), "-", "")[:10]
-	st, err := sessionstore.New(acct, "sess"+suffix, "idx"+suffix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
-	bs := blobstore.New(acct)
-	if err := bs.EnsureContainer(ctx, "documents"); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := tablestore.New(acct, "sess"+suffix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	job, err := New(Deps{Sessions: &esign.SessionJobs{Store: st}, Blobs: bs, Key: sealKey(t), EngineVersion: "test-1.2.3"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{store: st, rows: rows, blobs: bs, job: job}
+	e.job = job
+	return e
 }
 
 // sourcePDF is a plain pages-page A4 document.
@@ -297,54 +245,11 @@ func (e *env) applyAs(t testing.TB, gid string, actor esign.Actor, step func(*es
 	}
 }
 
-// reply is a decoded invocation response.
-type reply struct {
-	status  int
-	outputs map[string][]json.RawMessage
-	logs    []string
-}
-
-// invoke posts one invocation (the queue message as the host sends it) to h.
-func invoke(t testing.TB, h http.Handler, data map[string]any) reply {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"Data": data, "Metadata": map[string]any{"DequeueCount": 1}})
-	req := httptest.NewRequest(http.MethodPost, "/Seal", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	var raw struct {
-		Outputs map[string]json.RawMessage
-		Logs    []string
-	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &raw); err != nil {
-		t.Fatalf("reply %d %q: %v", rec.Code, rec.Body.String(), err)
-	}
-	r := reply{status: rec.Code, outputs: map[string][]json.RawMessage{}, logs: raw.Logs}
-	for k, v := range raw.Outputs {
-		var arr []json.RawMessage
-		if len(v) > 0 && v[0] == '[' {
-			_ = json.Unmarshal(v, &arr)
-		} else {
-			arr = []json.RawMessage{v}
-		}
-		r.outputs[k] = arr
-	}
-	return r
-}
-
-func queueData(t testing.TB, v any) map[string]any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return map[string]any{"msg": string(b)}
-}
-
-func (r reply) notices(t testing.TB) []esign.NotifyMessage {
+// notices are the reply's notification messages.
+func notices(t testing.TB, r apptest.Reply) []esign.NotifyMessage {
 	t.Helper()
 	var out []esign.NotifyMessage
-	for _, raw := range r.outputs[queues.Notifications.Binding()] {
+	for _, raw := range r.Messages(queues.Notifications.Binding()) {
 		var m esign.NotifyMessage
 		if err := json.Unmarshal(raw, &m); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/funcproto"
@@ -40,14 +41,14 @@ func TestQueueNotices(t *testing.T) {
 				got = effects.EmitSealed(ctx, sess, tc.effects)
 				return nil
 			})
-			r := invoke(t, h, queueData(t, map[string]string{"groupId": "g"}))
+			r := apptest.Serve(t, h, apptest.QueueData(t, map[string]string{"groupId": "g"}))
 			if tc.wantErr != "" {
 				var e *apperr.Error
 				if !errors.As(got, &e) || e.Kind != apperr.KindInternal || e.Code != esign.CodeUnknownEffect || !strings.Contains(e.Detail, string(tc.wantErr)) {
 					t.Fatalf("error %v", got)
 				}
-				if len(r.outputs[queues.Notifications.Binding()]) != 0 {
-					t.Fatalf("outputs %v", r.outputs)
+				if len(r.Messages(queues.Notifications.Binding())) != 0 {
+					t.Fatalf("outputs %v", r.Outputs)
 				}
 				return
 			}
@@ -55,7 +56,7 @@ func TestQueueNotices(t *testing.T) {
 				t.Fatal(got)
 			}
 			var kinds []string
-			for _, m := range r.notices(t) {
+			for _, m := range notices(t, r) {
 				if m.GroupID != "g" || m.TenantID != "t" {
 					t.Fatalf("message %+v", m)
 				}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/queues"
@@ -15,10 +16,10 @@ import (
 var timerData = map[string]any{"timer": map[string]any{
 	"Schedule": map[string]any{"AdjustForDST": true}, "ScheduleStatus": map[string]any{}, "IsPastDue": false}}
 
-func requeued(t *testing.T, r reply) map[string]esign.SealMessage {
+func requeued(t *testing.T, r apptest.Reply) map[string]esign.SealMessage {
 	t.Helper()
 	out := map[string]esign.SealMessage{}
-	for _, raw := range r.outputs[queues.Seal.Binding()] {
+	for _, raw := range r.Messages(queues.Seal.Binding()) {
 		var m esign.SealMessage
 		if err := json.Unmarshal(raw, &m); err != nil {
 			t.Fatal(err)
@@ -37,8 +38,8 @@ func TestReconcileRequeuesStuckSessions(t *testing.T) {
 	fresh := e.sealingSession(t, twoSigners()[:1], "")
 
 	// failed has a recorded seal failure: it waits for an admin re-queue.
-	if r := invoke(t, funcproto.QueueHandler(e.job.HandlePoison), queueData(t, esign.SealMessage{GroupID: failed.sess.GroupID, TenantID: failed.sess.TenantID})); r.status != http.StatusOK {
-		t.Fatalf("poison: %d %v", r.status, r.logs)
+	if r := apptest.Serve(t, funcproto.QueueHandler(e.job.HandlePoison), apptest.QueueData(t, esign.SealMessage{GroupID: failed.sess.GroupID, TenantID: failed.sess.TenantID})); r.Status != http.StatusOK {
+		t.Fatalf("poison: %d %v", r.Status, r.Logs)
 	}
 	since, err := e.store.SealingSince(ctx, stuck.sess.GroupID)
 	if err != nil || since.IsZero() {
@@ -55,9 +56,9 @@ func TestReconcileRequeuesStuckSessions(t *testing.T) {
 	job := *e.job
 	job.d.Now = func() time.Time { return freshSince.Add(10 * time.Minute) }
 	job.d.StuckAfter = 10*time.Minute + gap/2
-	r := invoke(t, funcproto.TimerHandler(job.Reconcile), timerData)
-	if r.status != http.StatusOK {
-		t.Fatalf("reconcile: %d %v", r.status, r.logs)
+	r := apptest.Serve(t, funcproto.TimerHandler(job.Reconcile), timerData)
+	if r.Status != http.StatusOK {
+		t.Fatalf("reconcile: %d %v", r.Status, r.Logs)
 	}
 	got := requeued(t, r)
 	m, ok := got[stuck.sess.GroupID]
@@ -72,10 +73,10 @@ func TestReconcileRequeuesStuckSessions(t *testing.T) {
 	}
 
 	// The re-queued message seals the session; the next run finds nothing of it.
-	if r := invoke(t, funcproto.QueueHandler(e.job.Handle), queueData(t, m)); r.status != http.StatusOK {
-		t.Fatalf("seal: %d %v", r.status, r.logs)
+	if r := apptest.Serve(t, funcproto.QueueHandler(e.job.Handle), apptest.QueueData(t, m)); r.Status != http.StatusOK {
+		t.Fatalf("seal: %d %v", r.Status, r.Logs)
 	}
-	r = invoke(t, funcproto.TimerHandler(job.Reconcile), timerData)
+	r = apptest.Serve(t, funcproto.TimerHandler(job.Reconcile), timerData)
 	if _, ok := requeued(t, r)[stuck.sess.GroupID]; ok {
 		t.Fatal("a complete session was re-queued")
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/evidence"
@@ -45,15 +46,15 @@ func TestSealJob(t *testing.T) {
 	e := newEnv(t)
 	f := e.sealingSession(t, twoSigners(), "")
 	h := funcproto.QueueHandler(e.job.Handle)
-	msg := queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID})
+	msg := apptest.QueueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID})
 
-	r := invoke(t, h, msg)
-	if r.status != 200 {
-		t.Fatalf("status %d, logs %v", r.status, r.logs)
+	r := apptest.Serve(t, h, msg)
+	if r.Status != 200 {
+		t.Fatalf("status %d, logs %v", r.Status, r.Logs)
 	}
 	// Notices: documents-ready and one completion notice per signed slot.
 	got := map[string]bool{}
-	for _, n := range r.notices(t) {
+	for _, n := range notices(t, r) {
 		if n.GroupID != f.sess.GroupID || n.TenantID != f.sess.TenantID {
 			t.Fatalf("notice for another session: %+v", n)
 		}
@@ -148,9 +149,9 @@ func TestSealJob(t *testing.T) {
 	}
 
 	// A duplicate message has no effect: no outputs, blobs unchanged, no second event.
-	r2 := invoke(t, h, msg)
-	if r2.status != 200 || len(r2.notices(t)) != 0 {
-		t.Fatalf("duplicate: status %d, outputs %v", r2.status, r2.outputs)
+	r2 := apptest.Serve(t, h, msg)
+	if r2.Status != 200 || len(notices(t, r2)) != 0 {
+		t.Fatalf("duplicate: status %d, outputs %v", r2.Status, r2.Outputs)
 	}
 	again, _ := e.readBlob(t, "signed", base+"signed.pdf")
 	if !bytes.Equal(again, signed) {
@@ -167,11 +168,11 @@ func TestSealHashMismatch(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	f := e.sealingSession(t, twoSigners()[:1], "sha256:"+strings.Repeat("ab", 32))
-	r := invoke(t, funcproto.QueueHandler(e.job.Handle), queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID}))
-	if r.status != 200 {
-		t.Fatalf("status %d, logs %v", r.status, r.logs)
+	r := apptest.Serve(t, funcproto.QueueHandler(e.job.Handle), apptest.QueueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID}))
+	if r.Status != 200 {
+		t.Fatalf("status %d, logs %v", r.Status, r.Logs)
 	}
-	n := r.notices(t)
+	n := notices(t, r)
 	if len(n) != 1 || n[0].Kind != "requester_seal_failure" || n[0].Slot != -1 {
 		t.Fatalf("notices %+v", n)
 	}
@@ -200,14 +201,14 @@ func TestSealCrashAfterWritesIsCompletedByRetry(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	f := e.sealingSession(t, twoSigners(), "")
-	msg := queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID})
+	msg := apptest.QueueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID})
 	base := f.sess.TenantID + "/" + f.sess.GroupID + "/"
 
 	crashing := *e.job
 	crashing.afterWrite = func() error { return errors.New("simulated crash after the blobs were written") }
-	r := invoke(t, funcproto.QueueHandler(crashing.Handle), msg)
-	if r.status != 500 || len(r.outputs) != 0 {
-		t.Fatalf("crashed attempt: status %d outputs %v", r.status, r.outputs)
+	r := apptest.Serve(t, funcproto.QueueHandler(crashing.Handle), msg)
+	if r.Status != 500 || len(r.Outputs) != 0 {
+		t.Fatalf("crashed attempt: status %d outputs %v", r.Status, r.Outputs)
 	}
 	first, ok := e.readBlob(t, "signed", base+"signed.pdf")
 	if !ok {
@@ -221,9 +222,9 @@ func TestSealCrashAfterWritesIsCompletedByRetry(t *testing.T) {
 		t.Fatalf("crashed attempt left the session %s", sess.State)
 	}
 
-	r = invoke(t, funcproto.QueueHandler(e.job.Handle), msg)
-	if r.status != 200 || len(r.notices(t)) != 3 {
-		t.Fatalf("retry: status %d notices %d logs %v", r.status, len(r.notices(t)), r.logs)
+	r = apptest.Serve(t, funcproto.QueueHandler(e.job.Handle), msg)
+	if r.Status != 200 || len(notices(t, r)) != 3 {
+		t.Fatalf("retry: status %d notices %d logs %v", r.Status, len(notices(t, r)), r.Logs)
 	}
 	signed, _ := e.readBlob(t, "signed", base+"signed.pdf")
 	if bytes.Equal(signed, first) {
@@ -252,11 +253,11 @@ func TestSealPoison(t *testing.T) {
 	e := newEnv(t)
 	f := e.sealingSession(t, twoSigners()[:1], "")
 	h := funcproto.QueueHandler(e.job.HandlePoison)
-	msg := queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID})
-	r := invoke(t, h, msg)
-	n := r.notices(t)
-	if r.status != 200 || len(n) != 1 || n[0].Kind != "requester_seal_failure" {
-		t.Fatalf("poison: status %d notices %+v logs %v", r.status, n, r.logs)
+	msg := apptest.QueueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID})
+	r := apptest.Serve(t, h, msg)
+	n := notices(t, r)
+	if r.Status != 200 || len(n) != 1 || n[0].Kind != "requester_seal_failure" {
+		t.Fatalf("poison: status %d notices %+v logs %v", r.Status, n, r.Logs)
 	}
 	sess, _, _ := e.store.Load(ctx, f.sess.GroupID)
 	if sess.State != esign.SessionSealing || sess.SealError != PoisonReason {
@@ -277,15 +278,15 @@ func TestSealMessagesAcknowledgedWithoutEffect(t *testing.T) {
 		data map[string]any
 	}{
 		{"not JSON", map[string]any{"msg": "not json"}},
-		{"no group id", queueData(t, esign.SealMessage{TenantID: "t"})},
-		{"unknown session", queueData(t, esign.SealMessage{GroupID: "no-such-group", TenantID: "t"})},
-		{"wrong tenant", queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: "someone-else"})},
+		{"no group id", apptest.QueueData(t, esign.SealMessage{TenantID: "t"})},
+		{"unknown session", apptest.QueueData(t, esign.SealMessage{GroupID: "no-such-group", TenantID: "t"})},
+		{"wrong tenant", apptest.QueueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: "someone-else"})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := invoke(t, funcproto.QueueHandler(e.job.Handle), tt.data)
-			if r.status != 200 || len(r.outputs) != 0 || !strings.Contains(strings.Join(r.logs, "\n"), "permanent failure") {
-				t.Fatalf("status %d outputs %v logs %v", r.status, r.outputs, r.logs)
+			r := apptest.Serve(t, funcproto.QueueHandler(e.job.Handle), tt.data)
+			if r.Status != 200 || len(r.Outputs) != 0 || !strings.Contains(strings.Join(r.Logs, "\n"), "permanent failure") {
+				t.Fatalf("status %d outputs %v logs %v", r.Status, r.Outputs, r.Logs)
 			}
 		})
 	}
@@ -306,9 +307,9 @@ func TestSealWhileAnotherAttemptHoldsTheLock(t *testing.T) {
 	// Busy is retried (the holder may have died; its lock expires), and so is the poison
 	// message: no failure is recorded while an attempt holds the lock.
 	for _, h := range []func(context.Context, funcproto.QueueMessage) error{e.job.Handle, e.job.HandlePoison} {
-		r := invoke(t, funcproto.QueueHandler(h), queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID}))
-		if r.status != 500 || len(r.outputs) != 0 || !strings.Contains(strings.Join(r.logs, "\n"), "seal_in_progress") {
-			t.Fatalf("status %d outputs %v logs %v", r.status, r.outputs, r.logs)
+		r := apptest.Serve(t, funcproto.QueueHandler(h), apptest.QueueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID}))
+		if r.Status != 500 || len(r.Outputs) != 0 || !strings.Contains(strings.Join(r.Logs, "\n"), "seal_in_progress") {
+			t.Fatalf("status %d outputs %v logs %v", r.Status, r.Outputs, r.Logs)
 		}
 	}
 	sess, _, _ := e.store.Load(ctx, f.sess.GroupID)
@@ -323,9 +324,9 @@ func TestSealWhileAnotherAttemptHoldsTheLock(t *testing.T) {
 	if err := e.store.ReleaseSealLock(ctx, f.sess.GroupID, "other-attempt"); err != nil {
 		t.Fatal(err)
 	}
-	r := invoke(t, funcproto.QueueHandler(e.job.Handle), queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID}))
-	if sess, _, _ := e.store.Load(ctx, f.sess.GroupID); r.status != 200 || sess.State != esign.SessionComplete {
-		t.Fatalf("after release: %d %s %v", r.status, sess.State, r.logs)
+	r := apptest.Serve(t, funcproto.QueueHandler(e.job.Handle), apptest.QueueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID}))
+	if sess, _, _ := e.store.Load(ctx, f.sess.GroupID); r.Status != 200 || sess.State != esign.SessionComplete {
+		t.Fatalf("after release: %d %s %v", r.Status, sess.State, r.Logs)
 	}
 }
 
@@ -353,12 +354,12 @@ func TestSealLockIsRenewedWhileSealing(t *testing.T) {
 		tookOver = e.store.AcquireSealLock(ctx, f.sess.GroupID, "other-attempt", job.now(), job.d.LockTTL)
 		return nil
 	}
-	r := invoke(t, funcproto.QueueHandler(job.Handle), queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID}))
+	r := apptest.Serve(t, funcproto.QueueHandler(job.Handle), apptest.QueueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID}))
 	if !errors.Is(tookOver, sessionstore.ErrSealBusy) {
 		t.Fatalf("another attempt took the lock of a live one: %v", tookOver)
 	}
-	if sess, _, _ := e.store.Load(ctx, f.sess.GroupID); r.status != 200 || sess.State != esign.SessionComplete {
-		t.Fatalf("status %d, session %s, logs %v", r.status, sess.State, r.logs)
+	if sess, _, _ := e.store.Load(ctx, f.sess.GroupID); r.Status != 200 || sess.State != esign.SessionComplete {
+		t.Fatalf("status %d, session %s, logs %v", r.Status, sess.State, r.Logs)
 	}
 	// The attempt released its lock: the next one takes it at once.
 	if err := e.store.AcquireSealLock(ctx, f.sess.GroupID, "next-attempt", job.now(), job.d.LockTTL); err != nil {
@@ -376,8 +377,8 @@ func TestSealAfterADeadAttemptsLockExpired(t *testing.T) {
 	if err := e.store.AcquireSealLock(ctx, f.sess.GroupID, "dead-attempt", past, DefaultLockTTL); err != nil {
 		t.Fatal(err)
 	}
-	r := invoke(t, funcproto.QueueHandler(e.job.Handle), queueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID}))
-	if sess, _, _ := e.store.Load(ctx, f.sess.GroupID); r.status != 200 || sess.State != esign.SessionComplete {
-		t.Fatalf("status %d, session %s, logs %v", r.status, sess.State, r.logs)
+	r := apptest.Serve(t, funcproto.QueueHandler(e.job.Handle), apptest.QueueData(t, esign.SealMessage{GroupID: f.sess.GroupID, TenantID: f.sess.TenantID}))
+	if sess, _, _ := e.store.Load(ctx, f.sess.GroupID); r.Status != 200 || sess.State != esign.SessionComplete {
+		t.Fatalf("status %d, session %s, logs %v", r.Status, sess.State, r.Logs)
 	}
 }

@@ -3,10 +3,8 @@ package signeddelivery
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -14,9 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
-	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/esign"
@@ -27,59 +24,27 @@ import (
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/queues"
 	"github.com/esign-svc/esign/shared/render"
-	"github.com/esign-svc/esign/shared/tokens"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
 
-// env is one test's tables on Azurite, the job on them with a real delivery.Creator, and the
+// env is one test's environment on Azurite, the job on it with a real delivery.Creator, and the
 // blob store holding the signed PDFs.
 type env struct {
+	*apptest.Env
 	sessions   *sessionstore.Store
 	deliveries *deliverystore.Store
-	blobs      *blobstore.Store
-	cipher     *pii.Cipher
 	job        *Job
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	ctx := context.Background()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sfx := strings.ReplaceAll(uuid.NewString(), "-", "")[:10]
-	e := &env{blobs: blobstore.New(acct)}
-	if e.sessions, err = sessionstore.New(acct, "sds"+sfx, "sdi"+sfx); err != nil {
-		t.Fatal(err)
-	}
-	if e.deliveries, err = deliverystore.New(acct, "sdd"+sfx, "sdx"+sfx); err != nil {
-		t.Fatal(err)
-	}
-	for _, ensure := range []func(context.Context) error{e.sessions.Ensure, e.deliveries.Ensure} {
-		if err := ensure(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := e.blobs.EnsureContainer(ctx, delivery.ContainerSigned); err != nil {
-		t.Fatal(err)
-	}
-	key := base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
-	ring, err := tokens.ParseKeyRing("k1:" + key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hasher, err := pii.NewHasher([]byte("fedcba9876543210fedcba9876543210"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e.cipher, err = pii.ParseCipher("e1:" + key); err != nil {
-		t.Fatal(err)
-	}
-	e.job = &Job{Deps: Deps{Sessions: &esign.SessionJobs{Store: e.sessions}, Cipher: e.cipher, Now: time.Now, Licence: licencetest.New(t),
-		Creator: &delivery.Creator{Store: e.deliveries, Docs: e.blobs, Tokens: tokens.NewCodec(ring), Hasher: hasher,
-			Cipher: e.cipher, PortalURL: "https://portal.example.test", Now: time.Now}}}
+	x := apptest.New(t)
+	x.Containers(delivery.ContainerSigned)
+	e := &env{Env: x, sessions: x.Sessions(), deliveries: x.Deliveries()}
+	e.job = &Job{Deps: Deps{Sessions: &esign.SessionJobs{Store: e.sessions}, Cipher: x.Cipher, Now: time.Now, Licence: licencetest.New(t),
+		Creator: &delivery.Creator{Store: e.deliveries, Docs: x.Blobs, Tokens: x.Tokens, Hasher: x.Hasher,
+			Cipher: x.Cipher, PortalURL: "https://portal.example.test", Now: time.Now}}}
 	return e
 }
 
@@ -118,7 +83,7 @@ func (e *env) completed(t *testing.T, thenDeliver []byte, encrypted bool) *esign
 	if thenDeliver != nil {
 		s.ThenDeliverEnc = string(thenDeliver)
 		if encrypted {
-			enc, err := e.cipher.EncryptString(string(thenDeliver), pii.AAD(gid, "thenDeliver"))
+			enc, err := e.Cipher.EncryptString(string(thenDeliver), pii.AAD(gid, "thenDeliver"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +98,7 @@ func (e *env) completed(t *testing.T, thenDeliver []byte, encrypted bool) *esign
 		t.Fatal(err)
 	}
 	signed := tenant + "/" + gid + ".pdf"
-	if _, err := e.blobs.Put(ctx, delivery.ContainerSigned, signed, bytes.NewReader([]byte("%PDF-1.7 signed")), "application/pdf", nil); err != nil {
+	if _, err := e.Blobs.Put(ctx, delivery.ContainerSigned, signed, bytes.NewReader([]byte("%PDF-1.7 signed")), "application/pdf", nil); err != nil {
 		t.Fatal(err)
 	}
 	at := now.Add(time.Second)
@@ -174,54 +139,18 @@ func (e *env) completed(t *testing.T, thenDeliver []byte, encrypted bool) *esign
 	return s
 }
 
-// reply is the job's answer to the host.
-type reply struct {
-	status  int
-	outputs map[string]json.RawMessage
-	logs    []string
-}
-
-// invoke runs h on one queue message as the host sends it.
-func invoke(t *testing.T, h func(context.Context, funcproto.QueueMessage) error, m Message) reply {
-	t.Helper()
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := json.Marshal(map[string]any{"Data": map[string]any{"msg": string(b)}, "Metadata": map[string]any{"DequeueCount": "1"}})
-	req := httptest.NewRequest(http.MethodPost, "/"+FunctionName, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	rec := httptest.NewRecorder()
-	funcproto.QueueHandler(h).ServeHTTP(rec, req)
-	var out struct {
-		Outputs map[string]json.RawMessage
-		Logs    []string
-	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
-		t.Fatalf("reply %d %s: %v", rec.Code, rec.Body, err)
-	}
-	return reply{status: rec.Code, outputs: out.Outputs, logs: out.Logs}
-}
-
 // invites are the reply's invitation messages (one object or an array of them).
-func (r reply) invites(t *testing.T) []delivery.InviteMessage {
+func invites(t *testing.T, r apptest.Reply) []delivery.InviteMessage {
 	t.Helper()
-	raw, ok := r.outputs[queues.DeliveryInvite.Binding()]
-	if !ok {
-		return nil
-	}
 	var list []delivery.InviteMessage
-	if bytes.HasPrefix(raw, []byte("[")) {
-		if err := json.Unmarshal(raw, &list); err != nil {
+	for _, raw := range r.Messages(queues.DeliveryInvite.Binding()) {
+		var one delivery.InviteMessage
+		if err := json.Unmarshal(raw, &one); err != nil {
 			t.Fatal(err)
 		}
-		return list
+		list = append(list, one)
 	}
-	var one delivery.InviteMessage
-	if err := json.Unmarshal(raw, &one); err != nil {
-		t.Fatal(err)
-	}
-	return []delivery.InviteMessage{one}
+	return list
 }
 
 // events are the session's audit events of kind.
@@ -252,11 +181,11 @@ func TestHandleDeliversTheSignedPDF(t *testing.T) {
 	corr := "corr-" + uuid.NewString()
 	p := planJSON(t, plan(corr))
 	s := e.completed(t, p, true)
-	r := invoke(t, e.job.Handle, msgOf(s))
-	if r.status != http.StatusOK {
-		t.Fatalf("handle: %d %v", r.status, r.logs)
+	r := apptest.InvokeJSON(t, e.job.Handle, msgOf(s))
+	if r.Status != http.StatusOK {
+		t.Fatalf("handle: %d %v", r.Status, r.Logs)
 	}
-	invites := r.invites(t)
+	invites := invites(t, r)
 	made, err := e.deliveries.ListByCorrelation(ctx, s.TenantID, corr)
 	if err != nil {
 		t.Fatal(err)
@@ -284,14 +213,14 @@ func TestHandleDeliversTheSignedPDF(t *testing.T) {
 	if err != nil || after.ThenDeliverEnc != "" {
 		t.Fatalf("the plan is kept: %q (%v)", after.ThenDeliverEnc, err)
 	}
-	for _, line := range r.logs {
+	for _, line := range r.Logs {
 		if strings.Contains(line, "@example.test") {
 			t.Fatalf("a log line names an address: %s", line)
 		}
 	}
-	again := invoke(t, e.job.Handle, msgOf(s))
-	if again.status != http.StatusOK || len(again.outputs) != 0 {
-		t.Fatalf("redelivered: %d outputs %v", again.status, again.outputs)
+	again := apptest.InvokeJSON(t, e.job.Handle, msgOf(s))
+	if again.Status != http.StatusOK || len(again.Outputs) != 0 {
+		t.Fatalf("redelivered: %d outputs %v", again.Status, again.Outputs)
 	}
 	if made, err := e.deliveries.ListByCorrelation(ctx, s.TenantID, corr); err != nil || len(made) != 2 {
 		t.Fatalf("after the redelivery %d sessions (%v)", len(made), err)
@@ -316,9 +245,9 @@ func TestHandleUnreadablePlan(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := e.completed(t, c.plan, c.encrypted)
-			r := invoke(t, e.job.Handle, msgOf(s))
-			if r.status != http.StatusOK || len(r.outputs) != 0 {
-				t.Fatalf("handle: %d outputs %v", r.status, r.outputs)
+			r := apptest.InvokeJSON(t, e.job.Handle, msgOf(s))
+			if r.Status != http.StatusOK || len(r.Outputs) != 0 {
+				t.Fatalf("handle: %d outputs %v", r.Status, r.Outputs)
 			}
 			failed := e.events(t, s.GroupID, esign.EvDeliveryFailed)
 			if len(failed) != 1 || failed[0].Data["code"] != render.CodePlanUnreadable {
@@ -341,8 +270,8 @@ func TestHandleRefusedPlan(t *testing.T) {
 	bad.Recipients = nil
 	p := planJSON(t, bad)
 	s := e.completed(t, p, true)
-	if r := invoke(t, e.job.Handle, msgOf(s)); r.status != http.StatusOK || len(r.outputs) != 0 {
-		t.Fatalf("handle: %d outputs %v", r.status, r.outputs)
+	if r := apptest.InvokeJSON(t, e.job.Handle, msgOf(s)); r.Status != http.StatusOK || len(r.Outputs) != 0 {
+		t.Fatalf("handle: %d outputs %v", r.Status, r.Outputs)
 	}
 	failed := e.events(t, s.GroupID, esign.EvDeliveryFailed)
 	if len(failed) != 1 || failed[0].Data["code"] != apperr.CodeInvalidRequest {
@@ -363,8 +292,8 @@ func TestHandleTheLicenceNoLongerAllows(t *testing.T) {
 	job.Licence = licencetest.New(t, licence.FeatureEsign)
 	corr := "corr-" + uuid.NewString()
 	s := e.completed(t, planJSON(t, plan(corr)), true)
-	if r := invoke(t, job.Handle, msgOf(s)); r.status != http.StatusOK || len(r.outputs) != 0 {
-		t.Fatalf("handle: %d outputs %v", r.status, r.outputs)
+	if r := apptest.InvokeJSON(t, job.Handle, msgOf(s)); r.Status != http.StatusOK || len(r.Outputs) != 0 {
+		t.Fatalf("handle: %d outputs %v", r.Status, r.Outputs)
 	}
 	failed := e.events(t, s.GroupID, esign.EvDeliveryFailed)
 	if len(failed) != 1 || failed[0].Data["code"] != licence.CodeFeatureMissing {
@@ -383,8 +312,8 @@ func TestHandlePoison(t *testing.T) {
 	p := planJSON(t, plan("corr-"+uuid.NewString()))
 	s := e.completed(t, p, true)
 	for i := 0; i < 2; i++ {
-		if r := invoke(t, e.job.HandlePoison, msgOf(s)); r.status != http.StatusOK || len(r.outputs) != 0 {
-			t.Fatalf("poison %d: %d outputs %v", i, r.status, r.outputs)
+		if r := apptest.InvokeJSON(t, e.job.HandlePoison, msgOf(s)); r.Status != http.StatusOK || len(r.Outputs) != 0 {
+			t.Fatalf("poison %d: %d outputs %v", i, r.Status, r.Outputs)
 		}
 	}
 	failed := e.events(t, s.GroupID, esign.EvDeliveryFailed)
@@ -392,11 +321,11 @@ func TestHandlePoison(t *testing.T) {
 		t.Fatalf("session.delivery_failed %+v", failed)
 	}
 	delivered := e.completed(t, p, true)
-	if r := invoke(t, e.job.Handle, msgOf(delivered)); r.status != http.StatusOK || len(r.invites(t)) != 2 {
-		t.Fatalf("handle: %d %v", r.status, r.outputs)
+	if r := apptest.InvokeJSON(t, e.job.Handle, msgOf(delivered)); r.Status != http.StatusOK || len(invites(t, r)) != 2 {
+		t.Fatalf("handle: %d %v", r.Status, r.Outputs)
 	}
-	if r := invoke(t, e.job.HandlePoison, msgOf(delivered)); r.status != http.StatusOK {
-		t.Fatalf("poison after the delivery: %d", r.status)
+	if r := apptest.InvokeJSON(t, e.job.HandlePoison, msgOf(delivered)); r.Status != http.StatusOK {
+		t.Fatalf("poison after the delivery: %d", r.Status)
 	}
 	if n := len(e.events(t, delivered.GroupID, esign.EvDeliveryFailed)); n != 0 {
 		t.Fatalf("%d session.delivery_failed after the delivery", n)
@@ -425,8 +354,8 @@ func TestHandleRefusesAndAcknowledges(t *testing.T) {
 	}
 	plain := e.completed(t, nil, false)
 	for _, m := range []Message{msgOf(plain), {GroupID: uuid.NewString(), TenantID: plain.TenantID}} {
-		if r := invoke(t, e.job.Handle, m); r.status != http.StatusOK || len(r.outputs) != 0 {
-			t.Fatalf("message %+v: %d outputs %v", m, r.status, r.outputs)
+		if r := apptest.InvokeJSON(t, e.job.Handle, m); r.Status != http.StatusOK || len(r.Outputs) != 0 {
+			t.Fatalf("message %+v: %d outputs %v", m, r.Status, r.Outputs)
 		}
 	}
 	if n := len(e.events(t, plain.GroupID, esign.EvDeliveryFailed)); n != 0 {

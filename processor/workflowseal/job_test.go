@@ -3,14 +3,10 @@ package workflowseal
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/json"
-	"math/big"
 	"net/http"
 	"os"
 	"os/exec"
@@ -62,31 +58,10 @@ approval:
     - { name: Legal, approvers: [l@example.com] }
 `
 
-var (
-	keyOnce sync.Once
-	testKey sealcfg.Key
-)
-
+// sealKey is the test seal key (apptest's, one per test binary) as the job takes it.
 func sealKey() sealcfg.Key {
-	keyOnce.Do(func() {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			panic(err)
-		}
-		tpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "esign test seal"},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment}
-		der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, k.Public(), k)
-		if err != nil {
-			panic(err)
-		}
-		c, err := x509.ParseCertificate(der)
-		if err != nil {
-			panic(err)
-		}
-		testKey = sealcfg.Key{Signer: k, Chain: []*x509.Certificate{c}}
-	})
-	return testKey
+	k, c := apptest.SealKey()
+	return sealcfg.Key{Signer: k, Chain: []*x509.Certificate{c}}
 }
 
 type env struct {

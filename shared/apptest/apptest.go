@@ -4,15 +4,17 @@
 // the test's own (made on first use, through the store's storetest fixture). A test package's
 // own set-up is then only what it tests: the handler or job it builds from these. The sample
 // template package (Package, PackageZip) and a queue invocation in the host's shape (Invoke)
-// are here too, for the jobs' tests.
+// are here too, for the jobs' tests, with Serve for a timer's or a raw invocation, and the test
+// seal certificate (SealKey, SelfSigned) and random ids and keys (Hex, Key).
 //
-// The package's TestMain must call azuritetest.Main.
+// A package that calls New must call azuritetest.Main in its TestMain.
 package apptest
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +22,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
+	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	deliverystoretest "github.com/esign-svc/esign/shared/delivery/deliverystore/storetest"
 	"github.com/esign-svc/esign/shared/dispatch/batchstore"
@@ -61,6 +64,14 @@ func Key() string {
 	return base64.StdEncoding.EncodeToString(k)
 }
 
+// Hex is n random bytes as lower-case hex: an identifier of the test's own (a group, session
+// or correlation id).
+func Hex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
 // Env is one test's environment. The stores are made on first use, each in fresh tables.
 type Env struct {
 	tb      testing.TB
@@ -77,6 +88,7 @@ type Env struct {
 	Hasher *pii.Hasher
 
 	sessions   *sessionstore.Store
+	sessionRaw *tablestore.Store
 	deliveries *deliverystore.Store
 	batches    *batchstore.Store
 	documents  *documentstore.Store
@@ -135,9 +147,16 @@ func (e *Env) Containers(names ...string) {
 // Sessions is the test's signing-session store.
 func (e *Env) Sessions() *sessionstore.Store {
 	if e.sessions == nil {
-		e.sessions = sessionstoretest.New(e.tb)
+		e.sessions, e.sessionRaw = sessionstoretest.NewRaw(e.tb)
 	}
 	return e.sessions
+}
+
+// SessionTable is the session store's sessions table, raw: for the tests that read or break
+// rows directly.
+func (e *Env) SessionTable() *tablestore.Store {
+	e.Sessions()
+	return e.sessionRaw
 }
 
 // Deliveries is the test's delivery store.

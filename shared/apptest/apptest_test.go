@@ -8,6 +8,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
+	"github.com/esign-svc/esign/shared/esign"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
@@ -25,6 +26,16 @@ func TestClockMovesOnlyWhenTold(t *testing.T) {
 	c.Set(at)
 	if !c.Now().Equal(at) {
 		t.Fatalf("after Set: %v", c.Now())
+	}
+}
+
+func TestHexIsFreshHexOfTheLength(t *testing.T) {
+	a, b := Hex(16), Hex(16)
+	if len(a) != 32 || strings.Trim(a, "0123456789abcdef") != "" {
+		t.Fatalf("Hex(16) = %q", a)
+	}
+	if a == b {
+		t.Fatalf("two calls gave %q", a)
 	}
 }
 
@@ -59,5 +70,23 @@ func TestEnvStoresAreTheTestsOwn(t *testing.T) {
 	}
 	if _, err := a.Blobs.Put(ctx, name, "x.txt", strings.NewReader("x"), "text/plain", nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// SessionTable is the Sessions store's own table: a row the store writes is there.
+func TestSessionTableIsTheStoresTable(t *testing.T) {
+	e := New(t)
+	ctx := context.Background()
+	now := e.Now()
+	s := &esign.Session{GroupID: Hex(16), TenantID: "t1", CorrelationID: "C-1", DocumentID: "D", DocType: "t",
+		PDFBlobPath: "documents/a.pdf", PDFHash: "sha256:00", SigningMode: esign.ModeParallel, State: esign.SessionPending,
+		CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	slots := []esign.Slot{{Index: 0, SessionID: Hex(16), Role: "r", EmailHash: "h", Condition: esign.Required, OTPChannel: esign.OTPNone}}
+	if err := e.Sessions().Create(ctx, s, slots, esign.Start(s, slots, now), now); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := e.SessionTable().Query(ctx, s.GroupID, nil)
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("raw rows of the session: %d, %v", len(rows), err)
 	}
 }

@@ -69,3 +69,34 @@ func InvokeJSON(tb testing.TB, fn func(context.Context, funcproto.QueueMessage) 
 	}
 	return Invoke(tb, fn, b)
 }
+
+// Serve posts one invocation with the given Data (binding name to value; a timer's or a queue
+// message's) and dequeue count 1 to h, a funcproto handler, and returns the reply. A body that
+// is not a reply fails the test, whatever the status.
+func Serve(tb testing.TB, h http.Handler, data map[string]any) Reply {
+	tb.Helper()
+	body, err := json.Marshal(map[string]any{"Data": data, "Metadata": map[string]any{"DequeueCount": 1}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/x", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var r Reply
+	if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil {
+		tb.Fatalf("reply %d %q: %v", rec.Code, rec.Body.String(), err)
+	}
+	r.Status = rec.Code
+	return r
+}
+
+// QueueData is the Data of a queue invocation on binding "msg" carrying v's JSON, for Serve.
+func QueueData(tb testing.TB, v any) map[string]any {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return map[string]any{"msg": string(b)}
+}

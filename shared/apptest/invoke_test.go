@@ -48,3 +48,25 @@ func TestInvoke(t *testing.T) {
 		t.Fatal("a retryable failure was acknowledged")
 	}
 }
+
+// Serve hands a timer job its invocation and a queue job QueueData's message, and gives back
+// the reply's outputs and logs.
+func TestServe(t *testing.T) {
+	ran := false
+	timer := funcproto.TimerHandler(func(ctx context.Context, _ funcproto.TimerInfo) error {
+		ran = true
+		return funcproto.AddOutput(ctx, "out", map[string]int{"n": 1})
+	})
+	r := Serve(t, timer, map[string]any{"timer": map[string]any{"IsPastDue": false}})
+	if r.Status != http.StatusOK || !ran || len(r.Messages("out")) != 1 {
+		t.Fatalf("timer: status %d, ran %v, outputs %s", r.Status, ran, r.Outputs)
+	}
+	var got []byte
+	queue := funcproto.QueueHandler(func(_ context.Context, m funcproto.QueueMessage) error {
+		got = m.Body
+		return nil
+	})
+	if r := Serve(t, queue, QueueData(t, map[string]string{"id": "a"})); r.Status != http.StatusOK || string(got) != `{"id":"a"}` {
+		t.Fatalf("queue: status %d, body %s", r.Status, got)
+	}
+}

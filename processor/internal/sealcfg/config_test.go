@@ -1,14 +1,11 @@
 package sealcfg
 
 import (
-	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
-	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/pdf/ltv"
 )
@@ -27,12 +25,12 @@ func TestLoadKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert := selfSigned(k, "seal key test")
+	cert := apptest.SelfSigned(k, "seal key test")
 	der, _ := x509.MarshalPKCS8PrivateKey(k)
 	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
 	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
 	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	otherPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: selfSigned(other, "other").Raw})
+	otherPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: apptest.SelfSigned(other, "other").Raw})
 
 	certFile := writeFile(t, dir, "cert.pem", certPEM)
 	keyFile := writeFile(t, dir, "key.pem", keyPEM)
@@ -92,7 +90,7 @@ func TestLoadKeyPKCS12(t *testing.T) {
 	}
 	dir := t.TempDir()
 	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	cert := selfSigned(k, "p12 test")
+	cert := apptest.SelfSigned(k, "p12 test")
 	der, _ := x509.MarshalPKCS8PrivateKey(k)
 	keyFile := writeFile(t, dir, "key.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
 	certFile := writeFile(t, dir, "cert.pem", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}))
@@ -136,7 +134,7 @@ func keyAndCertFile(t *testing.T) string {
 	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	der, _ := x509.MarshalPKCS8PrivateKey(k)
 	return writeFile(t, t.TempDir(), "both.pem", append(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: selfSigned(k, "cfg").Raw})...))
+		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: apptest.SelfSigned(k, "cfg").Raw})...))
 }
 
 func writeFile(t *testing.T, dir, name string, b []byte) string {
@@ -146,21 +144,6 @@ func writeFile(t *testing.T, dir, name string, b []byte) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// selfSigned is a one-day self-signed certificate of k.
-func selfSigned(k crypto.Signer, cn string) *x509.Certificate {
-	tpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), KeyUsage: x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, k.Public(), k)
-	if err != nil {
-		panic(err)
-	}
-	c, err := x509.ParseCertificate(der)
-	if err != nil {
-		panic(err)
-	}
-	return c
 }
 
 func TestLoadConfigLevel(t *testing.T) {

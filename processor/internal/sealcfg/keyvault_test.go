@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/keyvault"
 	"github.com/esign-svc/esign/shared/azure/keyvault/keyvaulttest"
 	"github.com/esign-svc/esign/shared/config"
@@ -21,7 +22,7 @@ func TestLoadConfigKeyVault(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	cert := selfSigned(k, "vault seal")
+	cert := apptest.SelfSigned(k, "vault seal")
 	der, _ := x509.MarshalPKCS8PrivateKey(k)
 	chainFile := writeFile(t, dir, "chain.pem", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}))
 	keyFile := writeFile(t, dir, "key.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
@@ -63,7 +64,7 @@ func TestOpenKeyFromTheVault(t *testing.T) {
 	t.Parallel()
 	vault := keyvaulttest.New(t)
 	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	cert := selfSigned(k, "vault seal")
+	cert := apptest.SelfSigned(k, "vault seal")
 	vault.AddCertificate(t, "seal", k, []*x509.Certificate{cert}, keyvaulttest.PEM)
 	opts := keyvault.Options{Credential: vault.Credential(), Client: vault.ClientOptions()}
 
