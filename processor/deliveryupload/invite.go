@@ -3,7 +3,6 @@ package deliveryupload
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
@@ -116,8 +115,4 @@ func (j *Job) HandleInvitePoison(ctx context.Context, qm funcproto.QueueMessage)
 		return nil
 	}
 	return j.deliveries.RecordInviteFailed(ctx, s.DeliveryID, "retries_exhausted", system)
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\r' || r == '\n' }), " ")
 }

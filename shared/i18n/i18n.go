@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 
 	"golang.org/x/text/language"
@@ -103,16 +102,6 @@ func Catalogue(lang string, prefixes ...string) map[string]string {
 		}
 	}
 	return out
-}
-
-// Keys are the keys of lang's catalogue, sorted.
-func Keys(lang string) []string {
-	var ks []string
-	for k := range catalogues[lang] {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // Dir is the writing direction of lang: "rtl" for Arabic, else "ltr".
