@@ -219,7 +219,7 @@ func TestLostSigningInvitationIsSentOnce(t *testing.T) {
 	if got := e.mail(t, notify.KindInvitation); got != 2 {
 		t.Fatalf("%d invitations after the check, want one per signer", got)
 	}
-	sent, err := e.sessions.NotificationSent(ctx, s.GroupID, notifyjob.MessageID(queued[1]))
+	sent, err := e.sessions.NoticeSent(ctx, s.GroupID, notifyjob.MessageID(queued[1]))
 	if err != nil || !sent {
 		t.Fatalf("slot 1's invitation recorded as sent: %t %v", sent, err)
 	}
@@ -263,7 +263,7 @@ func TestResentInvitationIsReconciledAsAReminder(t *testing.T) {
 	if got := e.mail(t, notify.KindInvitation); got != 2 {
 		t.Fatalf("%d invitations, want the first and the resent one", got)
 	}
-	sent, err := e.sessions.NotificationSent(ctx, s.GroupID, notifyjob.MessageID(resent))
+	sent, err := e.sessions.NoticeSent(ctx, s.GroupID, notifyjob.MessageID(resent))
 	if err != nil || !sent {
 		t.Fatalf("the resend's reminder recorded as sent: %t %v", sent, err)
 	}
@@ -334,8 +334,21 @@ func TestConcurrentSendersSendOnce(t *testing.T) {
 	d := e.delivery(t)
 	held := e.delivery(t)
 	e.now = e.start.Add(aggstore.DefaultCheckAfter)
-	claim, err := e.deliveries.ClaimInvite(ctx, held.DeliveryID, e.now, deliveryupload.InviteClaimLease)
-	if err != nil {
+	// A sender holds the held delivery's claim while the runs go on.
+	claimed, finish, holder := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		_, _, err := e.deliveries.SendInvite(ctx, held.DeliveryID, e.now, deliveryupload.InviteClaimLease, func() (time.Time, error) {
+			close(claimed)
+			<-finish
+			return e.now, nil
+		}, func(s *delivery.Session) (delivery.Change, error) {
+			return delivery.Invited(s, e.now, "email")
+		})
+		holder <- err
+	}()
+	select {
+	case <-claimed:
+	case err := <-holder:
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -361,9 +374,8 @@ func TestConcurrentSendersSendOnce(t *testing.T) {
 		t.Fatalf("checks kept %v %v, want the held delivery's", due, err)
 	}
 	// The holder finishes; the next run finds it recorded and sends nothing.
-	if _, _, err := e.deliveries.UpdateInvited(ctx, claim, e.now, func(s *delivery.Session) (delivery.Change, error) {
-		return delivery.Invited(s, e.now, "email")
-	}); err != nil {
+	close(finish)
+	if err := <-holder; err != nil {
 		t.Fatal(err)
 	}
 	e.run(t, aggstore.DefaultCheckAfter+5*time.Minute, 0)

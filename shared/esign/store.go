@@ -35,6 +35,13 @@ type SignatureRecord struct {
 	Consents string
 }
 
+// Aggregate is a signing session as its store keeps it: the session and its slots, loaded and
+// written together.
+type Aggregate struct {
+	Session *Session
+	Slots   []Slot
+}
+
 // Step runs a transition on a freshly loaded session and says what else to commit with it.
 // An error leaves everything unchanged.
 type Step func(s *Session, slots []Slot) (Change, Extras, error)

@@ -38,7 +38,7 @@ type Repo interface {
 	// ErrNoticeInFlight while another worker holds it), runs send and, when send succeeds,
 	// marks the key sent with the events send returns in one transaction; a failed send gives
 	// the claim back and is returned as is; a claim taken over meanwhile is ErrNoticeInFlight.
-	SendNotice(ctx context.Context, id, key string, now time.Time, lease time.Duration, send func() ([]kernel.Event, error)) error
+	SendNotice(ctx context.Context, x *Workflow, key string, now time.Time, lease time.Duration, send func() ([]kernel.Event, error)) error
 }
 
 // Service is the workflow's use cases (DESIGN 10), one method per transition of a route: each

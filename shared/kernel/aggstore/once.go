@@ -6,6 +6,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/kernel"
 )
 
 // Once is the claim protocol of a side effect that must happen once per aggregate and key (an
@@ -22,10 +23,10 @@ type Once struct {
 // Once is the claim protocol over this table's partitions.
 func (t *Table[A]) Once() Once { return Once{t: t.t} }
 
-// Errors of Claim (the stores map them to their own).
+// Errors of Claim: the kernel's notice errors (one pair for every store).
 var (
-	ErrOnceDone = &apperr.Error{Kind: apperr.KindConflict, Code: "already_done", Detail: "this was already done"}
-	ErrOnceBusy = &apperr.Error{Kind: apperr.KindUnavailable, Code: "in_flight", Detail: "another worker is doing this now"}
+	ErrOnceDone = kernel.ErrNoticeSent
+	ErrOnceBusy = kernel.ErrNoticeInFlight
 )
 
 const (
