@@ -19,7 +19,6 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
-	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/esign"
@@ -205,9 +204,9 @@ func TestLostSigningInvitationIsSentOnce(t *testing.T) {
 	if err := e.notifier.Notify(ctx, queued[0]); err != nil { // the one message the host wrote
 		t.Fatal(err)
 	}
-	if _, _, _, err := e.sessions.Update(ctx, ended.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+	if _, _, err := e.sessions.Update(ctx, ended.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
 		ch, err := esign.Cancel(s, e.now, esign.ReasonCancelled, "oid")
-		return ch, nil, err
+		return ch, esign.Extras{}, err
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -247,15 +246,15 @@ func TestResentInvitationIsReconciledAsAReminder(t *testing.T) {
 	e.run(t, aggstore.DefaultCheckAfter, 0) // delivered: nothing to send, the check is gone
 	e.now = e.start.Add(20 * time.Minute)
 	var resent esign.NotifyMessage
-	if _, _, _, err := e.sessions.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+	if _, _, err := e.sessions.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
 		if _, err := esign.Activate(s, slots, 0, e.now, nil); err != nil {
-			return esign.Change{}, nil, err
+			return esign.Change{}, esign.Extras{}, err
 		}
 		ch, err := esign.Reinvite(s, slots, 0, e.now)
 		slots[0].LinkJTI, slots[0].LinkUsed = randHex(16), false
 		resent = esign.NotifyMessage{Kind: esign.KindInvitation, GroupID: s.GroupID, TenantID: s.TenantID, Slot: 0,
 			LinkJTI: slots[0].LinkJTI, Reminder: true}
-		return ch, nil, err
+		return ch, esign.Extras{}, err
 	}); err != nil {
 		t.Fatal(err)
 	}
