@@ -40,8 +40,9 @@ type Store interface {
 	Load(ctx context.Context, deliveryID string) (*Session, error)
 	// Update loads the session, runs step and stores its change with the audit events in one
 	// transaction on the session's ETag (a lost race runs step again). A step error is returned
-	// with the session as step left it, and nothing is written; an empty change writes nothing.
-	Update(ctx context.Context, deliveryID string, step Step) (*Session, Change, error)
+	// with the session as step left it, and nothing is written; an empty change writes nothing
+	// (the stores' one Update shape).
+	kernel.Updater[*Session, Step]
 	// ListByCorrelation lists the tenant's sessions of a correlationId, oldest first.
 	ListByCorrelation(ctx context.Context, tenantID, correlationID string) ([]*Session, error)
 	// SendInvite runs send under the session's invitation claim (of two senders one sends):

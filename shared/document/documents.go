@@ -20,7 +20,7 @@ type Store interface {
 	// change with the audit events in one transaction on the document's ETag (a lost race runs
 	// step again; kernel.Updater); a step error comes back with nothing written; an empty
 	// change writes nothing.
-	Update(ctx context.Context, id string, step Step) (*Document, kernel.Change, error)
+	kernel.Updater[*Document, Step]
 }
 
 // Step is a transition on a freshly loaded document.

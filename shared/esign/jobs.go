@@ -50,7 +50,7 @@ type JobStore interface {
 	// that does not decode; the store's.
 	Load(ctx context.Context, groupID string) (*Session, []Slot, error)
 	// Update loads the session, runs step and stores its change (SessionStore.Update).
-	Update(ctx context.Context, groupID string, step Step) (Aggregate, Change, error)
+	kernel.Updater[Aggregate, Step]
 	// Commit stores a change of a session the caller loaded, on the ETag it was read with.
 	// Errors: ErrConcurrent on a lost race; the store's.
 	Commit(ctx context.Context, sess *Session, slots []Slot, ch Change, x Extras) error

@@ -62,7 +62,7 @@ type SessionStore interface {
 	// extras in one transaction on the session's ETag (a lost race runs step again;
 	// kernel.Updater). A step error is returned as is, with nothing written. Errors:
 	// ErrSessionNotFound; callback_replayed; the store's.
-	Update(ctx context.Context, groupID string, step Step) (Aggregate, Change, error)
+	kernel.Updater[Aggregate, Step]
 	// GroupByCorrelation is the tenant's latest session for a correlationId.
 	GroupByCorrelation(ctx context.Context, tenantID, correlationID string) (string, error)
 	// SealingSince is when the session last entered sealing (zero: never).

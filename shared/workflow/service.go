@@ -29,7 +29,8 @@ type Repo interface {
 	// used before returns that workflow and created false, with nothing written.
 	Create(ctx context.Context, w *Workflow, ch kernel.Change, now time.Time) (stored *Workflow, created bool, err error)
 	Load(ctx context.Context, id string) (*Workflow, error)
-	Update(ctx context.Context, id string, step func(*Workflow) (kernel.Change, error)) (*Workflow, kernel.Change, error)
+	// Update loads the workflow, runs step and stores its change (the stores' one Update shape).
+	kernel.Updater[*Workflow, func(*Workflow) (kernel.Change, error)]
 	// Events is the workflow's audit trail, oldest first.
 	Events(ctx context.Context, id string) ([]audit.Record, error)
 	// Record writes audit events that change no state.
