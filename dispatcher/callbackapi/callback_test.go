@@ -79,7 +79,7 @@ func (e *env) newSession(t *testing.T) *fixture {
 	}
 	ids := []string{"document_reviewed", "electronic_signature", "legally_binding"}
 	for i := range slots {
-		_, _, _, err := e.store.Change(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
+		_, _, err := e.store.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
 			var all esign.Change
 			for _, step := range []func() (esign.Change, error){
 				func() (esign.Change, error) { return esign.Activate(s, slots, i, now, nil) },
@@ -424,7 +424,7 @@ func TestCallbackSecondaryDeviceAndCancelled(t *testing.T) {
 	f := e.newSession(t)
 	ctx := context.Background()
 	set := func(step func(s *esign.Session, slots []esign.Slot) esign.Change) {
-		if _, _, _, err := e.store.Change(ctx, f.s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
+		if _, _, err := e.store.Update(ctx, f.s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
 			return step(s, slots), esign.Extras{}, nil
 		}); err != nil {
 			t.Fatal(err)

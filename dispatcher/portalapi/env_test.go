@@ -126,7 +126,7 @@ func (e *env) link(t *testing.T, s *esign.Session, sl *esign.Slot) string {
 // update runs a raw step on the stored session (test set-up of states the portal cannot reach).
 func (e *env) update(t *testing.T, groupID string, step func(s *esign.Session, slots []esign.Slot) esign.Change) {
 	t.Helper()
-	_, _, _, err := e.store.Change(context.Background(), groupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
+	_, _, err := e.store.Update(context.Background(), groupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
 		return step(s, slots), esign.Extras{}, nil
 	})
 	if err != nil {

@@ -73,15 +73,31 @@ func TestNoJobImportsAnotherJob(t *testing.T) {
 	}
 }
 
-// TestWorkflowStoreIsNoProtocol: the workflow store, a domain package, does not import the
-// Functions protocol (issue 23: it read the jobs' messages through funcproto; that reader is
-// processor/internal/jobkit.Workflow now).
-func TestWorkflowStoreIsNoProtocol(t *testing.T) {
+// TestStoresAreNoProtocol: no aggregate store (nor the kernel's aggstore they are built on)
+// imports a protocol package, the Functions protocol, the HTTP layer or net/http (issue 23: the
+// workflow store read the jobs' messages through funcproto; that reader is
+// processor/internal/jobkit.Workflow now; "stores import no protocol package").
+func TestStoresAreNoProtocol(t *testing.T) {
 	t.Parallel()
-	const store = "github.com/esign-svc/esign/shared/workflow/workflowstore"
-	for _, d := range golist(t, "Imports", store)[store] {
-		if d == "github.com/esign-svc/esign/shared/funcproto" {
-			t.Fatalf("%s imports %s", store, d)
+	stores := []string{
+		"github.com/esign-svc/esign/shared/kernel/aggstore",
+		"github.com/esign-svc/esign/shared/esign/sessionstore",
+		"github.com/esign-svc/esign/shared/delivery/deliverystore",
+		"github.com/esign-svc/esign/shared/dispatch/batchstore",
+		"github.com/esign-svc/esign/shared/workflow/workflowstore",
+		"github.com/esign-svc/esign/shared/document/documentstore",
+	}
+	protocol := []string{"github.com/esign-svc/esign/shared/funcproto", "github.com/esign-svc/esign/shared/web", "net/http"}
+	imports := golist(t, "Imports", stores...)
+	for _, store := range stores {
+		ds, ok := imports[store]
+		if !ok {
+			t.Errorf("go list did not list %s", store)
+		}
+		for _, d := range ds {
+			if slices.Contains(protocol, d) {
+				t.Errorf("%s imports %s", store, d)
+			}
 		}
 	}
 }

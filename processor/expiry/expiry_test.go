@@ -8,7 +8,6 @@ import (
 
 	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
-	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/tokens"
@@ -108,20 +107,20 @@ func TestRunSweepsLapsedTransferTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, _, err = st.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+	_, _, err = st.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
 		ch, err := esign.Activate(s, slots, 0, now.Add(-30*time.Minute), nil)
 		if err != nil {
-			return ch, nil, err
+			return ch, esign.Extras{}, err
 		}
 		c2, tr, err := esign.CreateTransfer(s, slots, 0, now.Add(-20*time.Minute), hash)
 		if err != nil {
-			return ch, nil, err
+			return ch, esign.Extras{}, err
 		}
 		ch.Events = append(ch.Events, c2.Events...)
 		if err := st.IndexTransfer(ctx, s.GroupID, tr); err != nil {
-			return ch, nil, err
+			return ch, esign.Extras{}, err
 		}
-		return ch, []tablestore.Op{sessionstore.TransferOp(s.GroupID, tr)}, nil
+		return ch, esign.Extras{NewTransfer: &tr}, nil
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,6 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
-	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/esign"
@@ -160,9 +159,9 @@ func TestLostSigningInvitationIsSentOnce(t *testing.T) {
 	if err := e.notifier.Notify(ctx, queued[0]); err != nil { // the one message the host wrote
 		t.Fatal(err)
 	}
-	if _, _, _, err := e.sessions.Update(ctx, ended.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+	if _, _, err := e.sessions.Update(ctx, ended.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
 		ch, err := esign.Cancel(s, e.Now(), esign.ReasonCancelled, "oid")
-		return ch, nil, err
+		return ch, esign.Extras{}, err
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +173,7 @@ func TestLostSigningInvitationIsSentOnce(t *testing.T) {
 	if got := e.mail(t, notify.KindInvitation); got != 2 {
 		t.Fatalf("%d invitations after the check, want one per signer", got)
 	}
-	sent, err := e.sessions.NotificationSent(ctx, s.GroupID, notifyjob.MessageID(queued[1]))
+	sent, err := e.sessions.NoticeSent(ctx, s.GroupID, notifyjob.MessageID(queued[1]))
 	if err != nil || !sent {
 		t.Fatalf("slot 1's invitation recorded as sent: %t %v", sent, err)
 	}
@@ -202,15 +201,15 @@ func TestResentInvitationIsReconciledAsAReminder(t *testing.T) {
 	e.run(t, aggstore.DefaultCheckAfter, 0) // delivered: nothing to send, the check is gone
 	e.Clock.Set(e.start.Add(20 * time.Minute))
 	var resent esign.NotifyMessage
-	if _, _, _, err := e.sessions.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+	if _, _, err := e.sessions.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
 		if _, err := esign.Activate(s, slots, 0, e.Now(), nil); err != nil {
-			return esign.Change{}, nil, err
+			return esign.Change{}, esign.Extras{}, err
 		}
 		ch, err := esign.Reinvite(s, slots, 0, e.Now())
 		slots[0].LinkJTI, slots[0].LinkUsed = apptest.Hex(16), false
 		resent = esign.NotifyMessage{Kind: esign.KindInvitation, GroupID: s.GroupID, TenantID: s.TenantID, Slot: 0,
 			LinkJTI: slots[0].LinkJTI, Reminder: true}
-		return ch, nil, err
+		return ch, esign.Extras{}, err
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +217,7 @@ func TestResentInvitationIsReconciledAsAReminder(t *testing.T) {
 	if got := e.mail(t, notify.KindInvitation); got != 2 {
 		t.Fatalf("%d invitations, want the first and the resent one", got)
 	}
-	sent, err := e.sessions.NotificationSent(ctx, s.GroupID, notifyjob.MessageID(resent))
+	sent, err := e.sessions.NoticeSent(ctx, s.GroupID, notifyjob.MessageID(resent))
 	if err != nil || !sent {
 		t.Fatalf("the resend's reminder recorded as sent: %t %v", sent, err)
 	}
@@ -289,8 +288,21 @@ func TestConcurrentSendersSendOnce(t *testing.T) {
 	d := e.delivery(t)
 	held := e.delivery(t)
 	e.Clock.Set(e.start.Add(aggstore.DefaultCheckAfter))
-	claim, err := e.deliveries.ClaimInvite(ctx, held.DeliveryID, e.Now(), deliveryupload.InviteClaimLease)
-	if err != nil {
+	// A sender holds the held delivery's claim while the runs go on.
+	claimed, finish, holder := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		_, _, err := e.deliveries.SendInvite(ctx, held.DeliveryID, e.Now(), deliveryupload.InviteClaimLease, func() (time.Time, error) {
+			close(claimed)
+			<-finish
+			return e.Now(), nil
+		}, func(s *delivery.Session) (delivery.Change, error) {
+			return delivery.Invited(s, e.Now(), "email")
+		})
+		holder <- err
+	}()
+	select {
+	case <-claimed:
+	case err := <-holder:
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -316,9 +328,8 @@ func TestConcurrentSendersSendOnce(t *testing.T) {
 		t.Fatalf("checks kept %v %v, want the held delivery's", due, err)
 	}
 	// The holder finishes; the next run finds it recorded and sends nothing.
-	if _, _, err := e.deliveries.UpdateInvited(ctx, claim, e.Now(), func(s *delivery.Session) (delivery.Change, error) {
-		return delivery.Invited(s, e.Now(), "email")
-	}); err != nil {
+	close(finish)
+	if err := <-holder; err != nil {
 		t.Fatal(err)
 	}
 	e.run(t, aggstore.DefaultCheckAfter+5*time.Minute, 0)

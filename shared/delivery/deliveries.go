@@ -7,6 +7,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/blobpath"
+	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/otp"
 	"github.com/esign-svc/esign/shared/otp/otpflow"
@@ -22,9 +23,9 @@ var (
 	// ErrNotFound is an unknown session, and another tenant's: the two cannot be told apart.
 	ErrNotFound = &apperr.Error{Kind: apperr.KindNotFound, Code: "delivery_not_found", Detail: "no such delivery session"}
 	// ErrInviteSent: the invitation was sent already (its claim is marked sent).
-	ErrInviteSent = &apperr.Error{Kind: apperr.KindConflict, Code: "invitation_already_sent", Detail: "this invitation was already sent"}
+	ErrInviteSent = kernel.ErrNoticeSent
 	// ErrInviteInFlight: another worker holds the invitation's claim.
-	ErrInviteInFlight = &apperr.Error{Kind: apperr.KindUnavailable, Code: "invitation_in_flight", Detail: "this invitation is being sent by another worker"}
+	ErrInviteInFlight = kernel.ErrNoticeInFlight
 	// ErrTenantMismatch is a queue message whose tenant is not its session's (the job refuses it
 	// for good).
 	ErrTenantMismatch = &apperr.Error{Kind: apperr.KindInvalid, Code: "tenant_mismatch", Detail: "the message's tenant is not the delivery's"}
@@ -39,8 +40,9 @@ type Store interface {
 	Load(ctx context.Context, deliveryID string) (*Session, error)
 	// Update loads the session, runs step and stores its change with the audit events in one
 	// transaction on the session's ETag (a lost race runs step again). A step error is returned
-	// with the session as step left it, and nothing is written; an empty change writes nothing.
-	Update(ctx context.Context, deliveryID string, step Step) (*Session, Change, error)
+	// with the session as step left it, and nothing is written; an empty change writes nothing
+	// (the stores' one Update shape).
+	kernel.Updater[*Session, Step]
 	// ListByCorrelation lists the tenant's sessions of a correlationId, oldest first.
 	ListByCorrelation(ctx context.Context, tenantID, correlationID string) ([]*Session, error)
 	// SendInvite runs send under the session's invitation claim (of two senders one sends):

@@ -43,7 +43,7 @@ func TestInviteChecksRun(t *testing.T) {
 		invited = append(invited, m.DeliveryID)
 		switch m.DeliveryID {
 		case "busy":
-			return apperr.New(apperr.KindUnavailable, "invitation_in_flight", "another worker sends it")
+			return ErrInviteInFlight // another worker sends it
 		case "broken":
 			return down
 		}

@@ -12,9 +12,9 @@ import (
 var ErrBatchNotFound = &apperr.Error{Kind: apperr.KindNotFound, Code: "batch_not_found", Detail: "no such batch"}
 
 // Updater is the part of the batch store a transition needs: one load, the step, one store
-// of the batch with its events under its ETag (batchstore.Store).
+// of the batch with its events under its ETag (batchstore.Store): the stores' one Update shape.
 type Updater interface {
-	Update(ctx context.Context, batchID string, step func(*Batch) (Change, error)) (*Batch, Change, error)
+	kernel.Updater[*Batch, func(*Batch) (Change, error)]
 }
 
 // Batches is the batch use-case service: one method per transition after intake and per read

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/kernel"
 )
 
@@ -12,13 +11,12 @@ import (
 // combined PDF or ZIP bundle (data: what, reason).
 const EvArtifactFailed = "batch.artifact_failed"
 
-// Errors of a notice sent once (BatchStore.SendNotice; batchstore's ErrNoticeSent and
-// ErrNoticeInFlight are these).
+// Errors of a notice sent once (BatchStore.SendNotice): the kernel's, under dispatch's names.
 var (
 	// ErrNoticeSent: the notice was sent (or skipped) before; acknowledge without sending again.
-	ErrNoticeSent = &apperr.Error{Kind: apperr.KindConflict, Code: "notice_already_sent", Detail: "this notice was already sent"}
+	ErrNoticeSent = kernel.ErrNoticeSent
 	// ErrNoticeInFlight: another delivery of the message is sending the notice now.
-	ErrNoticeInFlight = &apperr.Error{Kind: apperr.KindUnavailable, Code: "notice_in_flight", Detail: "this notice is being sent by another worker"}
+	ErrNoticeInFlight = kernel.ErrNoticeInFlight
 )
 
 // The processor's use cases (dispatchjob). Unlike the routes' transitions they do not emit:
@@ -145,7 +143,7 @@ func (s *Batches) Processed(ctx context.Context, tenant string, r *Record, o Out
 // sent); ErrNoticeInFlight; send's; the store's.
 func (s *Batches) Notice(ctx context.Context, b *Batch, kind string, who kernel.Actor, lease time.Duration, send func() (int, error)) error {
 	now := s.Now().UTC()
-	return s.Store.SendNotice(ctx, b.BatchID, kind, now, lease, func() ([]Event, error) {
+	return s.Store.SendNotice(ctx, b, kind, now, lease, func() ([]Event, error) {
 		n, err := send()
 		if err != nil {
 			return nil, err

@@ -40,7 +40,7 @@ type BatchStore interface {
 	// ErrNoticeInFlight while another worker holds it), runs send and, when send succeeds,
 	// marks the notice sent with the events send returns in one transaction; a failed send gives
 	// the claim back and is returned as is.
-	SendNotice(ctx context.Context, batchID, kind string, now time.Time, lease time.Duration, send func() ([]Event, error)) error
+	SendNotice(ctx context.Context, b *Batch, kind string, now time.Time, lease time.Duration, send func() ([]Event, error)) error
 }
 
 // own loads a batch of the tenant; another tenant's is ErrBatchNotFound.

@@ -2,6 +2,7 @@ package document
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/esign-svc/esign/shared/kernel"
@@ -15,10 +16,25 @@ type Store interface {
 	Create(ctx context.Context, d *Document, ch kernel.Change) error
 	// Load reads tenant's document. Errors: not found (also for another tenant's); the store's.
 	Load(ctx context.Context, tenant, correlationID string) (*Document, error)
-	// Update loads tenant's document, runs step and stores its change with the audit events in
-	// one transaction on the document's ETag (a lost race runs step again); an empty change
-	// writes nothing.
-	Update(ctx context.Context, tenant, correlationID string, step func(*Document) kernel.Change) (*Document, error)
+	// Update loads document id (ID: the tenant's correlationId), runs step and stores its
+	// change with the audit events in one transaction on the document's ETag (a lost race runs
+	// step again; kernel.Updater); a step error comes back with nothing written; an empty
+	// change writes nothing.
+	kernel.Updater[*Document, Step]
+}
+
+// Step is a transition on a freshly loaded document.
+type Step func(d *Document) (kernel.Change, error)
+
+// ID is the id Update takes of tenant's document correlationID: correlationIds are unique per
+// tenant only, so the tenant is part of it (a tenant id holds no "/"; SplitID undoes it).
+func ID(tenant, correlationID string) string { return tenant + "/" + correlationID }
+
+// SplitID is the tenant and correlationId of a document id made by ID (ok false for another
+// string).
+func SplitID(id string) (tenant, correlationID string, ok bool) {
+	tenant, correlationID, ok = strings.Cut(id, "/")
+	return tenant, correlationID, ok && tenant != "" && correlationID != ""
 }
 
 // Documents is the rendered document's use-case service (issue 23): one method per
@@ -60,9 +76,10 @@ func (u *Documents) StartedDelivery(ctx context.Context, tenant, correlationID s
 }
 
 func (u *Documents) step(ctx context.Context, tenant, correlationID string, who kernel.Actor, move func(d *Document, now time.Time) kernel.Change) (*Document, error) {
-	return u.Store.Update(ctx, tenant, correlationID, func(d *Document) kernel.Change {
+	d, _, err := u.Store.Update(ctx, ID(tenant, correlationID), func(d *Document) (kernel.Change, error) {
 		ch := move(d, u.Now().UTC())
 		ch.By(who)
-		return ch
+		return ch, nil
 	})
+	return d, err
 }

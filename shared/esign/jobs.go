@@ -49,8 +49,8 @@ type JobStore interface {
 	// Load reads a session with its slots. Errors: ErrSessionNotFound; *CorruptError for a row
 	// that does not decode; the store's.
 	Load(ctx context.Context, groupID string) (*Session, []Slot, error)
-	// Change loads the session, runs step and stores its change (SessionStore.Change).
-	Change(ctx context.Context, groupID string, step Step) (*Session, []Slot, Change, error)
+	// Update loads the session, runs step and stores its change (SessionStore.Update).
+	kernel.Updater[Aggregate, Step]
 	// Commit stores a change of a session the caller loaded, on the ETag it was read with.
 	// Errors: ErrConcurrent on a lost race; the store's.
 	Commit(ctx context.Context, sess *Session, slots []Slot, ch Change, x Extras) error

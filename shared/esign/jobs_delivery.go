@@ -27,7 +27,7 @@ func (u *SessionJobs) FailedDelivery(ctx context.Context, groupID, code string, 
 
 // settleDelivery stores step's change of the delivery plan; ErrNoDeliveryPlanned is nil.
 func (u *SessionJobs) settleDelivery(ctx context.Context, groupID string, who Actor, step func(*Session) (Change, error)) error {
-	_, _, _, err := u.Store.Change(ctx, groupID, func(s *Session, _ []Slot) (Change, Extras, error) {
+	_, _, _, err := update(ctx, u.Store, groupID, func(s *Session, _ []Slot) (Change, Extras, error) {
 		ch, err := step(s)
 		if err == nil {
 			ch.By(who)

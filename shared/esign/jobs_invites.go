@@ -31,7 +31,7 @@ func (u *SessionJobs) CheckInvitations(ctx context.Context, now time.Time, limit
 		}
 		n := 0
 		for _, m := range OwedInvitations(sess, slots, now) {
-			sent, err := u.Store.NotificationSent(ctx, groupID, messageID(m))
+			sent, err := u.Store.NoticeSent(ctx, groupID, messageID(m))
 			if err != nil {
 				return n, err
 			}

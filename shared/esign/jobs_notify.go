@@ -6,39 +6,28 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/kernel"
 )
 
-// Errors of a notification's claim (SendOnce).
+// Errors of a notification sent once (SendOnce): the kernel's notice errors, under esign's names.
 var (
 	// ErrAlreadySent: the notification was sent before; acknowledge without sending again.
-	ErrAlreadySent = &apperr.Error{Kind: apperr.KindConflict, Code: "notification_already_sent", Detail: "this notification was already sent"}
+	ErrAlreadySent = kernel.ErrNoticeSent
 	// ErrInFlight: another delivery of the notification is sending it now; try again later.
-	ErrInFlight = &apperr.Error{Kind: apperr.KindUnavailable, Code: "notification_in_flight", Detail: "this notification is being sent by another worker"}
+	ErrInFlight = kernel.ErrNoticeInFlight
 )
-
-// NotificationClaim is the right to send one notification of a session, held until it is
-// completed (sent, with its audit events) or released. Held is the store's own record of the
-// claim: only the store that made the claim reads it.
-type NotificationClaim struct {
-	GroupID string
-	ID      string
-	Held    any
-}
 
 // NoticeStore is what sending a notification once needs of the session store
 // (sessionstore.Store: the claim row "sent-<id>" in the session's partition).
 type NoticeStore interface {
-	// ClaimNotification takes notification id of the session. Errors: ErrAlreadySent;
-	// ErrInFlight while a claim younger than lease holds it; the store's.
-	ClaimNotification(ctx context.Context, groupID, id string, now time.Time, lease time.Duration) (NotificationClaim, error)
-	// CompleteNotification marks the claim sent with its audit events in one transaction.
-	// Errors: ErrInFlight when the claim was taken over meanwhile; the store's.
-	CompleteNotification(ctx context.Context, c NotificationClaim, slots []Slot, events []Event, now time.Time) error
-	// ReleaseNotification gives a claim up after a failed send.
-	ReleaseNotification(ctx context.Context, c NotificationClaim) error
-	// NotificationSent reports whether notification id was sent (one point read).
-	NotificationSent(ctx context.Context, groupID, id string) (bool, error)
+	// SendNotice claims notification id of session a (as loaded: its slots give the audit rows
+	// their subjects), runs send and marks the claim sent with the events send returns in one
+	// transaction (one retry); a failed send gives the claim back and is returned as is.
+	// Errors: ErrAlreadySent; ErrInFlight while a claim younger than lease holds it, or when the
+	// claim was taken over while send ran; send's; the store's.
+	SendNotice(ctx context.Context, a Aggregate, id string, now time.Time, lease time.Duration, send func() ([]Event, error)) error
+	// NoticeSent reports whether notification id was sent (one point read).
+	NoticeSent(ctx context.Context, groupID, id string) (bool, error)
 	// LastEvent is the time of the session's latest event of kind (zero: none), read from the
 	// kind and time columns only.
 	LastEvent(ctx context.Context, groupID, kind string) (time.Time, error)
@@ -78,7 +67,7 @@ func (u *SessionJobs) LastEvent(ctx context.Context, groupID, kind string, now t
 // Sent reports whether notification id of the session went out (its claim is marked sent).
 // Errors: the store's.
 func (u *SessionJobs) Sent(ctx context.Context, groupID, id string) (bool, error) {
-	return u.Store.NotificationSent(ctx, groupID, id)
+	return u.Store.NoticeSent(ctx, groupID, id)
 }
 
 // SendOnce sends notification id of the session at most once in effect: it claims the
@@ -91,24 +80,20 @@ func (u *SessionJobs) Sent(ctx context.Context, groupID, id string) (bool, error
 // send's error as it is; the store's, after a send, wrapped as not recorded. A claim taken over
 // while send ran is nil: its new holder records it.
 func (u *SessionJobs) SendOnce(ctx context.Context, groupID, id string, slots []Slot, now time.Time, lease time.Duration, send func(ctx context.Context) (Event, error)) error {
-	claim, err := u.Store.ClaimNotification(ctx, groupID, id, now, lease)
-	if err != nil {
-		return err
-	}
-	ev, err := send(ctx)
-	if err != nil {
-		_ = u.Store.ReleaseNotification(ctx, claim) // best effort: a left claim expires with its lease
-		return err
-	}
-	err = u.Store.CompleteNotification(ctx, claim, slots, []Event{ev}, now)
-	if err != nil && !errors.Is(err, ErrInFlight) {
-		err = u.Store.CompleteNotification(ctx, claim, slots, []Event{ev}, now) // one retry
-	}
-	if errors.Is(err, ErrInFlight) {
+	sent := false
+	err := u.Store.SendNotice(ctx, Aggregate{Session: &Session{GroupID: groupID}, Slots: slots}, id, now, lease, func() ([]Event, error) {
+		ev, err := send(ctx)
+		if err != nil {
+			return nil, err
+		}
+		sent = true
+		return []Event{ev}, nil
+	})
+	switch {
+	case sent && errors.Is(err, ErrInFlight):
 		return nil // another delivery took the claim over and records it
-	}
-	if err != nil {
+	case sent && err != nil:
 		return fmt.Errorf("notify: sent but not recorded: %w", err)
 	}
-	return nil
+	return err
 }

@@ -101,30 +101,37 @@ func (m *jobStore) SweepTransfers(context.Context, time.Time, int) (int, error) 
 	return 0, nil
 }
 
-func (m *jobStore) ClaimNotification(_ context.Context, groupID, id string, _ time.Time, _ time.Duration) (NotificationClaim, error) {
+// SendNotice keeps the kernel's contract (aggstore.Table.SendNotice): a notification sent
+// before is ErrAlreadySent; claimErr is the claim's error; a failed send gives the claim back
+// (released); completeErrs are the recording's errors in turn, an ErrInFlight ending it and
+// another retried once.
+func (m *jobStore) SendNotice(_ context.Context, a Aggregate, id string, _ time.Time, _ time.Duration, send func() ([]Event, error)) error {
 	if m.sent[id] {
-		return NotificationClaim{}, ErrAlreadySent
+		return ErrAlreadySent
 	}
 	if m.claimErr != nil {
-		return NotificationClaim{}, m.claimErr
+		return m.claimErr
 	}
-	return NotificationClaim{GroupID: groupID, ID: id, Held: "held"}, nil
-}
-func (m *jobStore) CompleteNotification(_ context.Context, c NotificationClaim, _ []Slot, events []Event, _ time.Time) error {
-	if len(m.completeErrs) > 0 {
-		err := m.completeErrs[0]
-		m.completeErrs = m.completeErrs[1:]
+	events, err := send()
+	if err != nil {
+		m.released++
 		return err
 	}
-	m.sent[c.ID] = true
-	m.completed = append(m.completed, events...)
-	return nil
+	for try := 0; try < 2; try++ {
+		if len(m.completeErrs) == 0 {
+			m.sent[id] = true
+			m.completed = append(m.completed, events...)
+			return nil
+		}
+		err = m.completeErrs[0]
+		m.completeErrs = m.completeErrs[1:]
+		if errors.Is(err, ErrInFlight) {
+			return err
+		}
+	}
+	return err
 }
-func (m *jobStore) ReleaseNotification(context.Context, NotificationClaim) error {
-	m.released++
-	return nil
-}
-func (m *jobStore) NotificationSent(_ context.Context, _, id string) (bool, error) {
+func (m *jobStore) NoticeSent(_ context.Context, _, id string) (bool, error) {
 	return m.sent[id], nil
 }
 

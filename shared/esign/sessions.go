@@ -36,7 +36,7 @@ func (u *Sessions) now() time.Time { return u.Now().UTC() }
 
 // own runs step on one of tenant's sessions (another tenant's is not found) and stores it.
 func (u *Sessions) own(ctx context.Context, tenant, groupID string, step func(s *Session, slots []Slot) (Change, error)) (*Session, []Slot, Change, error) {
-	return u.Store.Change(ctx, groupID, func(s *Session, slots []Slot) (Change, Extras, error) {
+	return update(ctx, u.Store, groupID, func(s *Session, slots []Slot) (Change, Extras, error) {
 		if s.TenantID != tenant {
 			return Change{}, Extras{}, ErrSessionNotFound
 		}

@@ -33,18 +33,18 @@ func (m *memStore) Load(_ context.Context, groupID string) (*Session, []Slot, er
 	return s, slots, nil
 }
 
-func (m *memStore) Change(_ context.Context, groupID string, step Step) (*Session, []Slot, Change, error) {
+func (m *memStore) Update(_ context.Context, groupID string, step Step) (Aggregate, Change, error) {
 	if groupID != m.s.GroupID {
-		return nil, nil, Change{}, ErrSessionNotFound
+		return Aggregate{}, Change{}, ErrSessionNotFound
 	}
 	s, slots := m.copy()
 	ch, x, err := step(s, slots)
 	if err != nil {
-		return nil, nil, ch, err
+		return Aggregate{}, ch, err
 	}
 	m.s, m.slots = s, slots
 	m.changes, m.extras = append(m.changes, ch), append(m.extras, x)
-	return s, slots, ch, nil
+	return Aggregate{Session: s, Slots: slots}, ch, nil
 }
 
 // emitted records the changes whose effects were carried out.

@@ -67,7 +67,7 @@ type timeNow = func() time.Time
 // 401 link_replaced for a link no longer the slot's (or whose session is gone), link_used; 410
 // ended; 409 sealing or complete, a closed or (sequential) not yet invited slot; the store's.
 func (u *Sessions) Activate(ctx context.Context, c tokens.Slot, d Device) (*Session, *Slot, error) {
-	s, slots, _, err := u.Store.Change(ctx, c.GroupID, func(s *Session, slots []Slot) (Change, Extras, error) {
+	s, slots, _, err := update(ctx, u.Store, c.GroupID, func(s *Session, slots []Slot) (Change, Extras, error) {
 		now := u.now()
 		if err := CheckLive(s, now); err != nil {
 			return Change{}, Extras{}, err
@@ -99,12 +99,12 @@ func (u *Sessions) Activate(ctx context.Context, c tokens.Slot, d Device) (*Sess
 	return s, &slots[c.SlotIndex], nil
 }
 
-// tokenChange is Store.Change of the session a portal access token names. A session that is
+// tokenChange is Store.Update of the session a portal access token names. A session that is
 // gone (none to load) is 401 token_invalid (ErrAccessNotCurrent), as SessionReads.Signer
 // answers it, so a route makes its one call with no read before it.
 func (u *Sessions) tokenChange(ctx context.Context, c tokens.PortalAccess, step Step) (*Session, []Slot, Change, error) {
 	loaded := false
-	s, slots, ch, err := u.Store.Change(ctx, c.GroupID, func(s *Session, slots []Slot) (Change, Extras, error) {
+	s, slots, ch, err := update(ctx, u.Store, c.GroupID, func(s *Session, slots []Slot) (Change, Extras, error) {
 		loaded = true
 		return step(s, slots)
 	})

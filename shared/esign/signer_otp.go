@@ -60,7 +60,7 @@ func (u *Sessions) RecordOTP(ctx context.Context, c tokens.PortalAccess, d Devic
 // UndoOTP withdraws the recorded send of slot c.SlotIndex after the code could not be sent
 // (otpflow.Flow.Send's undo). Errors: the store's.
 func (u *Sessions) UndoOTP(ctx context.Context, c tokens.PortalAccess, d Device) error {
-	_, _, _, err := u.Store.Change(ctx, c.GroupID, func(s *Session, slots []Slot) (Change, Extras, error) {
+	_, _, _, err := update(ctx, u.Store, c.GroupID, func(s *Session, slots []Slot) (Change, Extras, error) {
 		ch := UndoOTPSend(s, slots, c.SlotIndex, u.now())
 		ch.By(d.actor(&slots[c.SlotIndex]))
 		return ch, Extras{}, nil
@@ -170,7 +170,7 @@ func (u *Sessions) RedeemTransfer(ctx context.Context, token string, d Device) (
 	if err != nil {
 		return nil, nil, err
 	}
-	s, slots, ch, err := u.Store.Change(ctx, gid, func(s *Session, slots []Slot) (Change, Extras, error) {
+	s, slots, ch, err := update(ctx, u.Store, gid, func(s *Session, slots []Slot) (Change, Extras, error) {
 		t, err := u.Store.Transfer(ctx, gid, hash)
 		if err != nil {
 			return Change{}, Extras{}, err

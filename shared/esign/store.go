@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/kernel"
 )
 
 // ErrSessionNotFound is the answer for an unknown session, and for another tenant's: the two
@@ -35,18 +36,33 @@ type SignatureRecord struct {
 	Consents string
 }
 
+// Aggregate is a signing session as its store keeps it: the session and its slots, loaded and
+// written together.
+type Aggregate struct {
+	Session *Session
+	Slots   []Slot
+}
+
 // Step runs a transition on a freshly loaded session and says what else to commit with it.
 // An error leaves everything unchanged.
 type Step func(s *Session, slots []Slot) (Change, Extras, error)
+
+// update is a store's Update (kernel.Updater, the one shape of the stores) with the aggregate
+// spread into its session and slots (nil on an error).
+func update(ctx context.Context, st kernel.Updater[Aggregate, Step], groupID string, step Step) (*Session, []Slot, Change, error) {
+	a, ch, err := st.Update(ctx, groupID, step)
+	return a.Session, a.Slots, ch, err
+}
 
 // SessionStore is what the session use cases need of the store (sessionstore.Store).
 type SessionStore interface {
 	// Load reads a session with its slots. Errors: ErrSessionNotFound; the store's.
 	Load(ctx context.Context, groupID string) (*Session, []Slot, error)
-	// Change loads the session, runs step and stores its change with the audit events and the
-	// extras in one transaction on the session's ETag (a lost race runs step again). A step
-	// error is returned as is. Errors: ErrSessionNotFound; callback_replayed; the store's.
-	Change(ctx context.Context, groupID string, step Step) (*Session, []Slot, Change, error)
+	// Update loads the session, runs step and stores its change with the audit events and the
+	// extras in one transaction on the session's ETag (a lost race runs step again;
+	// kernel.Updater). A step error is returned as is, with nothing written. Errors:
+	// ErrSessionNotFound; callback_replayed; the store's.
+	kernel.Updater[Aggregate, Step]
 	// GroupByCorrelation is the tenant's latest session for a correlationId.
 	GroupByCorrelation(ctx context.Context, tenantID, correlationID string) (string, error)
 	// SealingSince is when the session last entered sealing (zero: never).

@@ -53,7 +53,7 @@ func (u *Sessions) Submit(ctx context.Context, in Submission) (*Session, []Slot,
 	}
 	now := u.now()
 	var already bool
-	s, slots, ch, err := u.Store.Change(ctx, in.Claims.GroupID, func(s *Session, slots []Slot) (Change, Extras, error) {
+	s, slots, ch, err := update(ctx, u.Store, in.Claims.GroupID, func(s *Session, slots []Slot) (Change, Extras, error) {
 		already = false
 		if err := bodySlot(slots, in.Claims, in.SessionID); err != nil {
 			return Change{}, Extras{}, err

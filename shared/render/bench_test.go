@@ -148,6 +148,6 @@ func (benchNoDocuments) Load(context.Context, string, string) (*document.Documen
 	return nil, apperr.New(apperr.KindNotFound, "document_not_found", "the benchmark keeps no documents")
 }
 
-func (benchNoDocuments) Update(context.Context, string, string, func(*document.Document) kernel.Change) (*document.Document, error) {
-	return nil, apperr.New(apperr.KindNotFound, "document_not_found", "the benchmark keeps no documents")
+func (benchNoDocuments) Update(context.Context, string, document.Step) (*document.Document, kernel.Change, error) {
+	return nil, kernel.Change{}, apperr.New(apperr.KindNotFound, "document_not_found", "the benchmark keeps no documents")
 }

@@ -170,11 +170,11 @@ func (d *failingDocs) Create(ctx context.Context, doc *document.Document, ch ker
 	return d.Store.Create(ctx, doc, ch)
 }
 
-func (d *failingDocs) Update(ctx context.Context, tenant, cid string, step func(*document.Document) kernel.Change) (*document.Document, error) {
+func (d *failingDocs) Update(ctx context.Context, id string, step document.Step) (*document.Document, kernel.Change, error) {
 	if d.updates.Add(1) == 1 && d.failUpdate {
-		return nil, errStorage
+		return nil, kernel.Change{}, errStorage
 	}
-	return d.Store.Update(ctx, tenant, cid, step)
+	return d.Store.Update(ctx, id, step)
 }
 
 // failFirst renders req on docs, which fail, and checks the render failed with them.

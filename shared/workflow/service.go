@@ -29,7 +29,8 @@ type Repo interface {
 	// used before returns that workflow and created false, with nothing written.
 	Create(ctx context.Context, w *Workflow, ch kernel.Change, now time.Time) (stored *Workflow, created bool, err error)
 	Load(ctx context.Context, id string) (*Workflow, error)
-	Update(ctx context.Context, id string, step func(*Workflow) (kernel.Change, error)) (*Workflow, kernel.Change, error)
+	// Update loads the workflow, runs step and stores its change (the stores' one Update shape).
+	kernel.Updater[*Workflow, func(*Workflow) (kernel.Change, error)]
 	// Events is the workflow's audit trail, oldest first.
 	Events(ctx context.Context, id string) ([]audit.Record, error)
 	// Record writes audit events that change no state.
@@ -38,7 +39,7 @@ type Repo interface {
 	// ErrNoticeInFlight while another worker holds it), runs send and, when send succeeds,
 	// marks the key sent with the events send returns in one transaction; a failed send gives
 	// the claim back and is returned as is; a claim taken over meanwhile is ErrNoticeInFlight.
-	SendNotice(ctx context.Context, id, key string, now time.Time, lease time.Duration, send func() ([]kernel.Event, error)) error
+	SendNotice(ctx context.Context, x *Workflow, key string, now time.Time, lease time.Duration, send func() ([]kernel.Event, error)) error
 }
 
 // Service is the workflow's use cases (DESIGN 10), one method per transition of a route: each

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/audit"
 	"github.com/esign-svc/esign/shared/kernel"
 )
@@ -17,13 +16,12 @@ const (
 	EvNoticeFailed = "workflow.notice_failed"
 )
 
-// Errors of a notice sent once (Repo.SendNotice; workflowstore's ErrNoticeSent and
-// ErrNoticeInFlight are these).
+// Errors of a notice sent once (Repo.SendNotice): the kernel's, under the workflow's names.
 var (
 	// ErrNoticeSent: the notice was sent before; acknowledge without sending again.
-	ErrNoticeSent = &apperr.Error{Kind: apperr.KindConflict, Code: "notice_sent", Detail: "this notice was already sent"}
+	ErrNoticeSent = kernel.ErrNoticeSent
 	// ErrNoticeInFlight: another worker is sending the notice now.
-	ErrNoticeInFlight = &apperr.Error{Kind: apperr.KindUnavailable, Code: "notice_in_flight", Detail: "another worker is sending this notice now"}
+	ErrNoticeInFlight = kernel.ErrNoticeInFlight
 )
 
 // The processor's use cases (the workflow seal, callback, trigger and notify jobs). A job reads
@@ -132,7 +130,7 @@ func (v *Service) TriggerFailed(ctx context.Context, tenant, id string, who kern
 func (v *Service) Notice(ctx context.Context, x *Workflow, key, kind string, resend bool, who kernel.Actor, lease time.Duration, send func() (int, error)) error {
 	now := v.now()
 	sent := false
-	err := v.Store.SendNotice(ctx, x.ID, key, now, lease, func() ([]kernel.Event, error) {
+	err := v.Store.SendNotice(ctx, x, key, now, lease, func() ([]kernel.Event, error) {
 		n, err := send()
 		if err != nil {
 			return nil, err

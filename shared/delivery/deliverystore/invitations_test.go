@@ -56,46 +56,61 @@ func TestInviteChecksOfEmailedDeliveries(t *testing.T) {
 	}
 }
 
-// TestInviteClaim: of two claims one wins; a released claim is claimable again; the claim marked
-// done with the invited change turns later claims into ErrInviteSent; a stale claim is taken
-// over and its holder's record then loses.
+// TestInviteClaim: of two senders one sends; a failed send gives the claim back, so it is
+// claimable again; the claim marked done with the invited change turns later sends into
+// ErrInviteSent; a stale claim is taken over and its holder's record then loses.
 func TestInviteClaim(t *testing.T) {
 	t.Parallel()
 	ctx, st := context.Background(), storetest.New(t)
 	s := create(t, st, "t1", "claim")
 	at, lease := time.Now().UTC(), time.Minute
-	c, err := st.ClaimInvite(ctx, s.DeliveryID, at, lease)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.ClaimInvite(ctx, s.DeliveryID, at.Add(time.Second), lease); !errors.Is(err, deliverystore.ErrInviteInFlight) {
-		t.Fatalf("second claim: %v, want ErrInviteInFlight", err)
-	}
-	if err := st.ReleaseInvite(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	stale, err := st.ClaimInvite(ctx, s.DeliveryID, at, lease)
-	if err != nil {
-		t.Fatalf("claim after release: %v", err)
-	}
-	c, err = st.ClaimInvite(ctx, s.DeliveryID, at.Add(2*lease), lease)
-	if err != nil {
-		t.Fatalf("stale claim not taken over: %v", err)
-	}
 	invited := func(s *delivery.Session) (delivery.Change, error) { return delivery.Invited(s, now, "email") }
-	if _, _, err := st.UpdateInvited(ctx, stale, at, invited); !errors.Is(err, deliverystore.ErrConcurrent) {
+	refused := errors.New("provider refused")
+	unsent := func() (time.Time, error) { t.Fatal("a second sender sent"); return at, nil }
+	// The first sender holds the claim while it sends; the second finds it in flight; the
+	// first's send fails and gives the claim back.
+	_, _, err := st.SendInvite(ctx, s.DeliveryID, at, lease, func() (time.Time, error) {
+		if _, _, err := st.SendInvite(ctx, s.DeliveryID, at.Add(time.Second), lease, unsent, invited); !errors.Is(err, deliverystore.ErrInviteInFlight) {
+			t.Errorf("second claim: %v, want ErrInviteInFlight", err)
+		}
+		return time.Time{}, refused
+	}, invited)
+	if !errors.Is(err, refused) {
+		t.Fatalf("failed send: %v", err)
+	}
+	// A stale claim is taken over (while its holder still sends): the holder's record loses,
+	// the new holder's stands.
+	claimed, proceed, taken := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	_, _, err = st.SendInvite(ctx, s.DeliveryID, at, lease, func() (time.Time, error) {
+		go func() {
+			_, _, err := st.SendInvite(ctx, s.DeliveryID, at.Add(2*lease), lease, func() (time.Time, error) {
+				close(claimed)
+				<-proceed
+				return at, nil
+			}, invited)
+			taken <- err
+		}()
+		select {
+		case <-claimed:
+		case err := <-taken:
+			t.Fatalf("stale claim not taken over: %v", err)
+		}
+		return at, nil
+	}, invited)
+	if !errors.Is(err, deliverystore.ErrConcurrent) {
 		t.Fatalf("record under a lost claim: %v, want ErrConcurrent", err)
 	}
 	if got, _ := st.Load(ctx, s.DeliveryID); !got.SentAt.IsZero() {
 		t.Fatal("a lost claim recorded the invitation")
 	}
-	if _, _, err := st.UpdateInvited(ctx, c, at, invited); err != nil {
+	close(proceed)
+	if err := <-taken; err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := st.Load(ctx, s.DeliveryID); !got.SentAt.Equal(now) {
 		t.Fatalf("sentAt %v", got.SentAt)
 	}
-	if _, err := st.ClaimInvite(ctx, s.DeliveryID, at.Add(time.Hour), lease); !errors.Is(err, deliverystore.ErrInviteSent) {
+	if _, _, err := st.SendInvite(ctx, s.DeliveryID, at.Add(time.Hour), lease, unsent, invited); !errors.Is(err, deliverystore.ErrInviteSent) {
 		t.Fatalf("claim after sending: %v, want ErrInviteSent", err)
 	}
 }

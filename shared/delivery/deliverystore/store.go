@@ -18,6 +18,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/event"
+	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/kernel/aggstore"
 )
 
@@ -110,6 +111,9 @@ func (s *Store) Apply(ctx context.Context, sess *delivery.Session, ch delivery.C
 
 // Step is a transition on a freshly loaded session.
 type Step = delivery.Step
+
+// The one Update shape of the stores (issue 23).
+var _ kernel.Updater[*delivery.Session, Step] = (*Store)(nil)
 
 // Update loads the session, runs step and applies its change (the kernel's Update: a lost race
 // loads and runs step again, a bounded number of times, then ErrConcurrent). A step error is

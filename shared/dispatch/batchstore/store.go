@@ -116,6 +116,9 @@ func (s *Store) Load(ctx context.Context, batchID string) (*dispatch.Batch, erro
 	return s.tab.Load(ctx, batchID)
 }
 
+// The one Update shape of the stores (issue 23).
+var _ kernel.Updater[*dispatch.Batch, func(*dispatch.Batch) (dispatch.Change, error)] = (*Store)(nil)
+
 // Update loads the batch, runs step and applies its change with the kernel's bounded retry. A
 // step error comes back with nothing written.
 func (s *Store) Update(ctx context.Context, batchID string, step func(*dispatch.Batch) (dispatch.Change, error)) (*dispatch.Batch, dispatch.Change, error) {

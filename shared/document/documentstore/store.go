@@ -72,12 +72,19 @@ func (s *Store) Load(ctx context.Context, tenant, correlationID string) (*docume
 	return s.tab.Load(ctx, partition(tenant, correlationID))
 }
 
-// Update loads the document, runs step and applies its change (the kernel's bounded retry).
-func (s *Store) Update(ctx context.Context, tenant, correlationID string, step func(*document.Document) kernel.Change) (*document.Document, error) {
-	d, _, err := s.tab.Update(ctx, partition(tenant, correlationID), func(d *document.Document) (kernel.Change, []tablestore.Op, error) {
-		return step(d), nil, nil
-	})
-	return d, err
+// The one Update shape of the stores (issue 23).
+var _ kernel.Updater[*document.Document, document.Step] = (*Store)(nil)
+
+// Update loads document id (document.ID of the tenant's correlationId), runs step and applies
+// its change (the kernel's Update: a bounded retry on a lost race; a step error comes back with
+// nothing written). Errors: ErrNotFound (also for an id that is not a document's); the
+// tablestore ones.
+func (s *Store) Update(ctx context.Context, id string, step document.Step) (*document.Document, kernel.Change, error) {
+	tenant, correlationID, ok := document.SplitID(id)
+	if !ok {
+		return nil, kernel.Change{}, ErrNotFound
+	}
+	return s.tab.Update(ctx, partition(tenant, correlationID), aggstore.Plain(step))
 }
 
 // Events is the document's audit trail in time order.

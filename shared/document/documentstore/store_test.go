@@ -57,13 +57,13 @@ func TestDocumentLifecycle(t *testing.T) {
 		t.Fatalf("loaded document differs (-want +got):\n%s", diff)
 	}
 	for i := 0; i < 2; i++ { // the second run records nothing
-		if _, err := st.Update(ctx, "t1", "offer-1", func(d *document.Document) kernel.Change {
-			return document.StartESign(d, "g-1", at.Add(time.Second))
+		if _, _, err := st.Update(ctx, document.ID("t1", "offer-1"), func(d *document.Document) (kernel.Change, error) {
+			return document.StartESign(d, "g-1", at.Add(time.Second)), nil
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.Update(ctx, "t1", "offer-1", func(d *document.Document) kernel.Change {
-			return document.StartDelivery(d, []string{"d-1", "d-2"}, at.Add(2*time.Second))
+		if _, _, err := st.Update(ctx, document.ID("t1", "offer-1"), func(d *document.Document) (kernel.Change, error) {
+			return document.StartDelivery(d, []string{"d-1", "d-2"}, at.Add(2*time.Second)), nil
 		}); err != nil {
 			t.Fatal(err)
 		}

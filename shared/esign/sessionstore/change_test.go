@@ -30,14 +30,14 @@ func TestChangeCommitsTheStepsExtras(t *testing.T) {
 			return ch, x, err
 		}
 	}
-	if _, _, _, err := st.Change(ctx, s.GroupID, step(func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
+	if _, _, err := st.Update(ctx, s.GroupID, step(func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
 		return esign.Activate(s, sl, 0, now, nil)
 	}, esign.Extras{})); err != nil {
 		t.Fatal(err)
 	}
 	png := make([]byte, 70*1024) // two chunks
 	_, _ = rand.Read(png)
-	if _, _, _, err := st.Change(ctx, s.GroupID, step(func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
+	if _, _, err := st.Update(ctx, s.GroupID, step(func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
 		return esign.MarkViewed(s, sl, 0, now, nil)
 	}, esign.Extras{CallbackID: "cb-1", Signature: &esign.SignatureRecord{Slot: 0, PNG: png, Fields: `[]`, Consents: `[1]`}})); err != nil {
 		t.Fatal(err)
@@ -50,11 +50,11 @@ func TestChangeCommitsTheStepsExtras(t *testing.T) {
 	activate1 := func(s *esign.Session, sl []esign.Slot) (esign.Change, error) {
 		return esign.Activate(s, sl, 1, now, nil)
 	}
-	if _, _, _, err := st.Change(ctx, s.GroupID, step(activate1, esign.Extras{CallbackID: "cb-1"})); !errors.Is(err, sessionstore.ErrReplayed) {
+	if _, _, err := st.Update(ctx, s.GroupID, step(activate1, esign.Extras{CallbackID: "cb-1"})); !errors.Is(err, sessionstore.ErrReplayed) {
 		t.Fatalf("replayed callback id: %v", err)
 	}
 	big := &esign.SignatureRecord{Slot: 1, PNG: make([]byte, sessionstore.MaxSignaturePNG+1)}
-	if _, _, _, err := st.Change(ctx, s.GroupID, step(activate1, esign.Extras{Signature: big})); apperr.KindOf(err) != apperr.KindTooLarge {
+	if _, _, err := st.Update(ctx, s.GroupID, step(activate1, esign.Extras{Signature: big})); apperr.KindOf(err) != apperr.KindTooLarge {
 		t.Fatalf("oversized signature: %v", err)
 	}
 	if _, sl, _ := st.Load(ctx, s.GroupID); sl[1].State != esign.SlotPending {
@@ -66,7 +66,7 @@ func TestChangeCommitsTheStepsExtras(t *testing.T) {
 		t.Fatal(err)
 	}
 	var made esign.Transfer
-	if _, _, _, err := st.Change(ctx, s.GroupID, func(s *esign.Session, sl []esign.Slot) (esign.Change, esign.Extras, error) {
+	if _, _, err := st.Update(ctx, s.GroupID, func(s *esign.Session, sl []esign.Slot) (esign.Change, esign.Extras, error) {
 		ch, tr, err := esign.CreateTransfer(s, sl, 0, now, hash)
 		made = tr
 		return ch, esign.Extras{NewTransfer: &tr}, err
@@ -77,7 +77,7 @@ func TestChangeCommitsTheStepsExtras(t *testing.T) {
 	if err != nil || stored.Slot != 0 || !stored.ExpiresAt.Equal(made.ExpiresAt) {
 		t.Fatalf("stored transfer %+v: %v", stored, err)
 	}
-	if _, _, _, err := st.Change(ctx, s.GroupID, func(s *esign.Session, sl []esign.Slot) (esign.Change, esign.Extras, error) {
+	if _, _, err := st.Update(ctx, s.GroupID, func(s *esign.Session, sl []esign.Slot) (esign.Change, esign.Extras, error) {
 		ch, err := esign.RedeemTransfer(s, sl, stored, now, nil)
 		return ch, esign.Extras{Redeemed: &stored}, err
 	}); err != nil {

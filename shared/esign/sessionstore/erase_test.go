@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/esign/sessionstore/storetest"
@@ -23,14 +22,14 @@ func TestScrubEmailHashLeavesItNowhere(t *testing.T) {
 	slots[0].EmailHash, slots[1].EmailHash = "0a1b2c3d4e5f", "9f8e7d6c5b4a"
 	create(t, st, s, slots, now)
 	later := now.Add(time.Second)
-	_, _, _, err := st.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+	_, _, err := st.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
 		ch, err := esign.Activate(s, slots, 0, later, nil)
 		if err != nil {
-			return ch, nil, err
+			return ch, esign.Extras{}, err
 		}
 		re, err := esign.Reinvite(s, slots, 0, later)
 		ch.Events = append(ch.Events, re.Events...)
-		return ch, nil, err
+		return ch, esign.Extras{}, err
 	})
 	if err != nil {
 		t.Fatal(err)

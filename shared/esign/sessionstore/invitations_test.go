@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore/storetest"
 	"github.com/esign-svc/esign/shared/kernel/aggstore"
@@ -58,9 +57,9 @@ func TestInviteChecksFollowInvitingChanges(t *testing.T) {
 		t.Fatalf("activation added a check: %v", got)
 	}
 	t2 := now.Add(2 * time.Minute)
-	if _, _, _, err := st.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+	if _, _, err := st.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
 		ch, err := esign.Reinvite(s, slots, 0, t2)
-		return ch, nil, err
+		return ch, esign.Extras{}, err
 	}); err != nil {
 		t.Fatal(err)
 	}

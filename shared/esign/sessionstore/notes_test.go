@@ -19,39 +19,42 @@ func TestNotificationClaims(t *testing.T) {
 	create(t, st, s, slots, now)
 	lease := time.Minute
 
-	c, err := st.ClaimNotification(ctx, s.GroupID, "m1", now, lease)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.ClaimNotification(ctx, s.GroupID, "m1", now.Add(time.Second), lease); !errors.Is(err, sessionstore.ErrInFlight) {
-		t.Fatalf("second claim within the lease: %v, want ErrInFlight", err)
-	}
-	// Released after a failed send: claimable again.
-	if err := st.ReleaseNotification(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	c, err = st.ClaimNotification(ctx, s.GroupID, "m1", now, lease)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A claim older than the lease is taken over; the first holder's completion then loses.
-	taken, err := st.ClaimNotification(ctx, s.GroupID, "m1", now.Add(2*lease), lease)
-	if err != nil {
-		t.Fatalf("stale claim not taken over: %v", err)
-	}
 	ev := esign.Event{Kind: "notification.sent", Slot: 1, At: now, Actor: esign.Actor{Kind: "system", ID: "notify"}, Data: map[string]any{"kind": "invitation"}}
-	if err := st.CompleteNotification(ctx, c, slots, []esign.Event{ev}, now); !errors.Is(err, sessionstore.ErrInFlight) {
+	a := esign.Aggregate{Session: s, Slots: slots}
+	sends := func() ([]esign.Event, error) { return []esign.Event{ev}, nil }
+	unsent := func() ([]esign.Event, error) { t.Error("a second sender sent"); return nil, nil }
+	refused := errors.New("provider refused")
+	// A claim is held while its send runs; a failed send gives it back.
+	err := st.SendNotice(ctx, a, "m1", now, lease, func() ([]esign.Event, error) {
+		if err := st.SendNotice(ctx, a, "m1", now.Add(time.Second), lease, unsent); !errors.Is(err, sessionstore.ErrInFlight) {
+			t.Errorf("second claim within the lease: %v, want ErrInFlight", err)
+		}
+		return nil, refused
+	})
+	if !errors.Is(err, refused) {
+		t.Fatalf("failed send: %v", err)
+	}
+	// Released after a failed send: claimable again. A claim older than the lease is taken
+	// over (while its holder still sends); the first holder's completion then loses.
+	err = st.SendNotice(ctx, a, "m1", now, lease, func() ([]esign.Event, error) {
+		if err := st.SendNotice(ctx, a, "m1", now.Add(2*lease), lease, sends); err != nil {
+			t.Fatalf("stale claim not taken over: %v", err)
+		}
+		return []esign.Event{ev}, nil
+	})
+	if !errors.Is(err, sessionstore.ErrInFlight) {
 		t.Fatalf("completion of a lost claim: %v, want ErrInFlight", err)
 	}
-	if err := st.CompleteNotification(ctx, taken, slots, []esign.Event{ev}, now); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.ClaimNotification(ctx, s.GroupID, "m1", now.Add(time.Hour), lease); !errors.Is(err, sessionstore.ErrAlreadySent) {
+	if err := st.SendNotice(ctx, a, "m1", now.Add(time.Hour), lease, unsent); !errors.Is(err, sessionstore.ErrAlreadySent) {
 		t.Fatalf("claim after sending: %v, want ErrAlreadySent", err)
 	}
+	if sent, err := st.NoticeSent(ctx, s.GroupID, "m1"); err != nil || !sent {
+		t.Fatalf("NoticeSent = %v, %v", sent, err)
+	}
 	// Another notification id is independent.
-	if _, err := st.ClaimNotification(ctx, s.GroupID, "m2", now, lease); err != nil {
-		t.Fatal(err)
+	ran := false
+	if err := st.SendNotice(ctx, a, "m2", now, lease, func() ([]esign.Event, error) { ran = true; return nil, refused }); !errors.Is(err, refused) || !ran {
+		t.Fatalf("another id: %v, sent %v", err, ran)
 	}
 	evs, err := st.Events(ctx, s.GroupID)
 	if err != nil {

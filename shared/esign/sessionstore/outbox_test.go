@@ -22,7 +22,7 @@ func TestSessionChangesPublishEvents(t *testing.T) {
 	now := time.Now().UTC().Add(-time.Second)
 	s, slots := newSession("t-events", "C-events", now, 2)
 	create(t, st, s, slots, now)
-	if _, _, _, err := st.Change(ctx, s.GroupID, func(s *esign.Session, sl []esign.Slot) (esign.Change, esign.Extras, error) {
+	if _, _, err := st.Update(ctx, s.GroupID, func(s *esign.Session, sl []esign.Slot) (esign.Change, esign.Extras, error) {
 		ch, err := esign.Activate(s, sl, 1, now, nil)
 		return ch, esign.Extras{}, err
 	}); err != nil {

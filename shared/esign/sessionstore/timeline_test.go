@@ -29,7 +29,7 @@ func TestStatusReadsOnTheStore(t *testing.T) {
 	}
 	create(t, st, s, slots, now)
 	later := now.Add(time.Minute)
-	if _, _, _, err := st.Change(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
+	if _, _, err := st.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
 		ch, err := esign.Activate(s, slots, 1, later, nil)
 		return ch, esign.Extras{}, err
 	}); err != nil {

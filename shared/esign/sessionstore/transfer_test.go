@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/esign/sessionstore/storetest"
@@ -20,9 +19,9 @@ func createTransfer(t *testing.T, st *sessionstore.Store, now time.Time) (*esign
 	ctx := context.Background()
 	s, slots := newSession("t1", "C-"+strings.ReplaceAll(t.Name(), "/", "-"), now, 1)
 	create(t, st, s, slots, now)
-	_, _, _, err := st.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+	_, _, err := st.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
 		ch, err := esign.Activate(s, slots, 0, now, nil)
-		return ch, nil, err
+		return ch, esign.Extras{}, err
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -31,15 +30,15 @@ func createTransfer(t *testing.T, st *sessionstore.Store, now time.Time) (*esign
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, _, err = st.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+	_, _, err = st.Update(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
 		ch, tr, err := esign.CreateTransfer(s, slots, 0, now, hash)
 		if err != nil {
-			return ch, nil, err
+			return ch, esign.Extras{}, err
 		}
 		if err := st.IndexTransfer(ctx, s.GroupID, tr); err != nil {
-			return ch, nil, err
+			return ch, esign.Extras{}, err
 		}
-		return ch, []tablestore.Op{sessionstore.TransferOp(s.GroupID, tr)}, nil
+		return ch, esign.Extras{NewTransfer: &tr}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -54,19 +53,19 @@ func redeem(ctx context.Context, st *sessionstore.Store, token string, now time.
 	if err != nil {
 		return 0, err
 	}
-	_, slots, _, err := st.Update(ctx, groupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+	a, _, err := st.Update(ctx, groupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
 		tr, err := st.Transfer(ctx, groupID, hash)
 		if err != nil {
-			return esign.Change{}, nil, err
+			return esign.Change{}, esign.Extras{}, err
 		}
 		ch, err := esign.RedeemTransfer(s, slots, tr, now, nil)
-		return ch, []tablestore.Op{sessionstore.RedeemOp(groupID, tr)}, err
+		return ch, esign.Extras{Redeemed: &tr}, err
 	})
 	if err != nil {
 		return 0, err
 	}
 	_ = st.ForgetTransfer(ctx, hash)
-	return slots[0].Generation, nil
+	return a.Slots[0].Generation, nil
 }
 
 func TestTransferStoredAsHashAndRedeemedOnce(t *testing.T) {

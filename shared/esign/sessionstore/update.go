@@ -5,34 +5,41 @@ import (
 
 	"github.com/esign-svc/esign/shared/azure/tablestore"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/kernel"
 )
 
-// Step runs a transition on a freshly loaded session. It may return extra operations of the
-// same partition (signature rows, callback ids) to commit with the change.
-type Step func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error)
+// tableStep runs a transition on a freshly loaded session with extra operations of the same
+// partition (signature rows, callback ids) to commit with the change.
+type tableStep func(s *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error)
 
-// Update loads the session, runs step and applies its change in one transaction (the kernel's
+// update loads the session, runs step and applies its change in one transaction (the kernel's
 // Update: a lost race loads and runs step again, a bounded number of times, then
 // ErrConcurrent). A step error is returned as is and nothing is written. As with Apply, a change
 // that invites is put on the invitation-check schedule first, and a session that ended leaves
 // the expiry schedule.
-func (s *Store) Update(ctx context.Context, groupID string, step Step) (*esign.Session, []esign.Slot, esign.Change, error) {
+func (s *Store) update(ctx context.Context, groupID string, step tableStep) (esign.Aggregate, esign.Change, error) {
 	a, ch, err := s.tab.Update(ctx, groupID, func(a aggregate) (esign.Change, []tablestore.Op, error) {
 		return step(a.s, a.slots)
 	})
 	if err != nil {
-		return nil, nil, ch, err
+		return esign.Aggregate{}, ch, err
 	}
-	return a.s, a.slots, ch, nil
+	return esign.Aggregate{Session: a.s, Slots: a.slots}, ch, nil
 }
 
-var _ esign.SessionStore = (*Store)(nil)
+var (
+	_ esign.SessionStore                          = (*Store)(nil)
+	_ kernel.Updater[esign.Aggregate, esign.Step] = (*Store)(nil) // the one Update shape (issue 23)
+)
 
-// Change is Update for a domain step (esign.Step): the step's extras become this store's
-// operations (the callback id, the signature rows, a cross-device token stored or consumed),
-// committed with the change. Errors: Update's; 413 signature_too_large (nothing is written).
-func (s *Store) Change(ctx context.Context, groupID string, step esign.Step) (*esign.Session, []esign.Slot, esign.Change, error) {
-	return s.Update(ctx, groupID, func(sess *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
+// Update loads session groupID, runs the domain step (esign.Step) and stores its change with
+// the audit events and the step's extras as this store's operations (the callback id, the
+// signature rows, a cross-device token stored or consumed) in one transaction on the session's
+// ETag (update). A step error is returned as is and nothing is written. Errors:
+// ErrNotFound; ErrConcurrent; callback_replayed; 413 signature_too_large (nothing is
+// written); the tablestore ones.
+func (s *Store) Update(ctx context.Context, groupID string, step esign.Step) (esign.Aggregate, esign.Change, error) {
+	return s.update(ctx, groupID, func(sess *esign.Session, slots []esign.Slot) (esign.Change, []tablestore.Op, error) {
 		ch, x, err := step(sess, slots)
 		if err != nil {
 			return ch, nil, err

@@ -6,27 +6,23 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/kernel"
 )
 
 // Once is the claim protocol of a side effect that must happen once per aggregate and key (an
 // e-mail sent): a row of the aggregate's partition (RowKey: the store's prefix and the key) is
 // inserted before the effect ("sending", with the claim time) and marked done with the change
-// that records it, in one transaction. A second claimant finds the row: done (ErrOnceDone:
-// acknowledge without acting) or held (ErrOnceBusy: try later). A claim older than the lease
-// is taken over (its holder died between claiming and completing), so the effect happens twice
-// only when a holder dies after the effect and before recording it.
+// that records it, in one transaction. A second claimant finds the row: done
+// (kernel.ErrNoticeSent: acknowledge without acting) or held (kernel.ErrNoticeInFlight: try
+// later). A claim older than the lease is taken over (its holder died between claiming and
+// completing), so the effect happens twice only when a holder dies after the effect and
+// before recording it.
 type Once struct {
 	t *tablestore.Store
 }
 
 // Once is the claim protocol over this table's partitions.
 func (t *Table[A]) Once() Once { return Once{t: t.t} }
-
-// Errors of Claim (the stores map them to their own).
-var (
-	ErrOnceDone = &apperr.Error{Kind: apperr.KindConflict, Code: "already_done", Detail: "this was already done"}
-	ErrOnceBusy = &apperr.Error{Kind: apperr.KindUnavailable, Code: "in_flight", Detail: "another worker is doing this now"}
-)
 
 const (
 	onceSending = "sending"
@@ -40,8 +36,9 @@ type Claim struct {
 	etag   string
 }
 
-// Claim takes the row (id, rowKey). Errors: ErrOnceDone; ErrOnceBusy for a claim younger than
-// lease (or one claimed and released over and over meanwhile); the tablestore ones.
+// Claim takes the row (id, rowKey). Errors: kernel.ErrNoticeSent; kernel.ErrNoticeInFlight
+// for a claim younger than lease (or one claimed and released over and over meanwhile); the
+// tablestore ones.
 func (o Once) Claim(ctx context.Context, id, rowKey string, now time.Time, lease time.Duration) (Claim, error) {
 	row := tablestore.Entity{PartitionKey: id, RowKey: rowKey, Props: map[string]any{"state": onceSending, "claimedAtNs": now.UnixNano()}}
 	var prev tablestore.Entity
@@ -58,7 +55,7 @@ func (o Once) Claim(ctx context.Context, id, rowKey string, now time.Time, lease
 			continue // released meanwhile: claim again
 		}
 		if apperr.KindOf(err) == apperr.KindNotFound {
-			return Claim{}, ErrOnceBusy
+			return Claim{}, kernel.ErrNoticeInFlight
 		}
 		if err != nil {
 			return Claim{}, err
@@ -66,15 +63,15 @@ func (o Once) Claim(ctx context.Context, id, rowKey string, now time.Time, lease
 		break
 	}
 	if prev.String("state") == onceDone {
-		return Claim{}, ErrOnceDone
+		return Claim{}, kernel.ErrNoticeSent
 	}
 	if now.Sub(time.Unix(0, prev.Int64("claimedAtNs"))) < lease {
-		return Claim{}, ErrOnceBusy
+		return Claim{}, kernel.ErrNoticeInFlight
 	}
 	row.ETag = prev.ETag
 	etag, err := o.t.Replace(ctx, row)
 	if apperr.KindOf(err) == apperr.KindPrecondition {
-		return Claim{}, ErrOnceBusy
+		return Claim{}, kernel.ErrNoticeInFlight
 	}
 	if err != nil {
 		return Claim{}, err

@@ -136,6 +136,9 @@ func (s *Store) Load(ctx context.Context, id string) (*workflow.Workflow, error)
 	return s.tab.Load(ctx, id)
 }
 
+// The one Update shape of the stores (issue 23).
+var _ kernel.Updater[*workflow.Workflow, func(*workflow.Workflow) (kernel.Change, error)] = (*Store)(nil)
+
 // Update loads the workflow, runs step and writes its change with the kernel's bounded retry
 // (aggstore.MaxAttempts). A step error comes back with nothing written.
 func (s *Store) Update(ctx context.Context, id string, step func(*workflow.Workflow) (kernel.Change, error)) (*workflow.Workflow, kernel.Change, error) {

@@ -54,8 +54,8 @@ func (m *MemStore) Record(_ context.Context, id string, events []kernel.Event) e
 
 // SendNotice runs send once per key: a key sent before is workflow.ErrNoticeSent; a failed
 // send leaves the key unsent.
-func (m *MemStore) SendNotice(_ context.Context, id, key string, _ time.Time, _ time.Duration, send func() ([]kernel.Event, error)) error {
-	if m.Notices[id+"/"+key] {
+func (m *MemStore) SendNotice(_ context.Context, x *workflow.Workflow, key string, _ time.Time, _ time.Duration, send func() ([]kernel.Event, error)) error {
+	if m.Notices[x.ID+"/"+key] {
 		return workflow.ErrNoticeSent
 	}
 	events, err := send()
@@ -65,7 +65,7 @@ func (m *MemStore) SendNotice(_ context.Context, id, key string, _ time.Time, _ 
 	if m.Notices == nil {
 		m.Notices = map[string]bool{}
 	}
-	m.Notices[id+"/"+key] = true
+	m.Notices[x.ID+"/"+key] = true
 	m.keep(events)
 	return nil
 }
