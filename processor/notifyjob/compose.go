@@ -20,6 +20,8 @@ func (j *Job) compose(ctx context.Context, kind notify.Kind, m esign.NotifyMessa
 	switch kind {
 	case notify.KindInvitation:
 		return j.invitation(m, sess, slots, now)
+	case notify.KindSignerReminder:
+		return j.signerReminder(m, sess, slots, now)
 	case notify.KindSignerCompleted:
 		sl, err := slotOf(m, slots)
 		if err != nil {
@@ -75,6 +77,34 @@ func (j *Job) invitation(m esign.NotifyMessage, sess *esign.Session, slots []esi
 	msg, err = notify.InvitationMessage(to, notify.Invitation{
 		SignerName: sl.NamePrefill, DocumentName: sess.Title(), PortalURL: j.portalLink(tok),
 		Requester: sess.RequestedBy, Organization: sess.OrganizationName, Reminder: m.Reminder, Locale: sl.Locale,
+	})
+	return msg, sl.Index, "", err
+}
+
+// signerReminder renders the automatic reminder to a signer who opened their link (no link:
+// they continue on that device). A message for a session no longer live, a slot no longer open
+// or still unopened (its reminder is an invitation with a fresh link) is dropped.
+func (j *Job) signerReminder(m esign.NotifyMessage, sess *esign.Session, slots []esign.Slot, now time.Time) (notify.Message, int, string, error) {
+	var msg notify.Message
+	sl, err := slotOf(m, slots)
+	if err != nil {
+		return msg, 0, "", err
+	}
+	switch {
+	case !sess.State.Live() || sess.Expired(now):
+		return msg, 0, "the session is no longer live", nil
+	case !sl.State.Open() || sl.State == esign.SlotPending:
+		return msg, 0, "the slot is " + string(sl.State), nil
+	case sl.EmailEnc == "":
+		return msg, 0, "the signer's address was erased", nil
+	}
+	to, err := j.decrypt(sl.EmailEnc, sess.GroupID, "slot", strconv.Itoa(sl.Index))
+	if err != nil {
+		return msg, 0, "", err
+	}
+	msg, err = notify.SignerReminderMessage(to, notify.Invitation{
+		SignerName: sl.NamePrefill, DocumentName: sess.Title(), Requester: sess.RequestedBy,
+		Organization: sess.OrganizationName, Locale: sl.Locale,
 	})
 	return msg, sl.Index, "", err
 }
