@@ -2,9 +2,6 @@ package reminders
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"net/url"
 	"regexp"
@@ -14,7 +11,7 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/processor/notifyjob"
-	"github.com/esign-svc/esign/shared/azure/azconn"
+	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
@@ -22,99 +19,62 @@ import (
 	"github.com/esign-svc/esign/shared/notify/outbox"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/tokens"
+	"github.com/google/uuid"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
 
-// env is one test's session store, outbox, notification job, the reminder job and the portal's
-// activation use case, on a clock the test moves.
+// env is one test's apptest environment (stores, outbox, keys, clock), the notification job,
+// the reminder job and the portal's activation use case.
 type env struct {
+	*apptest.Env
 	sessions *sessionstore.Store
 	box      *outbox.Outbox
-	cipher   *pii.Cipher
-	codec    *tokens.Codec
 	portal   *esign.Sessions
 	job      *Job
 	start    time.Time
-	now      time.Time
-}
-
-func randHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-func randKey() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return base64.StdEncoding.EncodeToString(b)
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	ctx := context.Background()
-	acct, err := azconn.New(azconn.Config{ConnectionString: azuritetest.Shared(t).ConnectionString()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	suffix := randHex(5)
-	e := &env{start: time.Now().UTC().Truncate(time.Hour).Add(5 * time.Minute)}
-	e.now = e.start
-	clock := func() time.Time { return e.now }
-	if e.sessions, err = sessionstore.New(acct, "sess"+suffix, "idx"+suffix); err != nil {
-		t.Fatal(err)
-	}
-	if e.box, err = outbox.New(acct, "outbox"+suffix); err != nil {
-		t.Fatal(err)
-	}
-	for _, ensure := range []func(context.Context) error{e.sessions.Ensure, e.box.Ensure} {
-		if err := ensure(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ring, err := tokens.ParseKeyRing("k1:" + randKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e.cipher, err = pii.ParseCipher("e1:" + randKey()); err != nil {
-		t.Fatal(err)
-	}
-	e.codec = tokens.NewCodec(ring)
+	a := apptest.New(t)
+	// a few minutes into an hour, so that the hourly reminders fall in the hours after it
+	a.Clock.Set(a.Now().Truncate(time.Hour).Add(5 * time.Minute))
+	e := &env{Env: a, sessions: a.Sessions(), box: a.Outbox(), start: a.Now()}
 	jobs := &esign.SessionJobs{Store: e.sessions, Reminders: e.sessions.Reminders()}
-	notifier, err := notifyjob.New(notifyjob.Deps{Sessions: jobs, Tokens: e.codec, Cipher: e.cipher, Email: e.box,
-		PortalURL: "https://portal.example.test", Now: clock})
+	notifier, err := notifyjob.New(notifyjob.Deps{Sessions: jobs, Tokens: a.Tokens, Cipher: a.Cipher, Email: e.box,
+		PortalURL: "https://portal.example.test", Now: a.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.job, err = New(Deps{Sessions: jobs, Notify: notifier.Notify, MessageID: notifyjob.MessageID, Now: clock}); err != nil {
+	if e.job, err = New(Deps{Sessions: jobs, Notify: notifier.Notify, MessageID: notifyjob.MessageID, Now: a.Now}); err != nil {
 		t.Fatal(err)
 	}
-	e.portal = &esign.Sessions{Store: e.sessions, Now: clock}
+	e.portal = &esign.Sessions{Store: e.sessions, Now: a.Now}
 	return e
 }
 
-// session creates a live parallel session of n signers at e.now through the store, as the
+// session creates a live parallel session of n signers at the clock's time through the store, as the
 // dispatcher does, with reminders after 1 h, then every 1 h, at most 2, expiring after expires.
 func (e *env) session(t *testing.T, n int, expires time.Duration) (*esign.Session, []esign.Slot) {
 	t.Helper()
-	g := randHex(16)
+	g := strings.ReplaceAll(uuid.NewString(), "-", "")
 	s := &esign.Session{GroupID: g, TenantID: "t1", CorrelationID: "C-" + g, DocumentID: "Contract 7", DocType: "contract",
 		PDFBlobPath: "documents/a.pdf", PDFHash: "sha256:00", SigningMode: esign.ModeParallel, State: esign.SessionPending,
-		CreatedAt: e.now, ExpiresAt: e.now.Add(expires), Reminders: &esign.ReminderPolicy{FirstAfterHours: 1, EveryHours: 1, Max: 2}}
+		CreatedAt: e.Now(), ExpiresAt: e.Now().Add(expires), Reminders: &esign.ReminderPolicy{FirstAfterHours: 1, EveryHours: 1, Max: 2}}
 	slots := make([]esign.Slot, n)
 	for i := range slots {
-		enc, err := e.cipher.EncryptString("signer"+strconv.Itoa(i)+"@example.com", pii.AAD(g, "slot", strconv.Itoa(i)))
+		enc, err := e.Cipher.EncryptString("signer"+strconv.Itoa(i)+"@example.com", pii.AAD(g, "slot", strconv.Itoa(i)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		slots[i] = esign.Slot{Index: i, SessionID: randHex(16), Role: "r", EmailHash: "h", EmailEnc: enc,
-			Condition: esign.Required, OTPChannel: esign.OTPNone, LinkJTI: randHex(16), Locale: "de"}
+		slots[i] = esign.Slot{Index: i, SessionID: uuid.NewString(), Role: "r", EmailHash: "h", EmailEnc: enc,
+			Condition: esign.Required, OTPChannel: esign.OTPNone, LinkJTI: uuid.NewString(), Locale: "de"}
 	}
 	slots[n-1].Condition = esign.Optional
-	ch := esign.Start(s, slots, e.now)
+	ch := esign.Start(s, slots, e.Now())
 	ch.By(esign.Actor{Kind: "initiator", ID: "oid"})
-	if err := e.sessions.Create(context.Background(), s, slots, ch, e.now); err != nil {
+	if err := e.sessions.Create(context.Background(), s, slots, ch, e.Now()); err != nil {
 		t.Fatal(err)
 	}
 	return s, slots
@@ -123,11 +83,11 @@ func (e *env) session(t *testing.T, n int, expires time.Duration) (*esign.Sessio
 // link is the slot token the portal link carries, as issued for the slot's link id.
 func (e *env) link(t *testing.T, s *esign.Session, sl esign.Slot) tokens.Slot {
 	t.Helper()
-	tok, _, err := e.codec.IssueSlot(tokens.Slot{GroupID: s.GroupID, SlotIndex: sl.Index, ID: sl.LinkJTI, ExpiresAt: s.ExpiresAt})
+	tok, _, err := e.Tokens.IssueSlot(tokens.Slot{GroupID: s.GroupID, SlotIndex: sl.Index, ID: sl.LinkJTI, ExpiresAt: s.ExpiresAt})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := e.codec.VerifySlot(tok)
+	c, err := e.Tokens.VerifySlot(tok)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +123,7 @@ func (e *env) tokenIn(t *testing.T, r outbox.Row) tokens.Slot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := e.codec.VerifySlot(raw)
+	c, err := e.Tokens.VerifySlot(raw)
 	if err != nil {
 		t.Fatalf("the reminder's link does not verify: %v", err)
 	}
@@ -172,7 +132,7 @@ func (e *env) tokenIn(t *testing.T, r outbox.Row) tokens.Slot {
 
 func (e *env) run(t *testing.T, at time.Duration, wantSent int) {
 	t.Helper()
-	e.now = e.start.Add(at)
+	e.Clock.Set(e.start.Add(at))
 	r, err := e.job.Run(context.Background())
 	if err != nil {
 		t.Fatalf("run at +%s: %v", at, err)
@@ -219,7 +179,7 @@ func TestRemindersOnAMovedClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, _, _, err := e.sessions.Change(ctx, s.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
-		return sign(s, slots, 2, e.now)
+		return sign(s, slots, 2, e.Now())
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +258,7 @@ func TestNoReminderAfterExpiryOrCompletion(t *testing.T) {
 	short, _ := e.session(t, 2, 90*time.Minute)
 	done, _ := e.session(t, 2, 24*time.Hour)
 	if _, _, _, err := e.sessions.Change(ctx, done.GroupID, func(s *esign.Session, slots []esign.Slot) (esign.Change, esign.Extras, error) {
-		return sign(s, slots, 0, e.now)
+		return sign(s, slots, 0, e.Now())
 	}); err != nil {
 		t.Fatal(err)
 	}
