@@ -182,27 +182,12 @@ func (u *SessionJobs) RunReminders(ctx context.Context, now time.Time, limit int
 		if CheckLive(sess, now) != nil {
 			return 0, nil
 		}
-		n := 0
+		var owed []NotifyMessage
 		for i := range slots {
-			sl := &slots[i]
-			if sl.Reminders == 0 || !sl.State.Open() {
-				continue
-			}
-			m := ReminderMessage(sess, sl)
-			sent, err := u.Store.NotificationSent(ctx, groupID, messageID(m))
-			if err != nil {
-				return n, err
-			}
-			if sent {
-				continue
-			}
-			n++
-			if err := send(ctx, m); errors.Is(err, ErrInFlight) {
-				return n, kernel.ErrCheckAgain
-			} else if err != nil {
-				return n, err
+			if slots[i].Reminders > 0 && slots[i].State.Open() {
+				owed = append(owed, ReminderMessage(sess, &slots[i]))
 			}
 		}
-		return n, nil
+		return u.sendUnsent(ctx, groupID, owed, messageID, send)
 	})
 }
