@@ -7,10 +7,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/esign-svc/esign/processor/notifyjob"
+	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/esign"
@@ -33,6 +35,17 @@ type env struct {
 	portal   *esign.Sessions
 	job      *Job
 	start    time.Time
+	failing  atomic.Bool // the e-mail provider is down (a retryable failure)
+}
+
+// flaky is the outbox, or a retryable failure while the test says the provider is down.
+type flaky struct{ e *env }
+
+func (f flaky) Send(ctx context.Context, m notify.Message) error {
+	if f.e.failing.Load() {
+		return apperr.New(apperr.KindUnavailable, "provider_down", "the provider is down")
+	}
+	return f.e.box.Send(ctx, m)
 }
 
 func newEnv(t *testing.T) *env {
@@ -42,7 +55,7 @@ func newEnv(t *testing.T) *env {
 	a.Clock.Set(a.Now().Truncate(time.Hour).Add(5 * time.Minute))
 	e := &env{Env: a, sessions: a.Sessions(), box: a.Outbox(), start: a.Now()}
 	jobs := &esign.SessionJobs{Store: e.sessions, Reminders: e.sessions.Reminders()}
-	notifier, err := notifyjob.New(notifyjob.Deps{Sessions: jobs, Tokens: a.Tokens, Cipher: a.Cipher, Email: e.box,
+	notifier, err := notifyjob.New(notifyjob.Deps{Sessions: jobs, Tokens: a.Tokens, Cipher: a.Cipher, Email: flaky{e},
 		PortalURL: "https://portal.example.test", Now: a.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -270,5 +283,39 @@ func TestNoReminderAfterExpiryOrCompletion(t *testing.T) {
 	e.run(t, 5*time.Hour, 0)
 	if got := e.load(t, short.GroupID); got[0].Reminders != 1 || got[1].Reminders != 1 {
 		t.Fatalf("reminders %d %d, want 1 1 (none after expiry)", got[0].Reminders, got[1].Reminders)
+	}
+}
+
+// TestFailedReminderIsSentOnTheNextRun: the provider is down when the first reminder is due;
+// the reminder is recorded (once) and its e-mail goes out on the next run, once, without a
+// second reminder being recorded before its time.
+func TestFailedReminderIsSentOnTheNextRun(t *testing.T) {
+	t.Parallel()
+	ctx, e := context.Background(), newEnv(t)
+	s, _ := e.session(t, 1, 24*time.Hour)
+	e.failing.Store(true)
+	e.Clock.Set(e.start.Add(time.Hour))
+	if _, err := e.job.Run(ctx); err == nil {
+		t.Fatal("a run whose e-mail failed answered no error")
+	}
+	if got := e.load(t, s.GroupID); got[0].Reminders != 1 {
+		t.Fatalf("%d reminders recorded, want 1", got[0].Reminders)
+	}
+	if n := len(e.mails(t, notify.KindInvitation, "signer0@example.com")); n != 0 {
+		t.Fatalf("%d reminders sent while the provider is down", n)
+	}
+	e.failing.Store(false)
+	e.run(t, time.Hour+10*time.Minute, 1)
+	e.run(t, time.Hour+20*time.Minute, 0)
+	if got := e.load(t, s.GroupID); got[0].Reminders != 1 {
+		t.Fatalf("%d reminders recorded after the retry, want 1", got[0].Reminders)
+	}
+	sent := e.mails(t, notify.KindInvitation, "signer0@example.com")
+	if len(sent) != 1 {
+		t.Fatalf("%d reminders sent, want 1", len(sent))
+	}
+	c := e.tokenIn(t, sent[0])
+	if _, _, err := e.portal.Activate(ctx, c, esign.Device{}); err != nil {
+		t.Fatalf("the retried reminder's link does not open the portal: %v", err)
 	}
 }
