@@ -7,12 +7,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/esign-svc/esign/processor/notifyjob"
-	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/esign"
@@ -35,17 +33,7 @@ type env struct {
 	portal   *esign.Sessions
 	job      *Job
 	start    time.Time
-	failing  atomic.Bool // the e-mail provider is down (a retryable failure)
-}
-
-// flaky is the outbox, or a retryable failure while the test says the provider is down.
-type flaky struct{ e *env }
-
-func (f flaky) Send(ctx context.Context, m notify.Message) error {
-	if f.e.failing.Load() {
-		return apperr.New(apperr.KindUnavailable, "provider_down", "the provider is down")
-	}
-	return f.e.box.Send(ctx, m)
+	email    *apptest.Flaky // the outbox, or a provider that is down
 }
 
 func newEnv(t *testing.T) *env {
@@ -54,8 +42,9 @@ func newEnv(t *testing.T) *env {
 	// a few minutes into an hour, so that the hourly reminders fall in the hours after it
 	a.Clock.Set(a.Now().Truncate(time.Hour).Add(5 * time.Minute))
 	e := &env{Env: a, sessions: a.Sessions(), box: a.Outbox(), start: a.Now()}
+	e.email = &apptest.Flaky{To: e.box}
 	jobs := &esign.SessionJobs{Store: e.sessions, Reminders: e.sessions.Reminders()}
-	notifier, err := notifyjob.New(notifyjob.Deps{Sessions: jobs, Tokens: a.Tokens, Cipher: a.Cipher, Email: flaky{e},
+	notifier, err := notifyjob.New(notifyjob.Deps{Sessions: jobs, Tokens: a.Tokens, Cipher: a.Cipher, Email: e.email,
 		PortalURL: "https://portal.example.test", Now: a.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -293,7 +282,7 @@ func TestFailedReminderIsSentOnTheNextRun(t *testing.T) {
 	t.Parallel()
 	ctx, e := context.Background(), newEnv(t)
 	s, _ := e.session(t, 1, 24*time.Hour)
-	e.failing.Store(true)
+	e.email.Down.Store(true)
 	e.Clock.Set(e.start.Add(time.Hour))
 	if _, err := e.job.Run(ctx); err == nil {
 		t.Fatal("a run whose e-mail failed answered no error")
@@ -304,7 +293,7 @@ func TestFailedReminderIsSentOnTheNextRun(t *testing.T) {
 	if n := len(e.mails(t, notify.KindInvitation, "signer0@example.com")); n != 0 {
 		t.Fatalf("%d reminders sent while the provider is down", n)
 	}
-	e.failing.Store(false)
+	e.email.Down.Store(false)
 	e.run(t, time.Hour+10*time.Minute, 1)
 	e.run(t, time.Hour+20*time.Minute, 0)
 	if got := e.load(t, s.GroupID); got[0].Reminders != 1 {
