@@ -9,13 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/esign-svc/esign/processor/deliveryupload"
 	"github.com/esign-svc/esign/processor/notifyjob"
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
@@ -45,7 +45,7 @@ type env struct {
 	job        *Job
 	start      time.Time
 	now        time.Time
-	email      *apptest.Flaky // the outbox, or a provider that is down
+	failing    atomic.Bool // the e-mail provider is down (a retryable failure)
 }
 
 func randHex(n int) string {
@@ -58,6 +58,16 @@ func randKey() string {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	return base64.StdEncoding.EncodeToString(b)
+}
+
+// flaky is the outbox, or a retryable failure while the test says the provider is down.
+type flaky struct{ e *env }
+
+func (f flaky) Send(ctx context.Context, m notify.Message) error {
+	if f.e.failing.Load() {
+		return apperr.New(apperr.KindUnavailable, "provider_down", "the provider is down")
+	}
+	return f.e.box.Send(ctx, m)
 }
 
 func newEnv(t *testing.T) *env {
@@ -80,7 +90,6 @@ func newEnv(t *testing.T) *env {
 	if e.box, err = outbox.New(acct, "outbox"+suffix); err != nil {
 		t.Fatal(err)
 	}
-	e.email = &apptest.Flaky{To: e.box}
 	for _, ensure := range []func(context.Context) error{e.sessions.Ensure, e.deliveries.Ensure, e.box.Ensure} {
 		if err := ensure(ctx); err != nil {
 			t.Fatal(err)
@@ -94,12 +103,12 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	codec := tokens.NewCodec(ring)
-	if e.notifier, err = notifyjob.New(notifyjob.Deps{Sessions: &esign.SessionJobs{Store: e.sessions}, Tokens: codec, Cipher: e.cipher, Email: e.email,
+	if e.notifier, err = notifyjob.New(notifyjob.Deps{Sessions: &esign.SessionJobs{Store: e.sessions}, Tokens: codec, Cipher: e.cipher, Email: flaky{e},
 		PortalURL: "https://portal.example.test", Now: clock}); err != nil {
 		t.Fatal(err)
 	}
 	if e.inviter, err = deliveryupload.New(deliveryupload.Deps{Deliveries: &delivery.Deliveries{Store: e.deliveries, Now: clock}, Blobs: blobstore.New(acct), Tokens: codec,
-		Cipher: e.cipher, Email: e.email, PortalURL: "https://portal.example.test", Now: clock}); err != nil {
+		Cipher: e.cipher, Email: flaky{e}, PortalURL: "https://portal.example.test", Now: clock}); err != nil {
 		t.Fatal(err)
 	}
 	if e.job, err = New(Deps{Sessions: &esign.SessionJobs{Store: e.sessions, InviteChecks: e.sessions.InviteChecks()},
@@ -297,7 +306,7 @@ func TestFailedSendKeepsTheCheck(t *testing.T) {
 	e := newEnv(t)
 	e.session(t, 1)
 	e.delivery(t)
-	e.email.Down.Store(true)
+	e.failing.Store(true)
 	e.now = e.start.Add(aggstore.DefaultCheckAfter)
 	r, err := e.job.Run(context.Background())
 	if err == nil || r.Checked != 0 || r.Sent != 2 {
@@ -307,7 +316,7 @@ func TestFailedSendKeepsTheCheck(t *testing.T) {
 	if !errors.As(err, &unavailable) || unavailable.Code != "provider_down" {
 		t.Fatalf("error %v", err)
 	}
-	e.email.Down.Store(false)
+	e.failing.Store(false)
 	e.run(t, aggstore.DefaultCheckAfter+5*time.Minute, 2)
 	if got := e.mail(t, notify.KindInvitation) + e.mail(t, deliveryupload.KindInvitation); got != 2 {
 		t.Fatalf("%d invitations after the provider came back, want 2", got)
