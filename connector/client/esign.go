@@ -33,6 +33,17 @@ type CreateSessionRequest struct {
 	RequestedByEmail     string   `json:"requestedByEmail,omitempty"`
 	OrganizationName     string   `json:"organizationName,omitempty"`
 	SendPerSignerNotices bool     `json:"sendPerSignerNotices,omitempty"`
+
+	// Reminders asks for automatic reminders (DESIGN 17); nil: none.
+	Reminders *Reminders `json:"reminders,omitempty"`
+}
+
+// Reminders is a session's reminders block: the first reminder FirstAfterHours after a signer's
+// invitation, then every EveryHours, at most Max (1 to 10).
+type Reminders struct {
+	FirstAfterHours int `json:"firstAfterHours"`
+	EveryHours      int `json:"everyHours"`
+	Max             int `json:"max"`
 }
 
 // CreatedSlot is a slot of a created session with the signer's single-use portal link.
@@ -64,6 +75,9 @@ type SlotStatus struct {
 	Invited             bool              `json:"invited"`
 	Timeline            map[string]string `json:"timeline"`
 	SignerName          string            `json:"signerName,omitempty"`
+
+	Reminders      int    `json:"reminders"` // automatic reminders sent so far
+	LastRemindedAt string `json:"lastRemindedAt,omitempty"`
 }
 
 // SessionEvent is one row of a session's audit timeline.

@@ -21,6 +21,11 @@ type slotStatus struct {
 	Invited             bool              `json:"invited"`
 	Timeline            map[string]string `json:"timeline"` // state -> RFC 3339 with nanoseconds
 	SignerName          string            `json:"signerName,omitempty"`
+
+	// Reminders counts the automatic reminders sent so far (DESIGN 17); LastRemindedAt is the
+	// latest one's time.
+	Reminders      int    `json:"reminders"`
+	LastRemindedAt string `json:"lastRemindedAt,omitempty"`
 }
 
 type eventStatus struct {
@@ -49,6 +54,9 @@ type statusResponse struct {
 	ManifestSource     string        `json:"manifestSource"`
 	Slots              []slotStatus  `json:"slots"`
 	Events             []eventStatus `json:"events"`
+
+	// Reminders is the session's reminders block (absent: none).
+	Reminders *esign.ReminderPolicy `json:"reminders,omitempty"`
 }
 
 // status is GET /api/esign/session/{correlationId}/status: the tenant's latest session for the
@@ -93,13 +101,14 @@ func statusOf(st esign.SessionStatus) statusResponse {
 		PDFBlobPath: s.PDFBlobPath, PDFHash: s.PDFHash, SigningMode: string(s.SigningMode), State: string(st.State),
 		CancelReason: string(s.CancelReason), CreatedAt: ts(s.CreatedAt), ExpiresAt: ts(s.ExpiresAt), CompletedAt: ts(s.CompletedAt),
 		SignedDocumentPath: s.SignedPath, CertificatePath: s.CertificatePath, EvidencePath: s.EvidencePath,
-		SealError: s.SealError, ManifestSource: s.ManifestSource,
+		SealError: s.SealError, ManifestSource: s.ManifestSource, Reminders: s.Reminders,
 	}
 	for i := range st.Slots {
 		sl := &st.Slots[i]
 		ss := slotStatus{SlotIndex: sl.Index, SessionID: sl.SessionID, Role: sl.Role, Email: st.Emails[i], NamePrefill: sl.NamePrefill,
 			CompletionCondition: string(sl.Condition), OTPChannel: string(sl.OTPChannel), State: string(sl.State),
-			Invited: sl.Invited, Timeline: map[string]string{}, SignerName: sl.SignerName}
+			Invited: sl.Invited, Timeline: map[string]string{}, SignerName: sl.SignerName,
+			Reminders: sl.Reminders, LastRemindedAt: ts(sl.RemindedAt)}
 		for state, at := range sl.Timeline {
 			ss.Timeline[string(state)] = ts(at)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/esign-svc/esign/processor/licenceusage"
 	"github.com/esign-svc/esign/processor/notifyjob"
 	"github.com/esign-svc/esign/processor/portalpurge"
+	"github.com/esign-svc/esign/processor/reminders"
 	"github.com/esign-svc/esign/processor/seal"
 	"github.com/esign-svc/esign/processor/signeddelivery"
 	"github.com/esign-svc/esign/processor/workflowcallback"
@@ -227,7 +228,7 @@ func Functions(d *Deps) ([]Function, error) {
 	meter := licensing.Meter{On: d.Licensing != nil, Now: d.Now}
 	creator := &delivery.Creator{Store: d.Deliveries, Docs: blobs, CheckTarget: graph.DeliveryTargets(d.Graph),
 		Tokens: d.Tokens, Hasher: d.Config.EmailHasher, Cipher: d.Config.PIICipher, PortalURL: d.Config.PortalURL, Now: d.Now}
-	jobs := &esign.SessionJobs{Store: d.Sessions, InviteChecks: d.Sessions.InviteChecks()} // the session jobs' use cases
+	jobs := &esign.SessionJobs{Store: d.Sessions, InviteChecks: d.Sessions.InviteChecks(), Reminders: d.Sessions.Reminders()} // the session jobs' use cases
 	// the invitation reconciler drives the notification and invitation jobs' own steps
 	notifier, err := notifyjob.New(notifyjob.Deps{Sessions: jobs, Tokens: d.Tokens, Cipher: d.Config.PIICipher,
 		Email: d.Providers.Email, PortalURL: d.Config.PortalURL, Now: d.Now})
@@ -251,6 +252,7 @@ func Functions(d *Deps) ([]Function, error) {
 	t.add(invitecheck.New(invitecheck.Deps{Sessions: jobs,
 		Deliveries: &delivery.InviteChecks{Schedule: d.Deliveries.InviteChecks(), Store: d.Deliveries}, Notify: notifier.Notify,
 		MessageID: notifyjob.MessageID, Invite: deliveries.Invite, Now: d.Now}))
+	t.add(reminders.New(reminders.Deps{Sessions: jobs, Notify: notifier.Notify, MessageID: notifyjob.MessageID, Now: d.Now}))
 	t.add(seal.New(seal.Deps{Sessions: jobs, Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Level: d.Config.Seal.Level,
 		StuckAfter: d.Config.Seal.StuckAfter, LockTTL: d.Config.Seal.LockTTL, EngineVersion: version.Engine, Now: d.Now, Meter: meter}))
 	t.add(portalpurge.New(purge))

@@ -20,6 +20,8 @@ func (j *Job) compose(ctx context.Context, kind notify.Kind, m esign.NotifyMessa
 	switch kind {
 	case notify.KindInvitation:
 		return j.invitation(m, sess, slots, now)
+	case notify.KindSignerReminder:
+		return j.signerReminder(m, sess, slots, now)
 	case notify.KindSignerCompleted:
 		sl, err := slotOf(m, slots)
 		if err != nil {
@@ -48,21 +50,14 @@ func (j *Job) compose(ctx context.Context, kind notify.Kind, m esign.NotifyMessa
 // no longer live, a slot no longer open, or a link that was used or replaced is dropped.
 func (j *Job) invitation(m esign.NotifyMessage, sess *esign.Session, slots []esign.Slot, now time.Time) (notify.Message, int, string, error) {
 	var msg notify.Message
-	sl, err := slotOf(m, slots)
-	if err != nil {
-		return msg, 0, "", err
-	}
+	sl, skip, err := openSignerSlot(m, sess, slots, now)
 	switch {
-	case !sess.State.Live() || sess.Expired(now):
-		return msg, 0, "the session is no longer live", nil
-	case !sl.State.Open():
-		return msg, 0, "the slot is " + string(sl.State), nil
+	case err != nil || skip != "":
+		return msg, 0, skip, err
 	case m.LinkJTI == "" || sl.LinkJTI == "" || !pii.Equal(m.LinkJTI, sl.LinkJTI):
 		return msg, 0, "the message's link is not the slot's current link", nil
 	case sl.LinkUsed:
 		return msg, 0, "the link was already used", nil
-	case sl.EmailEnc == "":
-		return msg, 0, "the signer's address was erased", nil
 	}
 	tok, _, err := j.d.Tokens.IssueSlot(tokens.Slot{GroupID: sess.GroupID, SlotIndex: sl.Index, ID: sl.LinkJTI, ExpiresAt: sess.ExpiresAt})
 	if err != nil {
@@ -75,6 +70,46 @@ func (j *Job) invitation(m esign.NotifyMessage, sess *esign.Session, slots []esi
 	msg, err = notify.InvitationMessage(to, notify.Invitation{
 		SignerName: sl.NamePrefill, DocumentName: sess.Title(), PortalURL: j.portalLink(tok),
 		Requester: sess.RequestedBy, Organization: sess.OrganizationName, Reminder: m.Reminder, Locale: sl.Locale,
+	})
+	return msg, sl.Index, "", err
+}
+
+// openSignerSlot is the slot a message to a signer is for, or a reason not to send it: the
+// session is no longer live, the slot no longer open, or the signer's address erased.
+func openSignerSlot(m esign.NotifyMessage, sess *esign.Session, slots []esign.Slot, now time.Time) (*esign.Slot, string, error) {
+	sl, err := slotOf(m, slots)
+	switch {
+	case err != nil:
+		return nil, "", err
+	case !sess.State.Live() || sess.Expired(now):
+		return nil, "the session is no longer live", nil
+	case !sl.State.Open():
+		return nil, "the slot is " + string(sl.State), nil
+	case sl.EmailEnc == "":
+		return nil, "the signer's address was erased", nil
+	}
+	return sl, "", nil
+}
+
+// signerReminder renders the automatic reminder to a signer who opened their link (no link:
+// they continue on that device). A message for a session no longer live, a slot no longer open
+// or still unopened (its reminder is an invitation with a fresh link) is dropped.
+func (j *Job) signerReminder(m esign.NotifyMessage, sess *esign.Session, slots []esign.Slot, now time.Time) (notify.Message, int, string, error) {
+	var msg notify.Message
+	sl, skip, err := openSignerSlot(m, sess, slots, now)
+	switch {
+	case err != nil || skip != "":
+		return msg, 0, skip, err
+	case sl.State == esign.SlotPending:
+		return msg, 0, "the slot is " + string(sl.State), nil
+	}
+	to, err := j.decrypt(sl.EmailEnc, sess.GroupID, "slot", strconv.Itoa(sl.Index))
+	if err != nil {
+		return msg, 0, "", err
+	}
+	msg, err = notify.SignerReminderMessage(to, notify.Invitation{
+		SignerName: sl.NamePrefill, DocumentName: sess.Title(), Requester: sess.RequestedBy,
+		Organization: sess.OrganizationName, Locale: sl.Locale,
 	})
 	return msg, sl.Index, "", err
 }

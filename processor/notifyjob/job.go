@@ -203,7 +203,7 @@ func (j *Job) recordFailure(ctx context.Context, m esign.NotifyMessage, slots []
 // notices (the recipient is not the slot's signer) and unknown slots.
 func eventSlotOf(m esign.NotifyMessage, slots []esign.Slot) int {
 	k := notify.Kind(m.Kind)
-	if k != notify.KindInvitation && k != notify.KindSignerCompleted {
+	if k != notify.KindInvitation && k != notify.KindSignerCompleted && k != notify.KindSignerReminder {
 		return -1
 	}
 	for _, sl := range slots {
@@ -215,9 +215,14 @@ func eventSlotOf(m esign.NotifyMessage, slots []esign.Slot) int {
 }
 
 // MessageID identifies a notification for the claim row and the provider's dedupe id: a hash of
-// kind, groupId, slot, link id and the reminder mark (no personal data).
+// kind, groupId, slot, link id and the reminder mark, and an automatic reminder's number when it
+// has one (no personal data; the ids of messages without one are as before).
 func MessageID(m esign.NotifyMessage) string {
-	h := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%d\x00%s\x00%t", m.Kind, m.GroupID, m.Slot, m.LinkJTI, m.Reminder))
+	b := fmt.Appendf(nil, "%s\x00%s\x00%d\x00%s\x00%t", m.Kind, m.GroupID, m.Slot, m.LinkJTI, m.Reminder)
+	if m.Round > 0 {
+		b = fmt.Appendf(b, "\x00%d", m.Round)
+	}
+	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:16])
 }
 

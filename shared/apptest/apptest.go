@@ -16,9 +16,11 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
@@ -31,6 +33,7 @@ import (
 	documentstoretest "github.com/esign-svc/esign/shared/document/documentstore/storetest"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	sessionstoretest "github.com/esign-svc/esign/shared/esign/sessionstore/storetest"
+	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/outbox"
 	outboxtest "github.com/esign-svc/esign/shared/notify/outbox/storetest"
 	"github.com/esign-svc/esign/shared/pii"
@@ -197,4 +200,19 @@ func (e *Env) Outbox() *outbox.Outbox {
 		e.outbox = outboxtest.New(e.tb)
 	}
 	return e.outbox
+}
+
+// Flaky is an e-mail sender for the jobs' tests: it sends through To, or answers a retryable
+// failure (the provider is down) while Down is set.
+type Flaky struct {
+	To   notify.Sender
+	Down atomic.Bool
+}
+
+// Send sends m through To unless the provider is down.
+func (f *Flaky) Send(ctx context.Context, m notify.Message) error {
+	if f.Down.Load() {
+		return apperr.New(apperr.KindUnavailable, "provider_down", "the provider is down")
+	}
+	return f.To.Send(ctx, m)
 }

@@ -102,7 +102,7 @@ func (c *Creator) Create(ctx context.Context, tenant string, actor Actor, req Cr
 		SigningMode: req.SigningMode, State: SessionPending, CreatedAt: now,
 		ExpiresAt:   now.Add(time.Duration(*req.ExpiresInMinutes) * time.Minute),
 		RequestedBy: req.RequestedBy, OrganizationName: req.OrganizationName, SendPerSignerNotices: *req.SendPerSignerNotices,
-		ConsentVersion: ConsentVersion, Manifest: manifest, ManifestSource: source,
+		ConsentVersion: ConsentVersion, Manifest: manifest, ManifestSource: source, Reminders: req.Reminders,
 	}
 	if req.RequestedByEmail != "" {
 		if s.RequestedByEmailEnc, err = c.Cipher.EncryptString(req.RequestedByEmail, pii.AAD(s.GroupID, "requestedBy")); err != nil {

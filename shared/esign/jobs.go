@@ -81,6 +81,9 @@ type SessionJobs struct {
 	// InviteChecks is the sessions' invitation-check schedule (sessionstore.InviteChecks);
 	// only CheckInvitations reads it.
 	InviteChecks kernel.DueChecks
+	// Reminders is the sessions' reminder schedule (sessionstore.Reminders); only
+	// RunReminders reads it.
+	Reminders ReminderSchedule
 }
 
 // own loads tenant's session groupID. Errors: ErrSessionNotFound; ErrWrongTenant; the

@@ -29,22 +29,29 @@ func (u *SessionJobs) CheckInvitations(ctx context.Context, now time.Time, limit
 		if err != nil {
 			return 0, err
 		}
-		n := 0
-		for _, m := range OwedInvitations(sess, slots, now) {
-			sent, err := u.Store.NoticeSent(ctx, groupID, messageID(m))
-			if err != nil {
-				return n, err
-			}
-			if sent {
-				continue
-			}
-			n++
-			if err := send(ctx, m); errors.Is(err, ErrInFlight) {
-				return n, kernel.ErrCheckAgain
-			} else if err != nil {
-				return n, err
-			}
-		}
-		return n, nil
+		return u.sendUnsent(ctx, groupID, OwedInvitations(sess, slots, now), messageID, send)
 	})
+}
+
+// sendUnsent sends each of the session's notifications ms whose claim (messageID) is not marked
+// sent, through send; it answers how many it handed to send. A send that answers ErrInFlight
+// (being sent elsewhere right now) is kernel.ErrCheckAgain; any other error stops it.
+func (u *SessionJobs) sendUnsent(ctx context.Context, groupID string, ms []NotifyMessage, messageID func(NotifyMessage) string, send func(context.Context, NotifyMessage) error) (int, error) {
+	n := 0
+	for _, m := range ms {
+		sent, err := u.Store.NoticeSent(ctx, groupID, messageID(m))
+		if err != nil {
+			return n, err
+		}
+		if sent {
+			continue
+		}
+		n++
+		if err := send(ctx, m); errors.Is(err, ErrInFlight) {
+			return n, kernel.ErrCheckAgain
+		} else if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }

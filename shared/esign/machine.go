@@ -18,6 +18,7 @@ const (
 	EvSlotDeclined      = "slot.declined"
 	EvSlotExpired       = "slot.expired"
 	EvSlotReinvited     = "slot.reinvited"
+	EvSlotReminded      = "slot.reminded"
 	EvSessionInProgress = "session.in_progress"
 	EvSessionSealing    = "session.sealing"
 	EvSessionCompleted  = "session.completed"
@@ -123,6 +124,9 @@ func firstInvites(s *Session, slots []Slot) []int {
 
 func invite(c *Change, slots []Slot, i int, now time.Time) {
 	slots[i].Invited = true
+	if slots[i].InvitedAt.IsZero() {
+		slots[i].InvitedAt = now
+	}
 	c.Touch(i)
 	c.Record(EvSlotInvited, i, now, map[string]any{"emailHash": slots[i].EmailHash, "role": slots[i].Role})
 	c.Effects = append(c.Effects, Effect{Kind: EffectInvite, Slot: i})

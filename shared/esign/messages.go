@@ -41,8 +41,11 @@ type NotifyMessage struct {
 	// LinkJTI pins an invitation to the link it was queued for: a message for a link that a
 	// resend has since replaced is dropped (the resend queued its own).
 	LinkJTI string `json:"linkJti,omitempty"`
-	// Reminder marks a resend-invite.
+	// Reminder marks a resend-invite or an automatic reminder.
 	Reminder bool `json:"reminder,omitempty"`
+	// Round is the number of an automatic reminder without a link (ReminderNotice), so that
+	// each goes out once.
+	Round int `json:"round,omitempty"`
 	// Targets, when present, make one message of a change's notifications of this kind: one
 	// target per slot (with its link id), instead of Slot and LinkJTI. The processor sends each
 	// target as its own notification (its own claim and audit event).
@@ -75,7 +78,8 @@ const KindInvitation = "invitation"
 // OwedInvitations are the invitations the session owes its signers at now, as the messages the
 // change that invited them queued: one per slot that is invited and open, whose current link is
 // unused and whose address is kept, while the session is live. A slot still pending got its link
-// from the invitation of Start or of the sequential order (no reminder); an open slot past pending
+// from the invitation of Start or of the sequential order (no reminder) unless an automatic
+// reminder replaced it (Reminders > 0: queued as a reminder); an open slot past pending
 // with an unused link can only hold a link of resend-invite (activation uses the link), which
 // queued it as a reminder. The invitation reconciler sends those not recorded as sent.
 func OwedInvitations(s *Session, slots []Slot, now time.Time) []NotifyMessage {
@@ -88,7 +92,7 @@ func OwedInvitations(s *Session, slots []Slot, now time.Time) []NotifyMessage {
 			continue
 		}
 		out = append(out, NotifyMessage{Kind: KindInvitation, GroupID: s.GroupID, TenantID: s.TenantID, Slot: sl.Index,
-			LinkJTI: sl.LinkJTI, Reminder: sl.State != SlotPending})
+			LinkJTI: sl.LinkJTI, Reminder: sl.State != SlotPending || sl.Reminders > 0})
 	}
 	return out
 }

@@ -35,6 +35,8 @@ type CreateRequest struct {
 	RequestedByEmail     string          `json:"requestedByEmail,omitempty"`
 	OrganizationName     string          `json:"organizationName,omitempty"`
 	SendPerSignerNotices *bool           `json:"sendPerSignerNotices,omitempty"`
+	// Reminders asks for automatic reminders (DESIGN 17); nil: none.
+	Reminders *ReminderPolicy `json:"reminders,omitempty"`
 	// ThenDeliver, set by the render use case and never by a caller, is the delivery request
 	// (JSON) to create on the signed PDF once the session completes.
 	ThenDeliver []byte `json:"-"`
@@ -144,6 +146,7 @@ func (r *CreateRequest) Validate() error {
 	} else {
 		checkLine(&errs, "requestedByEmail", r.RequestedByEmail)
 	}
+	errs = append(errs, r.Reminders.Check("reminders")...)
 	errs = append(errs, r.validateSigners()...)
 	if len(errs) > 0 {
 		return apperr.Invalid(apperr.CodeInvalidRequest, errs...)

@@ -68,6 +68,13 @@ func TestCreateRequestFieldErrors(t *testing.T) {
 		{"DEL in pdfBlobPath", func(m map[string]any) { m["pdfBlobPath"] = "documents/a\x7f.pdf" }, "pdfBlobPath"},
 		{"bidi override in email", func(m map[string]any) { signer(m, 0)["email"] = "a\u202eb@example.com" }, "signers[0].email"},
 		{"C1 in requester email", func(m map[string]any) { m["requestedByEmail"] = "a\u0085b@example.com" }, "requestedByEmail"},
+		{"reminders first zero", func(m map[string]any) {
+			m["reminders"] = map[string]any{"firstAfterHours": 0, "everyHours": 24, "max": 3}
+		}, "reminders.firstAfterHours"},
+		{"reminders every missing", func(m map[string]any) { m["reminders"] = map[string]any{"firstAfterHours": 24, "max": 3} }, "reminders.everyHours"},
+		{"reminders max eleven", func(m map[string]any) {
+			m["reminders"] = map[string]any{"firstAfterHours": 24, "everyHours": 24, "max": 11}
+		}, "reminders.max"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -116,6 +116,9 @@ type Session struct {
 	// names the recipients), cleared when the deliveries are made.
 	ThenDeliverEnc string
 	ETag           string
+
+	// Reminders is the session's reminder block (DESIGN 17); nil: no reminders.
+	Reminders *ReminderPolicy
 }
 
 // Slot is one signer's place in a session.
@@ -145,6 +148,13 @@ type Slot struct {
 	IP             string
 	UserAgent      string
 	ETag           string
+
+	// InvitedAt is when the slot's first invitation was made (zero for a slot stored before
+	// reminders: the session's creation is taken instead); Reminders counts the automatic
+	// reminders sent and RemindedAt is the latest one's time (DESIGN 17).
+	InvitedAt  time.Time
+	Reminders  int
+	RemindedAt time.Time
 }
 
 // Title is the document's title as the certificate, the portal and the invitation show it: the

@@ -22,6 +22,7 @@ type Kind string
 
 const (
 	KindInvitation      Kind = "invitation"
+	KindSignerReminder  Kind = "signer_reminder" // a reminder without a link (DESIGN 17)
 	KindOTP             Kind = "otp"
 	KindSignerCompleted Kind = "signer_completed"
 	KindSignerNotice    Kind = "requester_signer_notice"

@@ -34,6 +34,22 @@ func InvitationMessage(to string, inv Invitation) (Message, error) {
 	return l.message(KindInvitation, to, l.t(subject, doc)), nil
 }
 
+// SignerReminderMessage renders the automatic reminder to a signer who already opened their
+// link (DESIGN 17): it asks them to continue on the device where they did and carries no link
+// (a new link would take the signing away from that device). inv.PortalURL and inv.Reminder are
+// not used.
+func SignerReminderMessage(to string, inv Invitation) (Message, error) {
+	l := newLetter(inv.Locale)
+	doc := map[string]string{"document": oneLine(inv.DocumentName)}
+	l.greeting(inv.SignerName)
+	l.para(l.t("email.remind.body", doc))
+	l.note(l.t("email.personal", nil))
+	if by := joinNonEmpty(oneLine(inv.Requester), oneLine(inv.Organization)); by != "" {
+		l.note(l.t("email.requestedBy", map[string]string{"by": by}))
+	}
+	return l.message(KindSignerReminder, to, l.t("email.remind.subject", doc)), nil
+}
+
 func joinNonEmpty(a, b string) string {
 	switch {
 	case a == "":

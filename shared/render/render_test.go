@@ -225,6 +225,13 @@ func TestRenderRefusals(t *testing.T) {
 		{"esign signer locale", "templateSettings.esign.signers[0].locale", func(r *Request) {
 			r.TemplateSettings = json.RawMessage(`{"esign":{"enabled":true,"signers":[{"slotIndex":0,"role":"employee","email":"e@example.com","locale":"de_DE"}]}}`)
 		}},
+		{"esign reminders max", "templateSettings.esign.reminders.max", func(r *Request) {
+			r.TemplateSettings = json.RawMessage(`{"esign":{"enabled":true,"signers":[{"slotIndex":0,"role":"employee","email":"e@example.com"}],` +
+				`"reminders":{"firstAfterHours":24,"everyHours":24,"max":11}}}`)
+		}},
+		{"esign reminders unknown key", "templateSettings.esign.reminders.firstAfterDays", func(r *Request) {
+			r.TemplateSettings = json.RawMessage(`{"esign":{"enabled":true,"reminders":{"firstAfterDays":1}}}`)
+		}},
 		{"delivery recipient locale", "templateSettings.delivery.recipients[0].locale", func(r *Request) {
 			r.TemplateSettings = json.RawMessage(`{"delivery":{"enabled":true,"recipients":[{"email":"r@example.com","locale":"ja"}]}}`)
 		}},

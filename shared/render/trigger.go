@@ -96,6 +96,9 @@ func esignRequest(s *template.ESignSettings, t Target) (*esign.CreateRequest, er
 		ExpiresInMinutes: s.ExpiresInMinutes, OrganizationName: s.OrganizationName, RequestedBy: s.RequestedBy,
 		RequestedByEmail: s.RequestedByEmail, SendPerSignerNotices: s.SendPerSignerNotices, Sealed: t.Sealed,
 	}
+	if r := s.Reminders; r != nil {
+		req.Reminders = &esign.ReminderPolicy{FirstAfterHours: r.FirstAfterHours, EveryHours: r.EveryHours, Max: r.Max}
+	}
 	if req.SigningMode == "" {
 		req.SigningMode = autoSigningMode
 	}

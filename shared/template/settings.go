@@ -44,6 +44,15 @@ type ESignSettings struct {
 	RequestedBy          string         `json:"requestedBy,omitempty"`
 	RequestedByEmail     string         `json:"requestedByEmail,omitempty"`
 	SendPerSignerNotices *bool          `json:"sendPerSignerNotices,omitempty"`
+	Reminders            *Reminders     `json:"reminders,omitempty"`
+}
+
+// Reminders is templateSettings.esign.reminders (DESIGN 17; the create-session request's
+// reminders block, checked by its rules).
+type Reminders struct {
+	FirstAfterHours int `json:"firstAfterHours"`
+	EveryHours      int `json:"everyHours"`
+	Max             int `json:"max"`
 }
 
 // SignerConfig is one auto-trigger signer; the optional keys are those of the create-session

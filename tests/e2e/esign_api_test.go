@@ -178,6 +178,12 @@ func TestCreateBadInputs(t *testing.T) {
 		{"missing role", func(m map[string]any) { delete(signer(m, 1), "role") }, 400, "invalid_request", "signers[1].role"},
 		{"sms without phone", func(m map[string]any) { signer(m, 0)["otpChannel"] = "sms" }, 400, "invalid_request", "signers[0].phoneNumber"},
 		{"unknown field", func(m map[string]any) { m["expiresIn"] = 5 }, 400, "unknown_field", "expiresIn"},
+		{"reminders max over 10", func(m map[string]any) {
+			m["reminders"] = map[string]any{"firstAfterHours": 24, "everyHours": 24, "max": 11}
+		}, 400, "invalid_request", "reminders.max"},
+		{"reminders every zero", func(m map[string]any) {
+			m["reminders"] = map[string]any{"firstAfterHours": 24, "everyHours": 0, "max": 2}
+		}, 400, "invalid_request", "reminders.everyHours"},
 		{"template elsewhere", func(m map[string]any) { m["templatePath"] = "documents/t.zip" }, 400, "invalid_blob_path", "templatePath"},
 		{"template missing", func(m map[string]any) { m["templatePath"] = "templates/shared/none-" + uuid.NewString() + ".zip" }, 400, "template_not_found", "templatePath"},
 	}

@@ -41,6 +41,13 @@ func sessionEntity(s *esign.Session, slots []esign.Slot) (tablestore.Entity, err
 		"evidencePath": s.EvidencePath, "sealError": s.SealError, "consentVersion": s.ConsentVersion,
 		"manifest": string(manifest), "manifestSource": s.ManifestSource, "slotCount": int64(len(slots)),
 	}
+	if s.Reminders != nil {
+		b, err := json.Marshal(s.Reminders)
+		if err != nil {
+			return tablestore.Entity{}, err
+		}
+		props["reminders"] = string(b)
+	}
 	for i := range slots {
 		b, err := json.Marshal(slotRecordOf(&slots[i]))
 		if err != nil {
@@ -64,6 +71,11 @@ func sessionFrom(e tablestore.Entity) (aggregate, error) {
 		SignedPath: e.String("signedPath"), CertificatePath: e.String("certificatePath"), EvidencePath: e.String("evidencePath"),
 		SealError: e.String("sealError"), ConsentVersion: e.String("consentVersion"), ETag: e.ETag,
 		ManifestSource: e.String("manifestSource"),
+	}
+	if r := e.String("reminders"); r != "" {
+		if err := json.Unmarshal([]byte(r), &s.Reminders); err != nil {
+			return aggregate{}, corrupt(e, s, "reminders", err)
+		}
 	}
 	if m := e.String("manifest"); m != "" && m != "null" {
 		if err := json.Unmarshal([]byte(m), &s.Manifest); err != nil {
@@ -131,6 +143,9 @@ type slotRecord struct {
 	SignerName  string                    `json:"signerName,omitempty"`
 	IP          string                    `json:"ip,omitempty"`
 	UserAgent   string                    `json:"userAgent,omitempty"`
+	InvitedAt   int64                     `json:"invitedAtNs,omitempty"`
+	Reminders   int                       `json:"reminders,omitempty"`
+	RemindedAt  int64                     `json:"remindedAtNs,omitempty"`
 }
 
 func slotRecordOf(sl *esign.Slot) slotRecord {
@@ -142,7 +157,7 @@ func slotRecordOf(sl *esign.Slot) slotRecord {
 		PhoneEnc: sl.PhoneEnc, NamePrefill: sl.NamePrefill, Locale: sl.Locale, Condition: string(sl.Condition), OTPChannel: string(sl.OTPChannel),
 		State: string(sl.State), Invited: sl.Invited, LinkJTI: sl.LinkJTI, LinkUsed: sl.LinkUsed, Generation: sl.Generation,
 		LinkGen: sl.LinkGeneration, Timeline: tl, Consents: sl.Consents, SignerName: sl.SignerName, IP: sl.IP, UserAgent: sl.UserAgent,
-		OTP: sl.OTP.Stored()}
+		OTP: sl.OTP.Stored(), InvitedAt: nsOrZero(sl.InvitedAt), Reminders: sl.Reminders, RemindedAt: nsOrZero(sl.RemindedAt)}
 }
 
 func (r slotRecord) slot(etag string) esign.Slot {
@@ -151,7 +166,7 @@ func (r slotRecord) slot(etag string) esign.Slot {
 		OTPChannel: esign.OTPChannel(r.OTPChannel), State: esign.SlotState(r.State), Invited: r.Invited, LinkJTI: r.LinkJTI,
 		LinkUsed: r.LinkUsed, Generation: r.Generation, LinkGeneration: r.LinkGen, Consents: r.Consents, SignerName: r.SignerName, IP: r.IP,
 		UserAgent: r.UserAgent, ETag: etag, Timeline: make(map[esign.SlotState]time.Time, len(r.Timeline)),
-		OTP: r.OTP.State()}
+		OTP: r.OTP.State(), InvitedAt: fromNs(r.InvitedAt), Reminders: r.Reminders, RemindedAt: fromNs(r.RemindedAt)}
 	for st, ns := range r.Timeline {
 		sl.Timeline[esign.SlotState(st)] = fromNs(ns)
 	}

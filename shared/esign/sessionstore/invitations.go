@@ -46,3 +46,27 @@ func lastEvent(ch esign.Change) time.Time {
 	}
 	return at
 }
+
+// The reminders (DESIGN 17): a session with a reminders block sits on the reminder schedule at
+// its next reminder (esign.NextReminder), put there by every change that invites, before the
+// change is written (a stale entry is harmless: the reminder job finds nothing due and forgets
+// it), and put back by the reminder job after each run. The job reads only the due entries.
+
+// ReminderSchedule is the name of the reminder schedule in the index table.
+const ReminderSchedule = "rem"
+
+// Reminders is the reminder schedule (esign.SessionJobs.Reminders).
+func (s *Store) Reminders() *aggstore.Checks { return s.remind }
+
+// scheduleReminder adds the session at its next reminder when ch invites and the session has
+// reminders: one upsert.
+func (s *Store) scheduleReminder(ctx context.Context, a aggregate, ch esign.Change) error {
+	if !ch.Asks(esign.EffectInvite) {
+		return nil
+	}
+	at := esign.NextReminder(a.s, a.slots)
+	if at.IsZero() {
+		return nil
+	}
+	return s.remind.Add(ctx, a.s.GroupID, at)
+}

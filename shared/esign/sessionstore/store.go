@@ -70,6 +70,7 @@ type Store struct {
 	index   *aggstore.Index
 	expiry  *aggstore.Schedule
 	invites *aggstore.Checks  // the invitation checks (invitations.go)
+	remind  *aggstore.Checks  // the reminder schedule (invitations.go)
 	t       *tablestore.Store // the sessions table, for the store's own rows
 	idx     *tablestore.Store // the index table
 }
@@ -87,12 +88,16 @@ func New(acct *azconn.Account, sessionsTable, indexTable string) (*Store, error)
 	s.tab, s.index, s.t, s.idx = tab, index, tab.Rows(), index.Rows()
 	s.expiry = aggstore.NewSchedule(index, "exp")
 	s.invites = aggstore.NewChecks(index, InviteSchedule, aggstore.DefaultCheckAfter)
+	s.remind = aggstore.NewChecks(index, ReminderSchedule, aggstore.DefaultCheckAfter)
 	return s, nil
 }
 
 // beforeChange puts a change that invites on the invitation-check schedule before the change
 // is written (one upsert; a stale entry is harmless, a missing one is not).
 func (s *Store) beforeChange(ctx context.Context, a aggregate, ch esign.Change) error {
+	if err := s.scheduleReminder(ctx, a, ch); err != nil {
+		return err
+	}
 	return s.scheduleInviteCheck(ctx, a.s.GroupID, ch)
 }
 
@@ -110,6 +115,9 @@ func (s *Store) Ensure(ctx context.Context) error {
 		return err
 	}
 	if err := s.expiry.Start(ctx, time.Now()); err != nil {
+		return err
+	}
+	if err := s.remind.Start(ctx, time.Now()); err != nil {
 		return err
 	}
 	return s.invites.Start(ctx, time.Now())
