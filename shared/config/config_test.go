@@ -3,68 +3,58 @@ package config
 import (
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/esign-svc/esign/shared/settings"
 )
 
-func TestReaderReportsEverySettingAtFault(t *testing.T) {
+func TestReadNamesEverySharedSettingAtFault(t *testing.T) {
 	t.Parallel()
-	r := NewReader(MapLookup(map[string]string{
-		"PORT":    "notanumber",
-		"TIMEOUT": "-1s",
-		"MODE":    "weird",
-		"KEY":     "c2hvcnQ=",
-		"URL":     "ftp://x",
-		"FLAG":    "yes please",
-	}))
-	r.Int("PORT", 1, 1, 65535)
-	r.Duration("TIMEOUT", time.Second)
-	r.Enum("MODE", "a", "a", "b")
-	r.Base64Key("KEY", 32)
-	r.URL("URL", true)
-	r.Bool("FLAG", false)
-	r.Required("MISSING")
+	r := settings.NewReader(settings.MapLookup(map[string]string{"TOKEN_KEYS": "nonsense", "PORTAL_URL": "http://portal.example"}))
+	Read(r, settings.MapLookup(nil))
 	err := r.Err()
-	if err == nil {
-		t.Fatal("want an error")
-	}
-	for _, name := range []string{"PORT", "TIMEOUT", "MODE", "KEY", "URL", "FLAG", "MISSING"} {
-		if !strings.Contains(err.Error(), "setting "+name+":") {
+	for _, name := range []string{"STORAGE_CONNECTION_STRING", "TOKEN_KEYS", "PII_HASH_KEY", "PII_ENC_KEYS", "PORTAL_URL"} {
+		if err == nil || !strings.Contains(err.Error(), "setting "+name) {
 			t.Errorf("error does not name %s: %v", name, err)
 		}
 	}
 }
 
-func TestReaderValidValuesAndMaskedSecrets(t *testing.T) {
+func TestHTTPSOrLoopback(t *testing.T) {
 	t.Parallel()
-	key := strings.Repeat("A", 44) // 33 bytes of base64
-	r := NewReader(MapLookup(map[string]string{
-		"PORT": "8080", "TIMEOUT": "5s", "MODE": "b", "KEY": key, "URL": "https://x.test/", "FLAG": "true",
-	}))
-	if got := r.Int("PORT", 1, 1, 65535); got != 8080 {
-		t.Errorf("PORT = %d", got)
+	for raw, ok := range map[string]bool{"https://p.example": true, "http://127.0.0.1:7071/portal": true,
+		"http://localhost:5173": true, "http://[::1]:80": true, "http://p.example": false, "http://10.0.0.1": false} {
+		if err := HTTPSOrLoopback(raw); (err == nil) != ok {
+			t.Errorf("%s: %v", raw, err)
+		}
 	}
-	if got := r.Duration("TIMEOUT", time.Second); got != 5*time.Second {
-		t.Errorf("TIMEOUT = %v", got)
-	}
-	if got := r.Enum("MODE", "a", "a", "b"); got != "b" {
-		t.Errorf("MODE = %q", got)
-	}
-	if got := r.Base64Key("KEY", 32); len(got) != 33 {
-		t.Errorf("KEY length = %d", len(got))
-	}
-	if got := r.URL("URL", true); got != "https://x.test" {
-		t.Errorf("URL = %q", got)
-	}
-	if !r.Bool("FLAG", false) {
-		t.Error("FLAG = false")
-	}
-	if got := r.String("ABSENT", "def"); got != "def" {
-		t.Errorf("ABSENT = %q", got)
-	}
-	if err := r.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if s := r.Summary()["KEY"]; s != "***" {
-		t.Errorf("secret printed as %q", s)
+}
+
+func TestSummaryListsTheChosenProvidersSettings(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		env        map[string]string
+		shown      []string
+		secret     string
+		notPresent string
+	}{
+		{map[string]string{"EMAIL_PROVIDER": "smtp", "SMTP_HOST": "mail.example.com", "SMTP_PASSWORD": "pw"},
+			[]string{"SMTP_HOST", "SMTP_PORT", "SMTP_FROM", "SMTP_USERNAME"}, "SMTP_PASSWORD", "ACS_ENDPOINT"},
+		{map[string]string{"SMS_PROVIDER": "customer-acs", "ACS_ACCESS_KEY": "k", "ACS_ENDPOINT": "https://acs.example.com"},
+			[]string{"ACS_ENDPOINT", "ACS_SMS_FROM", "ACS_EMAIL_SENDER"}, "ACS_ACCESS_KEY", "SMTP_HOST"},
+	} {
+		r := settings.NewReader(settings.MapLookup(tc.env))
+		Read(r, settings.MapLookup(tc.env))
+		sum := r.Summary()
+		for _, k := range tc.shown {
+			if _, ok := sum[k]; !ok {
+				t.Errorf("%v: summary lacks %s", tc.env, k)
+			}
+		}
+		if sum[tc.secret] != "***" {
+			t.Errorf("%v: summary shows %s as %q", tc.env, tc.secret, sum[tc.secret])
+		}
+		if _, ok := sum[tc.notPresent]; ok {
+			t.Errorf("%v: summary lists %s of a provider not chosen", tc.env, tc.notPresent)
+		}
 	}
 }

@@ -19,7 +19,7 @@
 // The package never logs; tokens and the client secret never appear in errors, and Config's
 // String form masks the secret.
 //
-// Settings (read and validated by shared/appconfig, which builds the Client): GRAPH_TENANT_ID,
+// Settings (read and validated by shared/config, which builds the Client): GRAPH_TENANT_ID,
 // GRAPH_CLIENT_ID and GRAPH_CLIENT_SECRET, or GRAPH_USE_MANAGED_IDENTITY (and
 // GRAPH_IDENTITY_CLIENT_ID); GRAPH_AUTHORITY_HOST and GRAPH_BASE_URL (optional, for national
 // clouds); GRAPH_ALLOWED_SITE_HOSTS (optional, extra siteUrl hosts); GRAPH_CA_FILE (optional).

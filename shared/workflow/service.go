@@ -47,7 +47,7 @@ type Repo interface {
 // or portal link, loads the schema, runs the machine with its duties rules, stores the change
 // with its audit rows and emits its effects. Handlers decode, authorise the caller's role, call
 // one method and encode what it returns.
-type Service struct {
+type Workflows struct {
 	Store    Repo
 	Packages Packages    // the template packages (*template.Loader)
 	Blobs    SchemaBlobs // schemaPath reads (*blobstore.Store)
@@ -63,7 +63,7 @@ type Service struct {
 // Create stores a workflow built by the machine's Create with its change stamped by who, and queues the
 // change's effects (the invitation) when it was created; a correlationId the tenant used before
 // returns that workflow and created false, nothing queued.
-func (v *Service) Create(ctx context.Context, x *Workflow, ch kernel.Change, who kernel.Actor, now time.Time) (*Workflow, bool, error) {
+func (v *Workflows) Create(ctx context.Context, x *Workflow, ch kernel.Change, who kernel.Actor, now time.Time) (*Workflow, bool, error) {
 	ch.By(who)
 	stored, created, err := v.Store.Create(ctx, x, ch, now)
 	if err != nil || !created {
@@ -127,11 +127,11 @@ func (a Access) check(x *Workflow) error {
 	return nil
 }
 
-func (v *Service) now() time.Time { return v.Now().UTC() }
+func (v *Workflows) now() time.Time { return v.Now().UTC() }
 
 // Read is a workflow the caller may read, with its schema when withSchema (one point read).
 // Errors: ErrNotFound (also another tenant's), ErrTurnOver, the link's; the schema's.
-func (v *Service) Read(ctx context.Context, a Access, id string, withSchema bool) (*Workflow, *Schema, error) {
+func (v *Workflows) Read(ctx context.Context, a Access, id string, withSchema bool) (*Workflow, *Schema, error) {
 	x, err := v.Store.Load(ctx, id)
 	if err != nil {
 		return nil, nil, err
@@ -154,7 +154,7 @@ func (v *Service) Read(ctx context.Context, a Access, id string, withSchema bool
 }
 
 // SchemaOf is x's schema (a read route's, after its own checks).
-func (v *Service) SchemaOf(ctx context.Context, x *Workflow) (*Schema, error) {
+func (v *Workflows) SchemaOf(ctx context.Context, x *Workflow) (*Schema, error) {
 	return LoadSchema(ctx, v.Packages, v.Blobs, x)
 }
 
@@ -174,7 +174,7 @@ type route struct {
 // check before the schema and a portal link's after it (the order the routes have always
 // answered in), the machine, the change stored with its audit rows by who, then its effects
 // queued.
-func (v *Service) run(ctx context.Context, id string, who kernel.Actor, rt route, move Move) (*Workflow, *Schema, error) {
+func (v *Workflows) run(ctx context.Context, id string, who kernel.Actor, rt route, move Move) (*Workflow, *Schema, error) {
 	var s *Schema
 	x, ch, err := v.Store.Update(ctx, id, func(x *Workflow) (kernel.Change, error) {
 		if rt.access != nil && rt.access.Link == nil {
@@ -212,7 +212,7 @@ func (v *Service) run(ctx context.Context, id string, who kernel.Actor, rt route
 // of the caller's e-mail in the stage's routing sequence (-1 when the stage does not name it:
 // only an admin with a reason may then decide, the machine's rule); for a reviewer turn, the
 // current approver while the turn is live (ErrTurnOver).
-func (v *Service) approver(d Decider, s *Schema, x *Workflow) (Approver, error) {
+func (v *Workflows) approver(d Decider, s *Schema, x *Workflow) (Approver, error) {
 	if c := d.Caller; c != nil {
 		by := Approver{Index: -1, OID: c.OID, Name: c.Name, Admin: c.Admin, Reason: c.Reason, AllowSelf: v.AllowSelfApproval}
 		if c.Email != "" {
@@ -242,7 +242,7 @@ func (v *Service) approver(d Decider, s *Schema, x *Workflow) (Approver, error) 
 
 // decide runs a decision of d on the current stage: a JWT caller's tenant is checked first, a
 // reviewer turn's liveness by approver.
-func (v *Service) decide(ctx context.Context, id string, d Decider, who kernel.Actor, move func(Approver, *Schema, *Workflow) (kernel.Change, error)) (*Workflow, error) {
+func (v *Workflows) decide(ctx context.Context, id string, d Decider, who kernel.Actor, move func(Approver, *Schema, *Workflow) (kernel.Change, error)) (*Workflow, error) {
 	a := Access{}
 	if d.Caller != nil {
 		a.Tenant = d.Caller.Tenant
@@ -261,28 +261,28 @@ func (v *Service) decide(ctx context.Context, id string, d Decider, who kernel.A
 
 // Approve passes the current stage (Workflow.Approve): the next stage's approver is notified,
 // or after the last the seal is queued.
-func (v *Service) Approve(ctx context.Context, id string, d Decider, who kernel.Actor, comment string) (*Workflow, error) {
+func (v *Workflows) Approve(ctx context.Context, id string, d Decider, who kernel.Actor, comment string) (*Workflow, error) {
 	return v.decide(ctx, id, d, who, func(by Approver, _ *Schema, x *Workflow) (kernel.Change, error) {
 		return x.Approve(by, comment, v.now())
 	})
 }
 
 // Reject ends the workflow as rejected (Workflow.Reject).
-func (v *Service) Reject(ctx context.Context, id string, d Decider, who kernel.Actor, comment string) (*Workflow, error) {
+func (v *Workflows) Reject(ctx context.Context, id string, d Decider, who kernel.Actor, comment string) (*Workflow, error) {
 	return v.decide(ctx, id, d, who, func(by Approver, _ *Schema, x *Workflow) (kernel.Change, error) {
 		return x.Reject(by, comment, v.now())
 	})
 }
 
 // RequestChanges sends the workflow back to the participant (Workflow.RequestChanges).
-func (v *Service) RequestChanges(ctx context.Context, id string, d Decider, who kernel.Actor, changes []ChangeRequest) (*Workflow, error) {
+func (v *Workflows) RequestChanges(ctx context.Context, id string, d Decider, who kernel.Actor, changes []ChangeRequest) (*Workflow, error) {
 	return v.decide(ctx, id, d, who, func(by Approver, s *Schema, x *Workflow) (kernel.Change, error) {
 		return x.RequestChanges(s, by, changes, v.now())
 	})
 }
 
 // Governance is a reviewer's governance decision (Workflow.GovernanceDecision).
-func (v *Service) Governance(ctx context.Context, id, turn string, who kernel.Actor, decision, justification string) (*Workflow, error) {
+func (v *Workflows) Governance(ctx context.Context, id, turn string, who kernel.Actor, decision, justification string) (*Workflow, error) {
 	return v.decide(ctx, id, Decider{Turn: turn}, who, func(by Approver, _ *Schema, x *Workflow) (kernel.Change, error) {
 		return x.GovernanceDecision(by, decision, justification, v.now())
 	})
@@ -290,7 +290,7 @@ func (v *Service) Governance(ctx context.Context, id, turn string, who kernel.Ac
 
 // Escalate notifies the current stage's next approver (Workflow.Escalate); body is the
 // request's body rule, run after the tenant check.
-func (v *Service) Escalate(ctx context.Context, tenant, id string, who kernel.Actor, body func() error) (*Workflow, error) {
+func (v *Workflows) Escalate(ctx context.Context, tenant, id string, who kernel.Actor, body func() error) (*Workflow, error) {
 	x, _, err := v.run(ctx, id, who, route{access: &Access{Tenant: tenant}, before: body, schema: true}, func(s *Schema, x *Workflow) (kernel.Change, error) {
 		return x.Escalate(s, v.now())
 	})
@@ -298,7 +298,7 @@ func (v *Service) Escalate(ctx context.Context, tenant, id string, who kernel.Ac
 }
 
 // Cancel ends a live workflow as cancelled (Workflow.Cancel); body as for Escalate.
-func (v *Service) Cancel(ctx context.Context, tenant, id string, who kernel.Actor, body func() error) (*Workflow, error) {
+func (v *Workflows) Cancel(ctx context.Context, tenant, id string, who kernel.Actor, body func() error) (*Workflow, error) {
 	x, _, err := v.run(ctx, id, who, route{access: &Access{Tenant: tenant}, before: body, schema: true}, func(_ *Schema, x *Workflow) (kernel.Change, error) {
 		return x.Cancel(v.now())
 	})
@@ -307,7 +307,7 @@ func (v *Service) Cancel(ctx context.Context, tenant, id string, who kernel.Acto
 
 // Seal queues the seal (Workflow.Seal); sealer reads the request's body after the tenant check
 // and returns who seals.
-func (v *Service) Seal(ctx context.Context, tenant, id string, who kernel.Actor, sealer func() (Sealer, error)) (*Workflow, error) {
+func (v *Workflows) Seal(ctx context.Context, tenant, id string, who kernel.Actor, sealer func() (Sealer, error)) (*Workflow, error) {
 	var by Sealer
 	body := func() error {
 		var err error
@@ -321,7 +321,7 @@ func (v *Service) Seal(ctx context.Context, tenant, id string, who kernel.Actor,
 }
 
 // participant runs a participant's move past the link and the OTP gate.
-func (v *Service) participant(ctx context.Context, id string, l Link, who kernel.Actor, move Move) (*Workflow, *Schema, error) {
+func (v *Workflows) participant(ctx context.Context, id string, l Link, who kernel.Actor, move Move) (*Workflow, *Schema, error) {
 	return v.run(ctx, id, who, route{access: &Access{Link: &l}, schema: true}, func(s *Schema, x *Workflow) (kernel.Change, error) {
 		if err := x.OTPGate(); err != nil {
 			return kernel.Change{}, err
@@ -332,14 +332,14 @@ func (v *Service) participant(ctx context.Context, id string, l Link, who kernel
 
 // SaveStep stores step i's values (Workflow.SaveStep); it returns the schema for the step's
 // fields.
-func (v *Service) SaveStep(ctx context.Context, id string, l Link, who kernel.Actor, i int, data map[string]any) (*Workflow, *Schema, error) {
+func (v *Workflows) SaveStep(ctx context.Context, id string, l Link, who kernel.Actor, i int, data map[string]any) (*Workflow, *Schema, error) {
 	return v.participant(ctx, id, l, who, func(s *Schema, x *Workflow) (kernel.Change, error) {
 		return x.SaveStep(s, i, data, v.now())
 	})
 }
 
 // Advance moves to the next step, or validates all the data on the last (Workflow.Advance).
-func (v *Service) Advance(ctx context.Context, id string, l Link, who kernel.Actor) (*Workflow, error) {
+func (v *Workflows) Advance(ctx context.Context, id string, l Link, who kernel.Actor) (*Workflow, error) {
 	x, _, err := v.participant(ctx, id, l, who, func(s *Schema, x *Workflow) (kernel.Change, error) {
 		return x.Advance(s, v.now())
 	})
@@ -347,7 +347,7 @@ func (v *Service) Advance(ctx context.Context, id string, l Link, who kernel.Act
 }
 
 // FixValidation goes back to the first failing field's step (Workflow.FixValidation).
-func (v *Service) FixValidation(ctx context.Context, id string, l Link, who kernel.Actor) (*Workflow, error) {
+func (v *Workflows) FixValidation(ctx context.Context, id string, l Link, who kernel.Actor) (*Workflow, error) {
 	x, _, err := v.participant(ctx, id, l, who, func(s *Schema, x *Workflow) (kernel.Change, error) {
 		return x.FixValidation(s, v.now())
 	})
@@ -356,7 +356,7 @@ func (v *Service) FixValidation(ctx context.Context, id string, l Link, who kern
 
 // SendOTP records a new code sent to the first recipient (Workflow.SendOTP): hash is the code's
 // keyed hash bound to the workflow's id. It returns the workflow and the address to send to.
-func (v *Service) SendOTP(ctx context.Context, id string, l Link, who kernel.Actor, hash func(workflowID string) string, block time.Duration) (*Workflow, string, error) {
+func (v *Workflows) SendOTP(ctx context.Context, id string, l Link, who kernel.Actor, hash func(workflowID string) string, block time.Duration) (*Workflow, string, error) {
 	var to string
 	x, _, err := v.run(ctx, id, who, route{access: &Access{Link: &l}}, func(_ *Schema, x *Workflow) (kernel.Change, error) {
 		if len(x.Setup.Recipients) > 0 {
@@ -368,7 +368,7 @@ func (v *Service) SendOTP(ctx context.Context, id string, l Link, who kernel.Act
 }
 
 // UndoOTPSend withdraws the code whose e-mail could not be sent (Workflow.UndoOTPSend).
-func (v *Service) UndoOTPSend(ctx context.Context, id string, who kernel.Actor, reason string) error {
+func (v *Workflows) UndoOTPSend(ctx context.Context, id string, who kernel.Actor, reason string) error {
 	_, _, err := v.run(ctx, id, who, route{}, func(_ *Schema, x *Workflow) (kernel.Change, error) {
 		return x.UndoOTPSend(reason, v.now())
 	})
@@ -377,7 +377,7 @@ func (v *Service) UndoOTPSend(ctx context.Context, id string, who kernel.Actor, 
 
 // VerifyOTP records an attempt at the code (Workflow.VerifyOTP): matches is the check of the
 // code bound to the workflow's id. It returns the workflow and the attempt's outcome.
-func (v *Service) VerifyOTP(ctx context.Context, id string, l Link, who kernel.Actor, matches func(workflowID string) func(string) bool, block time.Duration) (*Workflow, otp.Outcome, error) {
+func (v *Workflows) VerifyOTP(ctx context.Context, id string, l Link, who kernel.Actor, matches func(workflowID string) func(string) bool, block time.Duration) (*Workflow, otp.Outcome, error) {
 	var out otp.Outcome
 	x, _, err := v.run(ctx, id, who, route{access: &Access{Link: &l}}, func(_ *Schema, x *Workflow) (kernel.Change, error) {
 		ch, o, err := x.VerifyOTP(matches(x.ID), v.now(), block)
@@ -389,7 +389,7 @@ func (v *Service) VerifyOTP(ctx context.Context, id string, l Link, who kernel.A
 
 // ResendInvite sends the current approver's e-mail again, or the participant's invitation with
 // a new link (Workflow.ResendInvite), for a participant or a reviewer token.
-func (v *Service) ResendInvite(ctx context.Context, id string, l Link, who kernel.Actor) (*Workflow, error) {
+func (v *Workflows) ResendInvite(ctx context.Context, id string, l Link, who kernel.Actor) (*Workflow, error) {
 	x, _, err := v.run(ctx, id, who, route{access: &Access{Link: &l}}, func(_ *Schema, x *Workflow) (kernel.Change, error) {
 		return x.ResendInvite(v.now())
 	})

@@ -32,13 +32,13 @@ var (
 
 // Load reads the workflow a processor message names (one point read). Errors: ErrNotFound;
 // the store's.
-func (v *Service) Load(ctx context.Context, id string) (*Workflow, error) {
+func (v *Workflows) Load(ctx context.Context, id string) (*Workflow, error) {
 	return v.Store.Load(ctx, id)
 }
 
 // system runs a job's transition: the tenant checked on the workflow as loaded, the machine,
 // the change stored with its audit rows by who.
-func (v *Service) system(ctx context.Context, tenant, id string, who kernel.Actor, move func(x *Workflow, now time.Time) (kernel.Change, error)) (*Workflow, kernel.Change, error) {
+func (v *Workflows) system(ctx context.Context, tenant, id string, who kernel.Actor, move func(x *Workflow, now time.Time) (kernel.Change, error)) (*Workflow, kernel.Change, error) {
 	return v.Store.Update(ctx, id, func(x *Workflow) (kernel.Change, error) {
 		if x.Tenant != tenant {
 			return kernel.Change{}, ErrNotFound
@@ -61,7 +61,7 @@ func settled(err error) error {
 // Complete stores the sealed PDF on a sealing workflow of the tenant and completes it
 // (Workflow.Complete); the change's effects ask for the callback and the auto-trigger. Errors:
 // ErrInvalidState when another attempt completed it first; ErrNotFound; the store's.
-func (v *Service) Complete(ctx context.Context, tenant, id string, who kernel.Actor, sealedPath, sealedHash string) (*Workflow, kernel.Change, error) {
+func (v *Workflows) Complete(ctx context.Context, tenant, id string, who kernel.Actor, sealedPath, sealedHash string) (*Workflow, kernel.Change, error) {
 	return v.system(ctx, tenant, id, who, func(x *Workflow, now time.Time) (kernel.Change, error) {
 		return x.Complete(sealedPath, sealedHash, now)
 	})
@@ -69,7 +69,7 @@ func (v *Service) Complete(ctx context.Context, tenant, id string, who kernel.Ac
 
 // SealFailed records workflow.seal_failed with reason (Workflow.SealFailed); a workflow no
 // longer sealing is not an error.
-func (v *Service) SealFailed(ctx context.Context, tenant, id string, who kernel.Actor, reason string) error {
+func (v *Workflows) SealFailed(ctx context.Context, tenant, id string, who kernel.Actor, reason string) error {
 	_, _, err := v.system(ctx, tenant, id, who, func(x *Workflow, now time.Time) (kernel.Change, error) {
 		return x.SealFailed(reason, now)
 	})
@@ -77,13 +77,13 @@ func (v *Service) SealFailed(ctx context.Context, tenant, id string, who kernel.
 }
 
 // Events is the workflow's audit trail, oldest first (the seal's evidence bundle).
-func (v *Service) Events(ctx context.Context, id string) ([]audit.Record, error) {
+func (v *Workflows) Events(ctx context.Context, id string) ([]audit.Record, error) {
 	return v.Store.Events(ctx, id)
 }
 
 // CallbackUnattempted reports whether complete workflow x has a callback no attempt was
 // recorded for (what a resumed completion queues again).
-func (v *Service) CallbackUnattempted(ctx context.Context, x *Workflow) (bool, error) {
+func (v *Workflows) CallbackUnattempted(ctx context.Context, x *Workflow) (bool, error) {
 	if x.Setup.CallbackURL == "" {
 		return false, nil
 	}
@@ -96,7 +96,7 @@ func (v *Service) CallbackUnattempted(ctx context.Context, x *Workflow) (bool, e
 
 // RecordCallback records callback attempt a on an ended workflow of the tenant
 // (Workflow.Callback). Errors: the machine's; ErrNotFound; the store's.
-func (v *Service) RecordCallback(ctx context.Context, tenant, id string, who kernel.Actor, a CallbackAttempt) error {
+func (v *Workflows) RecordCallback(ctx context.Context, tenant, id string, who kernel.Actor, a CallbackAttempt) error {
 	_, _, err := v.system(ctx, tenant, id, who, func(x *Workflow, now time.Time) (kernel.Change, error) {
 		return x.Callback(a, now)
 	})
@@ -105,7 +105,7 @@ func (v *Service) RecordCallback(ctx context.Context, tenant, id string, who ker
 
 // TriggerStarted records the auto-trigger's signing session or deliveries
 // (Workflow.TriggerStarted); a trigger that ended meanwhile is not an error.
-func (v *Service) TriggerStarted(ctx context.Context, tenant, id string, who kernel.Actor, groupID string, deliveryIDs []string) error {
+func (v *Workflows) TriggerStarted(ctx context.Context, tenant, id string, who kernel.Actor, groupID string, deliveryIDs []string) error {
 	_, _, err := v.system(ctx, tenant, id, who, func(x *Workflow, now time.Time) (kernel.Change, error) {
 		return x.TriggerStarted(groupID, deliveryIDs, now)
 	})
@@ -114,7 +114,7 @@ func (v *Service) TriggerStarted(ctx context.Context, tenant, id string, who ker
 
 // TriggerFailed records workflow.trigger_failed with code (Workflow.TriggerFailed); a trigger
 // that ended meanwhile is not an error.
-func (v *Service) TriggerFailed(ctx context.Context, tenant, id string, who kernel.Actor, code string) error {
+func (v *Workflows) TriggerFailed(ctx context.Context, tenant, id string, who kernel.Actor, code string) error {
 	_, _, err := v.system(ctx, tenant, id, who, func(x *Workflow, now time.Time) (kernel.Change, error) {
 		return x.TriggerFailed(code, now)
 	})
@@ -127,7 +127,7 @@ func (v *Service) TriggerFailed(ctx context.Context, tenant, id string, who kern
 // back; a claim taken over after the send is not an error (the e-mails went out). Errors:
 // ErrNoticeSent for a key sent before (nothing sent); ErrNoticeInFlight while another worker
 // holds it; send's; the store's.
-func (v *Service) Notice(ctx context.Context, x *Workflow, key, kind string, resend bool, who kernel.Actor, lease time.Duration, send func() (int, error)) error {
+func (v *Workflows) Notice(ctx context.Context, x *Workflow, key, kind string, resend bool, who kernel.Actor, lease time.Duration, send func() (int, error)) error {
 	now := v.now()
 	sent := false
 	err := v.Store.SendNotice(ctx, x, key, now, lease, func() ([]kernel.Event, error) {
@@ -149,7 +149,7 @@ func (v *Service) Notice(ctx context.Context, x *Workflow, key, kind string, res
 
 // NoticeFailed records workflow.notice_failed {kind, code retries_exhausted} on workflow id,
 // its state untouched.
-func (v *Service) NoticeFailed(ctx context.Context, id, kind string, who kernel.Actor) error {
+func (v *Workflows) NoticeFailed(ctx context.Context, id, kind string, who kernel.Actor) error {
 	var ch kernel.Change
 	ch.Record(EvNoticeFailed, kernel.NoSlot, v.now(), map[string]any{"kind": kind, "code": "retries_exhausted"})
 	ch.By(who)
