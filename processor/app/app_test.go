@@ -248,8 +248,11 @@ func TestWorkflowCallbackConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if job, err := workflowCallback(d); err != nil || job.Poster == nil || job.Queue == nil {
+	if job, err := workflowCallback(d); err != nil || job.Sends == nil {
 		t.Fatalf("with a secret: %+v, %v", job, err)
+	}
+	if s, err := sender(d); err != nil || s.DirectClient == nil || s.OnDirect == nil {
+		t.Fatalf("with a secret the sender posts callbacks: %+v, %v", s, err)
 	}
 	cfg, err = Load(config.MapLookup(settings(conn, nil)))
 	if err != nil {
@@ -258,8 +261,8 @@ func TestWorkflowCallbackConfig(t *testing.T) {
 	if d, err = Build(cfg, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}
-	if job, err := workflowCallback(d); err != nil || job.Poster != nil {
-		t.Fatalf("without a secret the job has no poster: %+v, %v", job, err)
+	if s, err := sender(d); err != nil || s.DirectClient != nil {
+		t.Fatalf("without a secret the sender has no callback client: %+v, %v", s, err)
 	}
 }
 
