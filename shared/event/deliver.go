@@ -178,6 +178,11 @@ func (d *Sender) Deliver(ctx context.Context, p Pending) error {
 	if err := d.mark(ctx, s, a, now, disable); err != nil {
 		return err
 	}
+	return d.next(ctx, p, a, now)
+}
+
+// next is p after attempt a: due again after Backoff when it is retrying, else removed.
+func (d *Sender) next(ctx context.Context, p Pending, a Attempt, now time.Time) error {
 	if a.Outcome == OutcomeRetrying {
 		prev := p.NextAt
 		p.Attempts++
@@ -217,13 +222,7 @@ func (d *Sender) deliverDirect(ctx context.Context, p Pending, now time.Time) er
 			return err
 		}
 	}
-	if a.Outcome == OutcomeRetrying {
-		prev := p.NextAt
-		p.Attempts++
-		p.NextAt = now.Add(Backoff(p.Attempts))
-		return d.Queue.Reschedule(ctx, p, prev)
-	}
-	return d.Queue.Done(ctx, p)
+	return d.next(ctx, p, a, now)
 }
 
 var errNotConfigured = errors.New("no signing secret is configured")
