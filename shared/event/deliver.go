@@ -371,6 +371,9 @@ func (d *Sender) Sends(ctx context.Context, limit int) (int, error) {
 	bySub := map[string][]Pending{}
 	for _, p := range due {
 		k := p.TenantID + "|" + p.SubID
+		if p.Direct != nil {
+			k += "|" + p.Event.ID // no failing mark to keep: each on its own, a slow one holds up no other
+		}
 		if _, ok := bySub[k]; !ok {
 			order = append(order, k)
 		}
