@@ -13,7 +13,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/keyvault"
 	"github.com/esign-svc/esign/shared/azure/keyvault/keyvaulttest"
-	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/settings"
 	"github.com/esign-svc/esign/shared/pdf/tsatest"
 )
 
@@ -30,7 +30,7 @@ func TestNewOpensTheVaultSealKey(t *testing.T) {
 		m := settings(conn, map[string]string{sealcfg.SettingKeyVaultKeyID: keyID})
 		delete(m, sealcfg.SettingCertFile)
 		delete(m, sealcfg.SettingKeyFile)
-		cfg, err := Load(config.MapLookup(m))
+		cfg, err := Load(settings.MapLookup(m))
 		if err != nil {
 			t.Fatal(err)
 		}

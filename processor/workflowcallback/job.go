@@ -60,7 +60,7 @@ type Queue interface {
 // Deps are the callback job's dependencies, all required.
 type Deps struct {
 	// Workflows is the workflow store (*workflowstore.Store), reached only through the use
-	// cases (workflow.Service).
+	// cases (workflow.Workflows).
 	Workflows workflow.Repo
 	Sends     Queue
 	Now       func() time.Time // default time.Now
@@ -88,8 +88,8 @@ func (j *Job) Functions() []jobkit.Function {
 var systemActor = kernel.Actor{Kind: "system", ID: "workflow-callback"}
 
 // workflows is the workflow use-case service the job's reads and transitions call.
-func (j *Job) workflows() *workflow.Service {
-	return &workflow.Service{Store: j.Workflows, Now: j.now}
+func (j *Job) workflows() *workflow.Workflows {
+	return &workflow.Workflows{Store: j.Workflows, Now: j.now}
 }
 
 func (j *Job) now() time.Time {

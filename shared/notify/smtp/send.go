@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/settings"
 	"github.com/esign-svc/esign/shared/notify"
 )
 
@@ -68,7 +68,7 @@ func New(cfg Config) (*Sender, error) {
 }
 
 // NewFromLookup reads the SMTP settings (see ConfigFromLookup) and returns the sender.
-func NewFromLookup(lookup config.Lookup) (notify.Sender, error) {
+func NewFromLookup(lookup settings.Lookup) (notify.Sender, error) {
 	cfg, err := ConfigFromLookup(lookup)
 	if err != nil {
 		return nil, err
