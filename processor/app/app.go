@@ -28,7 +28,6 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/azure/keyvault"
-	"github.com/esign-svc/esign/shared/azure/queuestore"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/dispatch/batchstore"
@@ -276,15 +275,33 @@ func Functions(d *Deps) ([]Function, error) {
 	return t.fns, t.err
 }
 
-// events is the integrator events job: posts signed per subscription under the URL policy
-// (loopback only with WEBHOOK_ALLOW_LOOPBACK).
+// events is the integrator events job, the one sender: posts signed per subscription under
+// the URL policy (loopback only with WEBHOOK_ALLOW_LOOPBACK), and the workflows' terminal
+// callbacks signed with WEBHOOK_SECRETS' current secret (none without it), audited on the
+// workflow.
 func events(d *Deps) (*eventjob.Job, error) {
-	client, err := webhook.NewUnsigned(webhook.WithPolicy(webhook.Policy{AllowLoopback: d.Config.WebhookAllowLoopback}))
+	sender, err := sender(d)
 	if err != nil {
 		return nil, err
 	}
-	return eventjob.New(eventjob.Deps{Outbox: outboxSource{d.EventOutbox}, Store: d.Webhooks, Queue: d.Webhooks, Now: d.Now,
-		Sender: &event.Sender{Store: d.Webhooks, Queue: d.Webhooks, Cipher: d.Config.PIICipher, Client: client, Now: d.Now}})
+	return eventjob.New(eventjob.Deps{Outbox: outboxSource{d.EventOutbox}, Store: d.Webhooks, Queue: d.Webhooks, Now: d.Now, Sender: sender})
+}
+
+// sender is the events job's sender (events).
+func sender(d *Deps) (*event.Sender, error) {
+	policy := webhook.WithPolicy(webhook.Policy{AllowLoopback: d.Config.WebhookAllowLoopback})
+	client, err := webhook.NewUnsigned(policy)
+	if err != nil {
+		return nil, err
+	}
+	sender := &event.Sender{Store: d.Webhooks, Queue: d.Webhooks, Cipher: d.Config.PIICipher, Client: client, Now: d.Now,
+		OnDirect: workflowcallback.Audit(d.Workflows, d.Now)}
+	if d.Config.WebhookSecret != "" {
+		if sender.DirectClient, err = webhook.New(d.Config.WebhookSecret, policy); err != nil {
+			return nil, err
+		}
+	}
+	return sender, nil
 }
 
 // outboxSource is the kernel's outbox as the events' fan-out reads it.
@@ -368,21 +385,8 @@ func announceCallbacks(ctx context.Context, status *appstatus.Store, cfg Config,
 	return status.Record(ctx, n)
 }
 
-// workflowCallback is the terminal-callback job: posts signed with WEBHOOK_SECRETS' current
-// secret under the strict URL policy (loopback only with WEBHOOK_ALLOW_LOOPBACK), retries
-// re-enqueued on the workflow-callback queue. Without a secret it has no poster.
+// workflowCallback is the terminal-callback job: it hands each callback to the events' sender
+// (events), which posts and retries it.
 func workflowCallback(d *Deps) (*workflowcallback.Job, error) {
-	q, err := queuestore.New(d.Account, workflowcallback.QueueName)
-	if err != nil {
-		return nil, err
-	}
-	deps := workflowcallback.Deps{Workflows: d.Workflows, Queue: q, Now: d.Now}
-	if d.Config.WebhookSecret != "" {
-		poster, err := webhook.New(d.Config.WebhookSecret, webhook.WithPolicy(webhook.Policy{AllowLoopback: d.Config.WebhookAllowLoopback}))
-		if err != nil {
-			return nil, err
-		}
-		deps.Poster = poster
-	}
-	return workflowcallback.New(deps)
+	return workflowcallback.New(workflowcallback.Deps{Workflows: d.Workflows, Sends: d.Webhooks, Now: d.Now})
 }

@@ -248,7 +248,7 @@ func TestWorkflowCallbackConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if job, err := workflowCallback(d); err != nil || job.Poster == nil || job.Queue == nil {
+	if job, err := workflowCallback(d); err != nil || job.Sends == nil {
 		t.Fatalf("with a secret: %+v, %v", job, err)
 	}
 	cfg, err = Load(settings.MapLookup(testSettings(conn, nil)))
@@ -258,8 +258,8 @@ func TestWorkflowCallbackConfig(t *testing.T) {
 	if d, err = Build(cfg, zerolog.Nop()); err != nil {
 		t.Fatal(err)
 	}
-	if job, err := workflowCallback(d); err != nil || job.Poster != nil {
-		t.Fatalf("without a secret the job has no poster: %+v, %v", job, err)
+	if s, err := sender(d); err != nil || s.DirectClient != nil {
+		t.Fatalf("without a secret the sender has no callback client: %+v, %v", s, err)
 	}
 }
 

@@ -2,7 +2,8 @@
 // outbox rows (written with each change that makes an event) out to the tenant's matching
 // subscriptions, then makes every due delivery attempt: signed the Standard Webhooks way,
 // retried with back-off for 24 h under one webhook-id, each attempt in the subscription's
-// deliveries log (shared/event). A run killed half way loses nothing: the outbox entry and the
+// deliveries log (shared/event); and the workflows' terminal callbacks the workflowcallback job
+// hands it (Direct deliveries, signed X-Esign-Signature). A run killed half way loses nothing: the outbox entry and the
 // pending deliveries stay due until their work is done, and the next run takes them again.
 package eventjob
 

@@ -1,16 +1,15 @@
-// Package workflowcallback is the processor's terminal-callback job (DESIGN 10, spec
+// Package workflowcallback is the processor's terminal-callback job (DESIGN 10 and 17, spec
 // "Workflow"): when a workflow ends (complete, rejected, cancelled) a message on queue QueueName
-// makes this job POST {workflowId, correlationId, state, completedAt} to the workflow's
-// callbackUrl through shared/webhook (signed `X-Esign-Signature: t=..,v1=..` under
-// WEBHOOK_SECRETS, the URL policy checked on every attempt, bounded time-out, no redirects).
+// makes this job hand {workflowId, correlationId, state, completedAt} for the workflow's
+// callbackUrl to the events' sender (shared/event, a Direct delivery), which the Events timer
+// posts: signed `X-Esign-Signature: t=..,v1=..` under WEBHOOK_SECRETS, the URL policy checked
+// on every attempt, bounded time-out, no redirects; retried with the events' back-off for 24 h
+// under one Idempotency-Key, each attempt in the tenant's callback deliveries log (CallbackLog).
+// There is no second retry machine: this job only enqueues.
 //
-// Retries: a retryable answer (network failure, time-out, 408, 425, 429, 5xx) puts the message
-// back on the queue with the next attempt number, hidden for the next delay of Backoff (or the
-// receiver's Retry-After when longer), so the attempts spread over about 24 hours; a permanent
-// answer, or a retryable one after the last delay, ends it. Every attempt is audited on the
-// workflow (workflow.callback_attempted {attempt, status or code}), and the end as
-// workflow.callback_delivered or workflow.callback_failed; never the URL or the body. All
-// attempts carry one Idempotency-Key, so a receiver acts on the callback once.
+// Audit lets the sender record every attempt on the workflow (workflow.callback_attempted
+// {attempt, status or code}), and the end as workflow.callback_delivered or
+// workflow.callback_failed; never the URL or the body.
 package workflowcallback
 
 import (
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/processor/internal/jobkit"
+	"github.com/esign-svc/esign/shared/event"
 	"github.com/esign-svc/esign/shared/funcproto"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/webhook"
@@ -33,9 +33,12 @@ const (
 	QueueName          = workflow.QueueCallback
 )
 
-// Backoff is the wait before each retry: attempt n+1 waits Backoff[n-1]. Seven attempts over
-// 20 h 36 min, the last within the 24 h window.
-var Backoff = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 6 * time.Hour, 12 * time.Hour}
+// CallbackLog is the deliveries log (per tenant) the callbacks' attempts go to, and
+// CallbackType their type in it.
+const (
+	CallbackLog  = "workflow-callback"
+	CallbackType = "workflow.callback"
+)
 
 // Message names the ended workflow and the attempt (1 for the first; 0 reads as 1): the
 // workflow-callback queue's one message type (queues.WorkflowCallback).
@@ -49,24 +52,17 @@ type Body struct {
 	CompletedAt   time.Time `json:"completedAt"`
 }
 
-// Poster posts one signed request (*webhook.Client).
-type Poster interface {
-	Post(ctx context.Context, r webhook.Request) (int, error)
-}
-
-// Queue re-enqueues a message hidden for a delay (*queuestore.Queue on QueueName).
+// Queue takes the callback for the events' sender (*webhookstore.Store).
 type Queue interface {
-	SendWithVisibilityDelay(ctx context.Context, v any, delay time.Duration) (string, error)
+	Enqueue(ctx context.Context, p event.Pending) error
 }
 
-// Deps are the callback job's dependencies. Workflows and Queue are required; a nil Poster
-// (WEBHOOK_SECRETS not set) ends every callback as failed with code webhook_not_configured.
+// Deps are the callback job's dependencies, all required.
 type Deps struct {
 	// Workflows is the workflow store (*workflowstore.Store), reached only through the use
 	// cases (workflow.Workflows).
 	Workflows workflow.Repo
-	Poster    Poster
-	Queue     Queue
+	Sends     Queue
 	Now       func() time.Time // default time.Now
 }
 
@@ -75,8 +71,8 @@ type Job struct{ Deps }
 
 // New makes the job. It does no I/O. Errors: a missing dependency.
 func New(d Deps) (*Job, error) {
-	if d.Workflows == nil || d.Queue == nil {
-		return nil, errors.New("workflowcallback: Workflows and Queue are required")
+	if d.Workflows == nil || d.Sends == nil {
+		return nil, errors.New("workflowcallback: Workflows and Sends are required")
 	}
 	return &Job{Deps: d}, nil
 }
@@ -103,65 +99,63 @@ func (j *Job) now() time.Time {
 	return j.Now().UTC()
 }
 
-// Handle is the WorkflowCallback queue function. Replies: nil once the attempt is posted and
-// audited (and the next one queued); nil without effect for a workflow that is gone, has not
-// ended or has no callbackUrl; Permanent for a message without ids or of another tenant; a plain
-// error (retried by the host, then poisoned) when storage fails.
+// Handle is the WorkflowCallback queue function. Replies: nil once the callback is handed to
+// the sender (again: a message handled twice enqueues it once, keyed by its idempotency key);
+// nil without effect for a workflow that is gone, has not ended or has no callbackUrl;
+// Permanent for a message without ids or of another tenant; a plain error (retried by the
+// host, then poisoned) when storage fails.
 func (j *Job) Handle(ctx context.Context, qm funcproto.QueueMessage) error {
-	m, w, err := j.load(ctx, qm)
+	_, w, err := j.load(ctx, qm)
 	if err != nil || w == nil {
 		return err
 	}
-	a := workflow.CallbackAttempt{Attempt: m.Attempt}
-	var retryAfter time.Duration
-	if j.Poster == nil {
-		a.Code, a.End = "webhook_not_configured", workflow.CallbackFailed
-	} else {
-		body, err := json.Marshal(Body{WorkflowID: w.ID, CorrelationID: w.CorrelationID, State: string(w.State), CompletedAt: w.CompletedAt.UTC()})
-		if err != nil {
-			return err
-		}
-		a.Status, err = j.Poster.Post(ctx, webhook.Request{URL: w.Setup.CallbackURL, Body: body,
-			IdempotencyKey: webhook.Key("workflow-callback", w.ID, string(w.State))})
-		a.Code, a.End, retryAfter = outcome(err, m.Attempt)
-	}
-	if err := j.workflows().RecordCallback(ctx, w.Tenant, w.ID, systemActor, a); err != nil {
+	p, err := Pending(w, j.now())
+	if err != nil {
 		return err
 	}
-	funcproto.Logf(ctx, "workflow-callback: %s attempt %d: status %d %s %s", w.ID, a.Attempt, a.Status, a.Code, a.End)
-	if a.End != workflow.CallbackRetry {
-		return nil
+	if err := j.Sends.Enqueue(ctx, p); err != nil {
+		return err
 	}
-	next := Message{WorkflowID: w.ID, TenantID: w.Tenant, Attempt: m.Attempt + 1}
-	_, err = j.Queue.SendWithVisibilityDelay(ctx, next, max(Backoff[m.Attempt-1], retryAfter))
-	return err
+	funcproto.Logf(ctx, "workflow-callback: %s (%s) handed to the sender", w.ID, w.State)
+	return nil
 }
 
-// outcome classifies a Post's error for attempt: the code (when there was no answer), the end,
-// and the receiver's Retry-After.
-func outcome(err error, attempt int) (code, end string, retryAfter time.Duration) {
-	if err == nil {
-		return "", workflow.CallbackDelivered, 0
+// Pending is ended workflow w's callback as a delivery of the events' sender, due at now.
+func Pending(w *workflow.Workflow, now time.Time) (event.Pending, error) {
+	body, err := json.Marshal(Body{WorkflowID: w.ID, CorrelationID: w.CorrelationID, State: string(w.State), CompletedAt: w.CompletedAt.UTC()})
+	if err != nil {
+		return event.Pending{}, err
 	}
-	var we *webhook.Error
-	if errors.As(err, &we) {
-		retryAfter = we.RetryAfter
-		switch {
-		case we.Status != 0:
-		case errors.Is(err, webhook.ErrURLRefused):
-			code = "url_refused"
-		case we.Timeout():
-			code = "timeout"
-		case we.Retryable:
-			code = "network"
-		default:
-			code = "invalid_request"
+	key := webhook.Key("workflow-callback", w.ID, string(w.State))
+	return event.Pending{TenantID: w.Tenant, SubID: CallbackLog,
+		Event:  event.Envelope{ID: key, Type: CallbackType, Timestamp: w.CompletedAt.UTC(), TenantID: w.Tenant},
+		Direct: &event.Direct{URL: w.Setup.CallbackURL, Body: body, Ref: w.ID}, FirstAt: now, NextAt: now}, nil
+}
+
+// Audit is the sender's OnDirect for the callbacks: it records attempt a of p's workflow
+// (workflow.callback_attempted, then _delivered or _failed at its end). Other Direct
+// deliveries are not its own and pass.
+func Audit(workflows workflow.Repo, now func() time.Time) func(ctx context.Context, p event.Pending, a event.Attempt, code string) error {
+	j := &Job{Deps: Deps{Workflows: workflows, Now: now}}
+	return func(ctx context.Context, p event.Pending, a event.Attempt, code string) error {
+		if p.SubID != CallbackLog || p.Direct == nil {
+			return nil
 		}
+		ca := workflow.CallbackAttempt{Attempt: a.Attempt, Status: a.Status, Code: code}
+		switch a.Outcome {
+		case event.OutcomeDelivered:
+			ca.End = workflow.CallbackDelivered
+		case event.OutcomeRetrying:
+			ca.End = workflow.CallbackRetry
+		default:
+			ca.End = workflow.CallbackFailed
+		}
+		err := j.workflows().RecordCallback(ctx, p.TenantID, p.Direct.Ref, systemActor, ca)
+		if errors.Is(err, workflow.ErrNotFound) {
+			return nil // the workflow is gone: its callback is still logged
+		}
+		return err
 	}
-	if !errors.Is(err, webhook.ErrRetryable) || attempt > len(Backoff) {
-		return code, workflow.CallbackFailed, 0
-	}
-	return code, workflow.CallbackRetry, retryAfter
 }
 
 // HandlePoison is the WorkflowCallbackPoison queue function: the host gave up on the message

@@ -2,6 +2,7 @@ package event
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -42,6 +43,18 @@ type Pending struct {
 	FirstAt         time.Time // the first attempt's due time
 	Attempts        int       // attempts made
 	NextAt          time.Time
+	// Direct, when set, is a delivery to a URL of its own rather than to subscription SubID
+	// (the workflow terminal callback): SubID then names its deliveries log.
+	Direct *Direct
+}
+
+// Direct is a delivery that is not an event to a subscription: its own URL and body, signed by
+// the Sender's DirectClient (its scheme, e.g. X-Esign-Signature under WEBHOOK_SECRETS), with
+// Pending.Event.ID as its idempotency key. Ref names what it is for (the workflow id).
+type Direct struct {
+	URL  string          `json:"url"`
+	Body json.RawMessage `json:"body"`
+	Ref  string          `json:"ref"`
 }
 
 // Queue keeps pending deliveries (webhookstore.Store): each in its subscription's partition with
@@ -60,6 +73,13 @@ type Sender struct {
 	Cipher Cipher
 	Client Poster // a webhook client with the outbound URL policy (webhook.NewUnsigned + WithPolicy)
 	Now    func() time.Time
+	// DirectClient posts the Direct deliveries with its own signing scheme (webhook.New with
+	// the deployment's secret); nil when none is configured (a Direct delivery then fails once,
+	// code webhook_not_configured).
+	DirectClient Poster
+	// OnDirect, when set, is told of each Direct attempt after it is logged, with a short
+	// code when there was no answer (the workflow audits its callback with it).
+	OnDirect func(ctx context.Context, p Pending, a Attempt, code string) error
 }
 
 // secrets are the secrets that sign for s at now: the current one, and the previous one during
@@ -127,6 +147,9 @@ func errText(err error) string {
 // deleted or disabled meanwhile drops p. Errors: the store's (p stays due and is tried again).
 func (d *Sender) Deliver(ctx context.Context, p Pending) error {
 	now := d.Now().UTC()
+	if p.Direct != nil {
+		return d.deliverDirect(ctx, p, now)
+	}
 	s, err := d.Store.Load(ctx, p.TenantID, p.SubID)
 	if errors.Is(err, ErrNotFound) {
 		return d.Queue.Done(ctx, p)
@@ -155,6 +178,11 @@ func (d *Sender) Deliver(ctx context.Context, p Pending) error {
 	if err := d.mark(ctx, s, a, now, disable); err != nil {
 		return err
 	}
+	return d.next(ctx, p, a, now)
+}
+
+// next is p after attempt a: due again after Backoff when it is retrying, else removed.
+func (d *Sender) next(ctx context.Context, p Pending, a Attempt, now time.Time) error {
 	if a.Outcome == OutcomeRetrying {
 		prev := p.NextAt
 		p.Attempts++
@@ -162,6 +190,64 @@ func (d *Sender) Deliver(ctx context.Context, p Pending) error {
 		return d.Queue.Reschedule(ctx, p, prev)
 	}
 	return d.Queue.Done(ctx, p)
+}
+
+// deliverDirect is Deliver for a Direct delivery: the same attempts, back-off, retry window
+// and deliveries log (under p.SubID), without a subscription to load, mark or disable. A
+// permanent answer (a 4xx but 408/425/429, a refused URL) ends it at once: the callback's
+// receiver said no.
+func (d *Sender) deliverDirect(ctx context.Context, p Pending, now time.Time) error {
+	a := Attempt{EventID: p.Event.ID, Type: p.Event.Type, At: now, Attempt: p.Attempts + 1, Outcome: OutcomeDelivered}
+	var perr error
+	if d.DirectClient == nil {
+		perr = errNotConfigured
+	} else {
+		start := d.Now()
+		a.Status, perr = d.DirectClient.Post(ctx, webhook.Request{URL: p.Direct.URL, Body: p.Direct.Body, IdempotencyKey: p.Event.ID})
+		a.DurationMs = d.Now().Sub(start).Milliseconds()
+	}
+	code := ""
+	if perr != nil {
+		a.Error, code = errText(perr), failCode(perr)
+		a.Outcome = OutcomeFailed
+		if errors.Is(perr, webhook.ErrRetryable) && now.Sub(p.FirstAt) < RetryFor {
+			a.Outcome = OutcomeRetrying
+		}
+	}
+	if err := d.Store.AddAttempt(ctx, p.TenantID, p.SubID, a); err != nil {
+		return err
+	}
+	if d.OnDirect != nil {
+		if err := d.OnDirect(ctx, p, a, code); err != nil {
+			return err
+		}
+	}
+	return d.next(ctx, p, a, now)
+}
+
+var errNotConfigured = errors.New("no signing secret is configured")
+
+// failCode is the short code of a failed Direct attempt that had no answer: not_configured,
+// url_refused, timeout, network or invalid_request; empty when the receiver answered.
+func failCode(err error) string {
+	if errors.Is(err, errNotConfigured) {
+		return "webhook_not_configured"
+	}
+	var we *webhook.Error
+	if !errors.As(err, &we) {
+		return "network"
+	}
+	switch {
+	case we.Status != 0:
+		return ""
+	case errors.Is(err, webhook.ErrURLRefused):
+		return "url_refused"
+	case we.Timeout():
+		return "timeout"
+	case we.Retryable:
+		return "network"
+	}
+	return "invalid_request"
 }
 
 // mark keeps the subscription's failing state: cleared by a success, set by the first failure,
@@ -285,6 +371,9 @@ func (d *Sender) Sends(ctx context.Context, limit int) (int, error) {
 	bySub := map[string][]Pending{}
 	for _, p := range due {
 		k := p.TenantID + "|" + p.SubID
+		if p.Direct != nil {
+			k += "|" + p.Event.ID // no failing mark to keep: each on its own, a slow one holds up no other
+		}
 		if _, ok := bySub[k]; !ok {
 			order = append(order, k)
 		}

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -114,9 +113,7 @@ func TestEventsOfASigningSession(t *testing.T) {
 	want := []string{"session.completed", "session.created", "slot.activated", "slot.signed"}
 	var got []gotEvent
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
-		if err := svc.host.RunTimer(context.Background(), "Events"); err != nil {
-			t.Fatal(err)
-		}
+		runEvents(t)
 		got = l.of(group)
 		types := map[string]bool{}
 		for _, g := range got {
@@ -209,9 +206,7 @@ func TestEventRetriedWithOneWebhookID(t *testing.T) {
 	mu.Unlock()
 	var got []string
 	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
-		if err := svc.host.RunTimer(context.Background(), "Events"); err != nil {
-			t.Fatal(err)
-		}
+		runEvents(t)
 		mu.Lock()
 		got = slices.Clone(ids)
 		mu.Unlock()
@@ -293,9 +288,7 @@ func TestEventsOfADeliveryABatchAndAWorkflow(t *testing.T) {
 		return by, got
 	}
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
-		if err := svc.host.RunTimer(context.Background(), "Events"); err != nil {
-			t.Fatal(err)
-		}
+		runEvents(t)
 		all := true
 		for id, w := range want {
 			if by, _ := types(id); len(by) < len(w) {

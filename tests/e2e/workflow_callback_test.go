@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -15,9 +16,9 @@ import (
 	"github.com/esign-svc/esign/shared/callbacksig"
 )
 
-// wfHook receives the workflows' terminal callbacks: the processor's workflow-callback job posts
-// them, signed with WEBHOOK_SECRETS, to this loopback server (allowed by WEBHOOK_ALLOW_LOOPBACK,
-// which both apps read).
+// wfHook receives the workflows' terminal callbacks: the processor's events sender posts them
+// (handed to it by the workflow-callback job), signed with WEBHOOK_SECRETS, to this loopback
+// server (allowed by WEBHOOK_ALLOW_LOOPBACK, which both apps read).
 var wfHook struct {
 	srv    *httptest.Server
 	secret string
@@ -59,6 +60,21 @@ func init() {
 	extraSettings["WEBHOOK_ALLOW_LOOPBACK"] = "true"
 }
 
+// eventsRun keeps one Events timer run at a time in this package, as the Functions host keeps
+// a timer a singleton: two runs at once could both take the same due delivery.
+var eventsRun sync.Mutex
+
+// runEvents runs the processor's Events timer once (the host's schedules are off in these
+// tests): the events' fan-out and every due delivery, the workflows' callbacks among them.
+func runEvents(t testing.TB) {
+	t.Helper()
+	eventsRun.Lock()
+	defer eventsRun.Unlock()
+	if err := svc.host.RunTimer(context.Background(), "Events"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // wfCallbackURL is the receiver's URL for a create body's callbackUrl.
 func wfCallbackURL() string { return wfHook.srv.URL + "/workflow-callback" }
 
@@ -72,6 +88,7 @@ func calledBackWithin(t testing.TB, id, corr, state string, limit time.Duration)
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
+		runEvents(t)
 		wfHook.mu.Lock()
 		got := wfHook.got[id]
 		wfHook.mu.Unlock()
@@ -87,8 +104,8 @@ func calledBackWithin(t testing.TB, id, corr, state string, limit time.Duration)
 	t.Fatalf("no callback of workflow %s", id)
 }
 
-// TestWorkflowCallbackRetriedAfter500: the receiver answers the first post 500; the callback
-// job posts again after its first back-off (a minute), with the same body and Idempotency-Key,
+// TestWorkflowCallbackRetriedAfter500: the receiver answers the first post 500; the events'
+// sender posts again after its first back-off (5 s), with the same body and Idempotency-Key,
 // and the receiver's 204 ends it.
 func TestWorkflowCallbackRetriedAfter500(t *testing.T) {
 	t.Parallel()

@@ -186,8 +186,15 @@ func pendingRow(p event.Pending) (tablestore.Entity, error) {
 	if err != nil {
 		return tablestore.Entity{}, err
 	}
-	return tablestore.Entity{PartitionKey: partition(p.TenantID, p.SubID), RowKey: prefixPend + p.Event.ID, Props: map[string]any{
-		"event": string(b), "firstAtNs": p.FirstAt.UnixNano(), "attempts": int64(p.Attempts), "nextAtNs": p.NextAt.UnixNano()}}, nil
+	props := map[string]any{"event": string(b), "firstAtNs": p.FirstAt.UnixNano(), "attempts": int64(p.Attempts), "nextAtNs": p.NextAt.UnixNano()}
+	if p.Direct != nil {
+		d, err := json.Marshal(p.Direct)
+		if err != nil {
+			return tablestore.Entity{}, err
+		}
+		props["direct"] = string(d)
+	}
+	return tablestore.Entity{PartitionKey: partition(p.TenantID, p.SubID), RowKey: prefixPend + p.Event.ID, Props: props}, nil
 }
 
 // Enqueue makes p due at p.NextAt: its schedule entry first, then its row (a row never exists
@@ -242,6 +249,12 @@ func (s *Store) DuePending(ctx context.Context, now time.Time, limit int) ([]eve
 			Attempts: int(row.Int64("attempts")), NextAt: it.At}
 		if err := json.Unmarshal([]byte(row.String("event")), &p.Event); err != nil {
 			return nil, fmt.Errorf("webhookstore: pending %s: %w", row.RowKey, err)
+		}
+		if d := row.String("direct"); d != "" {
+			p.Direct = &event.Direct{}
+			if err := json.Unmarshal([]byte(d), p.Direct); err != nil {
+				return nil, fmt.Errorf("webhookstore: pending %s: %w", row.RowKey, err)
+			}
 		}
 		out = append(out, p)
 	}
