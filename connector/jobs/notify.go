@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+
+	"github.com/esign-svc/esign/shared/event"
 )
 
 // Notice states of a job.
@@ -11,11 +13,8 @@ const (
 	NoticeNone    = "none"
 	NoticePending = "pending"
 	NoticeSent    = "sent"
-	NoticeFailed  = "failed" // given up after MaxNoticeAttempts or a permanent refusal
+	NoticeFailed  = "failed" // given up after event.RetryFor or a permanent refusal
 )
-
-// MaxNoticeAttempts bounds the completion notice's attempts.
-const MaxNoticeAttempts = 5
 
 // NextNotice is a finished job whose completion notice is owed (ok false: none is).
 func (s *Store) NextNotice(ctx context.Context) (j Job, ok bool, err error) {
@@ -26,17 +25,23 @@ func (s *Store) NextNotice(ctx context.Context) (j Job, ok bool, err error) {
 	return j, err == nil, err
 }
 
-// NoticeOutcome records an attempt of a job's notice: sent, or failed with cause (given up when
-// permanent or after MaxNoticeAttempts).
+// NoticeOutcome records an attempt of a job's notice: sent, or failed with cause. A failed
+// notice is tried again on the service's event delivery policy (one retry machine, DESIGN 17):
+// after event.Backoff of its attempts, and given up when permanent or once event.RetryFor has
+// passed since the job finished (when the notice was first owed).
 func (s *Store) NoticeOutcome(ctx context.Context, jobID string, sendErr error, permanent bool) error {
 	if sendErr == nil {
 		_, err := s.db.ExecContext(ctx, `UPDATE jobs SET notify_state = 'sent', notify_attempts = notify_attempts + 1, notify_error = '' WHERE id = ?`, jobID)
 		return err
 	}
-	// The next attempt waits 5 s, 10 s, 20 s, ... after this one.
+	var attempts int
+	if err := s.db.QueryRowContext(ctx, `SELECT notify_attempts FROM jobs WHERE id = ?`, jobID).Scan(&attempts); err != nil {
+		return err
+	}
+	now := unix(s.now())
 	_, err := s.db.ExecContext(ctx, `UPDATE jobs SET notify_attempts = notify_attempts + 1, notify_error = ?,
-		notify_next_at = ? + (5000 << notify_attempts),
-		notify_state = CASE WHEN ? OR notify_attempts + 1 >= ? THEN 'failed' ELSE 'pending' END WHERE id = ?`,
-		sendErr.Error(), unix(s.now()), permanent, MaxNoticeAttempts, jobID)
+		notify_next_at = ?,
+		notify_state = CASE WHEN ? OR ? - COALESCE(finished_at, ?) >= ? THEN 'failed' ELSE 'pending' END WHERE id = ?`,
+		sendErr.Error(), now+event.Backoff(attempts+1).Milliseconds(), permanent, now, now, event.RetryFor.Milliseconds(), jobID)
 	return err
 }

@@ -80,7 +80,7 @@ func NewNotifier(url, secret string) (*Notifier, error) {
 }
 
 // SendNotices posts every notice owed now; each attempt's outcome is recorded (a failed one is
-// tried again later, at most jobs.MaxNoticeAttempts times). Errors: the store's.
+// tried again later on the events' back-off for event.RetryFor). Errors: the store's.
 func (w *Worker) SendNotices(ctx context.Context) error {
 	if w.Notifier == nil {
 		return nil
