@@ -50,6 +50,8 @@ type Store interface {
 	// is stored with the claim marked sent (at the time send answered) in one transaction.
 	// Errors: ErrInviteSent; ErrInviteInFlight; send's; step's; the store's.
 	SendInvite(ctx context.Context, deliveryID string, now time.Time, lease time.Duration, send func() (time.Time, error), step Step) (*Session, Change, error)
+	// SendReminder is SendInvite for reminder round (its own claim per round).
+	SendReminder(ctx context.Context, deliveryID string, round int, now time.Time, lease time.Duration, send func() (time.Time, error), step Step) (*Session, Change, error)
 }
 
 // Blobs is what the download links need of blob storage (blobstore.Store): the session's own

@@ -3,7 +3,6 @@ package esign
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
@@ -11,34 +10,12 @@ import (
 	"github.com/google/uuid"
 )
 
-// ReminderPolicy is a session's reminders block (DESIGN 17): the first reminder
-// FirstAfterHours after a signer's invitation, the next ones every EveryHours, at most Max.
-type ReminderPolicy struct {
-	FirstAfterHours int `json:"firstAfterHours"`
-	EveryHours      int `json:"everyHours"`
-	Max             int `json:"max"`
-}
+// ReminderPolicy is a session's reminders block (DESIGN 17; the kernel's, shared with the
+// deliveries).
+type ReminderPolicy = kernel.ReminderPolicy
 
 // MaxReminders is the largest max a reminders block may ask for.
-const MaxReminders = 10
-
-// Check answers the block's faults, each named under path (the block's full JSON path).
-func (p *ReminderPolicy) Check(path string) []apperr.FieldError {
-	if p == nil {
-		return nil
-	}
-	var errs []apperr.FieldError
-	if p.FirstAfterHours < 1 {
-		errs = append(errs, apperr.Field(path+".firstAfterHours", "must be at least 1"))
-	}
-	if p.EveryHours < 1 {
-		errs = append(errs, apperr.Field(path+".everyHours", "must be at least 1"))
-	}
-	if p.Max < 1 || p.Max > MaxReminders {
-		errs = append(errs, apperr.Field(path+".max", fmt.Sprintf("must be from 1 to %d", MaxReminders)))
-	}
-	return errs
-}
+const MaxReminders = kernel.MaxReminders
 
 // ReminderNotice is the NotifyMessage kind of a reminder to a signer who opened the link: it
 // asks them to continue on the device where they did and carries no link.
