@@ -127,10 +127,14 @@ func (r *Reminders) Run(ctx context.Context, now time.Time, limit int, remind fu
 		if s, err = r.Store.Load(ctx, id); err != nil {
 			return 1, err
 		}
-		if next := NextReminder(s); !next.IsZero() {
-			return 1, r.Schedule.Add(ctx, id, next)
+		next := NextReminder(s)
+		if next.IsZero() {
+			return 1, nil
 		}
-		return 1, nil
+		if !next.After(now) { // not recorded (refused for good, or skipped): once more a round later
+			next = now.Add(time.Duration(s.Reminders.EveryHours) * time.Hour)
+		}
+		return 1, r.Schedule.Add(ctx, id, next)
 	})
 }
 
