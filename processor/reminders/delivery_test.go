@@ -2,7 +2,6 @@ package reminders
 
 import (
 	"context"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -50,15 +49,8 @@ var reDeliver = regexp.MustCompile(`/deliver/([^?\s"<>]+)\?t=([^\s"<>]+)`)
 // the recipient's opened access is recorded.
 func (e *env) opens(t *testing.T, r outbox.Row, id string) {
 	t.Helper()
-	m := reDeliver.FindStringSubmatch(r.Text)
-	if m == nil {
-		t.Fatalf("no delivery link in %q", r.Text)
-	}
-	raw, err := url.QueryUnescape(m[2])
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := e.Tokens.VerifyDelivery(raw)
+	m := linkIn(t, reDeliver, r)
+	c, err := e.Tokens.VerifyDelivery(m[2])
 	if err != nil || c.DeliveryID != id || m[1] != id {
 		t.Fatalf("the reminder's link does not verify for %s: %+v %v", id, c, err)
 	}

@@ -127,18 +127,25 @@ func (e *env) mails(t *testing.T, kind notify.Kind, to string) []outbox.Row {
 	return out
 }
 
-// tokenIn is the portal link's slot token of an e-mail.
-func (e *env) tokenIn(t *testing.T, r outbox.Row) tokens.Slot {
+// linkIn is the submatches of re, the link of an e-mail, its last one (the token) unescaped.
+func linkIn(t *testing.T, re *regexp.Regexp, r outbox.Row) []string {
 	t.Helper()
-	m := reToken.FindStringSubmatch(r.Text)
+	m := re.FindStringSubmatch(r.Text)
 	if m == nil {
 		t.Fatalf("no portal link in %q", r.Text)
 	}
-	raw, err := url.QueryUnescape(m[1])
+	raw, err := url.QueryUnescape(m[len(m)-1])
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := e.Tokens.VerifySlot(raw)
+	m[len(m)-1] = raw
+	return m
+}
+
+// tokenIn is the portal link's slot token of an e-mail.
+func (e *env) tokenIn(t *testing.T, r outbox.Row) tokens.Slot {
+	t.Helper()
+	c, err := e.Tokens.VerifySlot(linkIn(t, reToken, r)[1])
 	if err != nil {
 		t.Fatalf("the reminder's link does not verify: %v", err)
 	}

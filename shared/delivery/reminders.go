@@ -23,18 +23,14 @@ var ErrNothingToRemind = errors.New("delivery: no reminder due")
 // the mode e-mails, the recipient has not opened it, and fewer than Max were sent. Before the
 // invitation went out the first one counts from the creation.
 func reminderDue(s *Session) time.Time {
-	p := s.Reminders
-	if p == nil || !s.Mode.Emails() || s.State != StateSent || s.RemindCount >= p.Max {
+	if !s.Mode.Emails() || s.State != StateSent {
 		return time.Time{}
-	}
-	if s.RemindCount > 0 {
-		return s.RemindedAt.Add(time.Duration(p.EveryHours) * time.Hour)
 	}
 	from := s.SentAt
 	if from.IsZero() {
 		from = s.CreatedAt
 	}
-	return from.Add(time.Duration(p.FirstAfterHours) * time.Hour)
+	return s.Reminders.Due(s.RemindCount, from, s.RemindedAt)
 }
 
 // NextReminder is when s's next reminder is due, or zero when it has none (no block, opened,
@@ -145,18 +141,8 @@ func (r *Reminders) Run(ctx context.Context, now time.Time, limit int, remind fu
 // session ended meanwhile; ErrNothingToRemind when it was opened or the round is not due); the
 // store's.
 func (u *Deliveries) SendReminder(ctx context.Context, id string, round int, lease time.Duration, who Actor, send func() error) (*Session, error) {
-	var at time.Time
-	sendAt := func() (time.Time, error) {
-		if err := send(); err != nil {
-			return time.Time{}, err
-		}
-		at = u.now()
-		return at, nil
-	}
-	s, _, err := u.Store.SendReminder(ctx, id, round, u.now(), lease, sendAt, func(s *Session) (Change, error) {
-		ch, err := Remind(s, at, round)
-		ch.By(who)
-		return ch, err
-	})
-	return s, err
+	return u.sendOnce(who, send, func(s *Session, at time.Time) (Change, error) { return Remind(s, at, round) },
+		func(sendAt func() (time.Time, error), step Step) (*Session, Change, error) {
+			return u.Store.SendReminder(ctx, id, round, u.now(), lease, sendAt, step)
+		})
 }

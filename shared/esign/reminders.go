@@ -27,17 +27,14 @@ var ErrNothingToRemind = errors.New("esign: no reminder due")
 // reminderDue is when slot sl's next reminder is due under policy p (zero: none, ever): the
 // slot is invited and open and has had fewer than Max reminders.
 func reminderDue(s *Session, sl *Slot, p *ReminderPolicy) time.Time {
-	if p == nil || !sl.Invited || !sl.State.Open() || sl.Reminders >= p.Max || sl.EmailEnc == "" {
+	if p == nil || !sl.Invited || !sl.State.Open() || sl.EmailEnc == "" {
 		return time.Time{}
-	}
-	if sl.Reminders > 0 {
-		return sl.RemindedAt.Add(time.Duration(p.EveryHours) * time.Hour)
 	}
 	from := sl.InvitedAt
 	if from.IsZero() {
 		from = s.CreatedAt
 	}
-	return from.Add(time.Duration(p.FirstAfterHours) * time.Hour)
+	return p.Due(sl.Reminders, from, sl.RemindedAt)
 }
 
 // NextReminder is when the session's next reminder is due: the earliest due time of its slots,

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
 )
@@ -34,4 +35,17 @@ func (p *ReminderPolicy) Check(path string) []apperr.FieldError {
 		errs = append(errs, apperr.Field(path+".max", fmt.Sprintf("must be from 1 to %d", MaxReminders)))
 	}
 	return errs
+}
+
+// Due is when reminder number count+1 falls under the block: FirstAfterHours after from (the
+// invitation) for the first, EveryHours after last (the previous one) for the next; zero when
+// p is nil or count reached Max.
+func (p *ReminderPolicy) Due(count int, from, last time.Time) time.Time {
+	if p == nil || count >= p.Max {
+		return time.Time{}
+	}
+	if count > 0 {
+		return last.Add(time.Duration(p.EveryHours) * time.Hour)
+	}
+	return from.Add(time.Duration(p.FirstAfterHours) * time.Hour)
 }
