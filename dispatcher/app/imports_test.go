@@ -10,7 +10,7 @@ import (
 // aggregate's store, the kernel's store half or the table adapter (issue 23). A route decodes,
 // authorises, calls one method of its aggregate's use-case service (esign.Sessions,
 // esign.SessionReads, delivery.Deliveries, document.Documents, dispatch.Batches,
-// workflow.Service) and encodes; this package builds the stores and hands them to the services.
+// workflow.Workflows) and encodes; this package builds the stores and hands them to the services.
 func TestOnlyTheWiringImportsAStore(t *testing.T) {
 	t.Parallel()
 	found, wiring := apptest.StoreImports(t, "..", "github.com/esign-svc/esign/dispatcher/app", "./...")

@@ -288,7 +288,7 @@ func types(fset *token.FileSet, fl *ast.FieldList) string {
 // TestOnlyTheWiringImportsAStore: no package of the processor but this one imports an
 // aggregate's store, the kernel's store half or the table adapter (issue 23). A job decodes its
 // message, calls its aggregate's use-case service (esign.SessionJobs, delivery.Deliveries,
-// dispatch.Batches, workflow.Service, ...) and answers; this package builds the stores.
+// dispatch.Batches, workflow.Workflows, ...) and answers; this package builds the stores.
 func TestOnlyTheWiringImportsAStore(t *testing.T) {
 	t.Parallel()
 	found, wiring := apptest.StoreImports(t, "..", module+"/app", "./...")
