@@ -30,6 +30,12 @@ type summary struct {
 	UploadState   string `json:"uploadState,omitempty"`
 	UploadError   string `json:"uploadError,omitempty"`
 	UploadWebURL  string `json:"uploadWebUrl,omitempty"`
+	// Reminders counts the automatic reminders sent so far (DESIGN 17; always present, 0
+	// without a reminders block); LastRemindedAt is the latest one's time; ReminderPolicy is
+	// the delivery's reminders block (absent: none).
+	Reminders      int                      `json:"reminders"`
+	LastRemindedAt string                   `json:"lastRemindedAt,omitempty"`
+	ReminderPolicy *delivery.ReminderPolicy `json:"reminderPolicy,omitempty"`
 }
 
 // list is GET /api/delivery-sessions?correlationId=: the caller's tenant's sessions of that
@@ -66,6 +72,7 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 			ViewCount: s.ViewCount, Recipient: s.Recipient, RecipientName: s.RecipientName, RecipientRole: s.RecipientRole,
 			RequireOTP: s.RequireOTP, OTPVerified: s.OTPVerified(), UploadState: string(s.UploadState),
 			UploadError: s.UploadError, UploadWebURL: s.UploadWebURL,
+			Reminders: s.RemindCount, LastRemindedAt: stamp(s.RemindedAt), ReminderPolicy: s.Reminders,
 		})
 	}
 	return web.JSON(w, http.StatusOK, map[string]any{"sessions": out})

@@ -251,7 +251,8 @@ func Functions(d *Deps) ([]Function, error) {
 	t.add(invitecheck.New(invitecheck.Deps{Sessions: jobs,
 		Deliveries: &delivery.InviteChecks{Schedule: d.Deliveries.InviteChecks(), Store: d.Deliveries}, Notify: notifier.Notify,
 		MessageID: notifyjob.MessageID, Invite: deliveries.Invite, Now: d.Now}))
-	t.add(reminders.New(reminders.Deps{Sessions: jobs, Notify: notifier.Notify, MessageID: notifyjob.MessageID, Now: d.Now}))
+	t.add(reminders.New(reminders.Deps{Sessions: jobs, Notify: notifier.Notify, MessageID: notifyjob.MessageID,
+		Deliveries: &delivery.Reminders{Schedule: d.Deliveries.Reminders(), Store: d.Deliveries}, Remind: deliveries.Remind, Now: d.Now}))
 	t.add(seal.New(seal.Deps{Sessions: jobs, Blobs: blobs, Key: d.Config.Seal.Key, TSAURL: d.Config.Seal.TSAURL, Level: d.Config.Seal.Level,
 		StuckAfter: d.Config.Seal.StuckAfter, LockTTL: d.Config.Seal.LockTTL, EngineVersion: version.Engine, Now: d.Now, Meter: meter}))
 	t.add(portalpurge.New(purge))

@@ -49,7 +49,7 @@ func (j *Job) Invite(ctx context.Context, m delivery.InviteMessage) error {
 		funcproto.Logf(ctx, "deliveryinvite: %s already sent; acknowledged", s.DeliveryID)
 		return nil
 	}
-	msg, err := j.compose(s)
+	msg, err := j.compose(s, false)
 	if err != nil {
 		return err
 	}
@@ -83,8 +83,9 @@ func (j *Job) Invite(ctx context.Context, m delivery.InviteMessage) error {
 	return nil
 }
 
-// compose renders the invitation with a fresh link (the token expires with the session).
-func (j *Job) compose(s *delivery.Session) (notify.Message, error) {
+// compose renders the invitation, or a reminder of it, with a fresh link (the token expires
+// with the session).
+func (j *Job) compose(s *delivery.Session, reminder bool) (notify.Message, error) {
 	tok, err := j.tokens.IssueDelivery(tokens.Delivery{DeliveryID: s.DeliveryID, ExpiresAt: s.ExpiresAt})
 	if err != nil {
 		return notify.Message{}, apperr.Wrap(err, apperr.KindInternal, tokens.CodeIssueFailed, "could not issue the delivery link")
@@ -93,9 +94,13 @@ func (j *Job) compose(s *delivery.Session) (notify.Message, error) {
 	if err != nil {
 		return notify.Message{}, funcproto.Permanent(err)
 	}
-	m := notify.DeliveryInvitationMessage(KindInvitation, to, notify.DeliveryInvitation{Locale: s.RecipientLocale,
+	kind := KindInvitation
+	if reminder {
+		kind = KindReminder
+	}
+	m := notify.DeliveryInvitationMessage(kind, to, notify.DeliveryInvitation{Locale: s.RecipientLocale,
 		Name: s.RecipientName, Document: s.DocumentName, Org: s.RequesterOrg, Message: s.Message,
-		Link: delivery.PortalLink(j.portalURL, s.DeliveryID, tok), Expires: s.ExpiresAt})
+		Link: delivery.PortalLink(j.portalURL, s.DeliveryID, tok), Expires: s.ExpiresAt, Reminder: reminder})
 	m.CorrelationID = s.CorrelationID
 	return m, nil
 }

@@ -16,6 +16,12 @@
 // and records notification.sent with it, so a run that fails after recording a reminder sends
 // it on the next run and never twice.
 //
+// Deliveries created with a reminders block (DESIGN 17: unopened recipients) sit on the
+// deliveries' own reminder schedule (deliverystore Reminders); the same run takes their due
+// entries (delivery.Reminders.Run) and hands each due round to the delivery job's step
+// (deliveryupload.Job.Remind), which sends the invitation again as a reminder, with a working
+// link, once per round (claim "sent-remind-<n>") and records delivery.reminded.
+//
 // Log lines carry ids and slot indexes only.
 package reminders
 
@@ -25,6 +31,7 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/processor/internal/jobkit"
+	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/funcproto"
 )
@@ -44,7 +51,11 @@ type Deps struct {
 	// (notifyjob.MessageID).
 	Notify    func(ctx context.Context, m esign.NotifyMessage) error
 	MessageID func(m esign.NotifyMessage) string
-	Now       func() time.Time // time.Now when nil
+	// Deliveries are the deliveries' reminder use case (delivery.Reminders, with their schedule)
+	// and Remind its step (deliveryupload.Job.Remind); both or neither (sessions only).
+	Deliveries *delivery.Reminders
+	Remind     func(ctx context.Context, m delivery.ReminderMessage) error
+	Now        func() time.Time // time.Now when nil
 }
 
 // Job sends the due reminders.
@@ -54,6 +65,9 @@ type Job struct{ d Deps }
 func New(d Deps) (*Job, error) {
 	if d.Sessions == nil || d.Sessions.Store == nil || d.Sessions.Reminders == nil || d.Notify == nil || d.MessageID == nil {
 		return nil, errors.New("reminders: Sessions (with Reminders), Notify and MessageID are required")
+	}
+	if (d.Deliveries == nil) != (d.Remind == nil) || d.Deliveries != nil && (d.Deliveries.Schedule == nil || d.Deliveries.Store == nil) {
+		return nil, errors.New("reminders: Deliveries (with Schedule and Store) and Remind go together")
 	}
 	if d.Now == nil {
 		d.Now = time.Now
@@ -70,19 +84,19 @@ func (j *Job) Functions() []jobkit.Function {
 func (j *Job) Handle(ctx context.Context, _ funcproto.TimerInfo) error {
 	r, err := j.Run(ctx)
 	if r.Sent > 0 {
-		funcproto.Logf(ctx, "reminders: %d session(s) checked, %d reminder(s) sent", r.Checked, r.Sent)
+		funcproto.Logf(ctx, "reminders: %d session(s) or deliveries checked, %d reminder(s) sent", r.Checked, r.Sent)
 	}
 	for _, id := range r.Again {
-		funcproto.Logf(ctx, "reminders: a reminder of session %s is being sent elsewhere; checked again next run", id)
+		funcproto.Logf(ctx, "reminders: a reminder of %s is being sent elsewhere; checked again next run", id)
 	}
 	return err
 }
 
 // Result counts what a run did.
 type Result struct {
-	Checked int      // sessions whose due entries were taken
-	Sent    int      // reminders handed to the notification step
-	Again   []string // sessions whose reminder was being sent elsewhere (kept for the next run)
+	Checked int      // sessions and deliveries whose due entries were taken
+	Sent    int      // reminders handed to the notification step or the delivery job's
+	Again   []string // sessions and deliveries whose reminder was being sent elsewhere (kept for the next run)
 }
 
 // Run takes the due reminders. A failure on one session keeps its entries for the next run and
@@ -96,5 +110,17 @@ func (j *Job) Run(ctx context.Context) (Result, error) {
 		}
 		return nil
 	})
-	return Result{Checked: r.Checked, Sent: r.Sent, Again: r.Again}, err
+	res := Result{Checked: r.Checked, Sent: r.Sent, Again: r.Again}
+	if j.d.Deliveries == nil {
+		return res, err
+	}
+	dr, derr := j.d.Deliveries.Run(ctx, j.d.Now().UTC(), BatchSize, func(ctx context.Context, m delivery.ReminderMessage) error {
+		funcproto.Logf(ctx, "reminders: reminding delivery %s (round %d)", m.DeliveryID, m.Round)
+		if err := j.d.Remind(ctx, m); err != nil && !funcproto.IsPermanent(err) {
+			return err
+		}
+		return nil
+	})
+	res.Checked, res.Sent, res.Again = res.Checked+dr.Checked, res.Sent+dr.Sent, append(res.Again, dr.Again...)
+	return res, errors.Join(err, derr)
 }

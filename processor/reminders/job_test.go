@@ -10,9 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/esign-svc/esign/processor/deliveryupload"
 	"github.com/esign-svc/esign/processor/notifyjob"
 	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
+	"github.com/esign-svc/esign/shared/delivery"
+	"github.com/esign-svc/esign/shared/delivery/deliverystore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/notify"
@@ -31,6 +34,9 @@ type env struct {
 	sessions *sessionstore.Store
 	box      *outbox.Outbox
 	portal   *esign.Sessions
+	dstore   *deliverystore.Store // the deliveries (delivery_test.go)
+	djob     *deliveryupload.Job  // their invitations and reminders
+	recv     *delivery.Deliveries // the recipient's use cases (the portal's)
 	job      *Job
 	start    time.Time
 	email    *apptest.Flaky // the outbox, or a provider that is down
@@ -49,7 +55,14 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.job, err = New(Deps{Sessions: jobs, Notify: notifier.Notify, MessageID: notifyjob.MessageID, Now: a.Now}); err != nil {
+	e.dstore = a.Deliveries()
+	e.recv = &delivery.Deliveries{Store: e.dstore, Cipher: a.Cipher, Now: a.Now}
+	if e.djob, err = deliveryupload.New(deliveryupload.Deps{Deliveries: e.recv, Tokens: a.Tokens, Cipher: a.Cipher, Email: e.email,
+		PortalURL: "https://portal.example.test", Now: a.Now}); err != nil {
+		t.Fatal(err)
+	}
+	if e.job, err = New(Deps{Sessions: jobs, Notify: notifier.Notify, MessageID: notifyjob.MessageID,
+		Deliveries: &delivery.Reminders{Schedule: e.dstore.Reminders(), Store: e.dstore}, Remind: e.djob.Remind, Now: a.Now}); err != nil {
 		t.Fatal(err)
 	}
 	e.portal = &esign.Sessions{Store: e.sessions, Now: a.Now}
@@ -114,18 +127,25 @@ func (e *env) mails(t *testing.T, kind notify.Kind, to string) []outbox.Row {
 	return out
 }
 
-// tokenIn is the portal link's slot token of an e-mail.
-func (e *env) tokenIn(t *testing.T, r outbox.Row) tokens.Slot {
+// linkIn is the submatches of re, the link of an e-mail, its last one (the token) unescaped.
+func linkIn(t *testing.T, re *regexp.Regexp, r outbox.Row) []string {
 	t.Helper()
-	m := reToken.FindStringSubmatch(r.Text)
+	m := re.FindStringSubmatch(r.Text)
 	if m == nil {
 		t.Fatalf("no portal link in %q", r.Text)
 	}
-	raw, err := url.QueryUnescape(m[1])
+	raw, err := url.QueryUnescape(m[len(m)-1])
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := e.Tokens.VerifySlot(raw)
+	m[len(m)-1] = raw
+	return m
+}
+
+// tokenIn is the portal link's slot token of an e-mail.
+func (e *env) tokenIn(t *testing.T, r outbox.Row) tokens.Slot {
+	t.Helper()
+	c, err := e.Tokens.VerifySlot(linkIn(t, reToken, r)[1])
 	if err != nil {
 		t.Fatalf("the reminder's link does not verify: %v", err)
 	}

@@ -207,6 +207,7 @@ func (c *Creator) newSession(id string, req *CreateRequest, rc Recipient, by Req
 		DocumentID: req.DocumentID, DocumentName: req.DocumentName, PDFBlobPath: req.PDFBlobPath, Mode: req.Mode,
 		RecipientHash: c.Hasher.Email(rc.Email), RecipientEnc: enc, RecipientName: rc.Name, RecipientRole: rc.Role, RecipientLocale: i18n.Normalize(rc.Locale),
 		RequesterOrg: req.RequesterOrg, Message: req.Message, RequireOTP: *req.RequireOTP, ExpiresAt: expires,
+		Reminders: req.Reminders,
 	}
 	if req.Mode.Uploads() {
 		t := *req.SharePointTarget

@@ -50,6 +50,8 @@ type Store interface {
 	// is stored with the claim marked sent (at the time send answered) in one transaction.
 	// Errors: ErrInviteSent; ErrInviteInFlight; send's; step's; the store's.
 	SendInvite(ctx context.Context, deliveryID string, now time.Time, lease time.Duration, send func() (time.Time, error), step Step) (*Session, Change, error)
+	// SendReminder is SendInvite for reminder round (its own claim per round).
+	SendReminder(ctx context.Context, deliveryID string, round int, now time.Time, lease time.Duration, send func() (time.Time, error), step Step) (*Session, Change, error)
 }
 
 // Blobs is what the download links need of blob storage (blobstore.Store): the session's own
@@ -377,6 +379,16 @@ func (u *Deliveries) RecordInviteFailed(ctx context.Context, id, code string, wh
 // with the claim marked sent. Errors: ErrInviteSent (sent already); ErrInviteInFlight; send's
 // (the claim is given up); Invited's 410 when the session ended meanwhile; the store's.
 func (u *Deliveries) SendInvite(ctx context.Context, id string, lease time.Duration, channel string, who Actor, send func() error) (*Session, error) {
+	return u.sendOnce(who, send, func(s *Session, at time.Time) (Change, error) { return Invited(s, at, channel) },
+		func(sendAt func() (time.Time, error), step Step) (*Session, Change, error) {
+			return u.Store.SendInvite(ctx, id, u.now(), lease, sendAt, step)
+		})
+}
+
+// sendOnce runs send under a notice claim through claim (the store's SendInvite or
+// SendReminder) and stores move's change, made at the time send answered, by who.
+func (u *Deliveries) sendOnce(who Actor, send func() error, move func(s *Session, at time.Time) (Change, error),
+	claim func(sendAt func() (time.Time, error), step Step) (*Session, Change, error)) (*Session, error) {
 	var at time.Time
 	sendAt := func() (time.Time, error) {
 		if err := send(); err != nil {
@@ -385,8 +397,8 @@ func (u *Deliveries) SendInvite(ctx context.Context, id string, lease time.Durat
 		at = u.now()
 		return at, nil
 	}
-	s, _, err := u.Store.SendInvite(ctx, id, u.now(), lease, sendAt, func(s *Session) (Change, error) {
-		ch, err := Invited(s, at, channel)
+	s, _, err := claim(sendAt, func(s *Session) (Change, error) {
+		ch, err := move(s, at)
 		ch.By(who)
 		return ch, err
 	})

@@ -24,6 +24,7 @@ const (
 	EvRevoked       = "delivery.revoked"
 	EvUploaded      = "delivery.uploaded"
 	EvUploadFailed  = "delivery.upload_failed"
+	EvReminded      = "delivery.reminded"
 )
 
 // Errors of the transitions.

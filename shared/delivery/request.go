@@ -41,6 +41,9 @@ type CreateRequest struct {
 	ExpiresInHours   *int        `json:"expiresInHours,omitempty"`
 	RequireOTP       *bool       `json:"requireOtp,omitempty"`
 	SharePointTarget *Target     `json:"sharePointTarget,omitempty"`
+	// Reminders asks for automatic reminders of a recipient who has not opened the delivery
+	// (DESIGN 17; modes secure-email and both); nil: none.
+	Reminders *ReminderPolicy `json:"reminders,omitempty"`
 }
 
 // ExpiryProblem is "" when hours is a delivery's expiry (1 to MaxExpiresInHours), else why not:
@@ -153,6 +156,10 @@ func (r *CreateRequest) Validate() error {
 		}
 	case r.Mode == ModeSecureEmail && t != nil:
 		add("sharePointTarget", "only for modes sharepoint and both")
+	}
+	bad = append(bad, r.Reminders.Check("reminders")...)
+	if r.Reminders != nil && r.Mode == ModeSharePoint {
+		add("reminders", "only for modes secure-email and both: sharepoint sends no e-mail")
 	}
 	if len(bad) > 0 {
 		return apperr.Invalid(apperr.CodeInvalidRequest, bad...)

@@ -31,6 +31,12 @@ func TestValidate(t *testing.T) {
 		{"ok sharepoint", func(r *CreateRequest) { r.Mode, r.SharePointTarget = ModeSharePoint, target }, ""},
 		{"ok 20 recipients", func(r *CreateRequest) { r.Recipients = many[:20] }, ""},
 		{"ok 720 hours", func(r *CreateRequest) { r.ExpiresInHours = n(720) }, ""},
+		{"ok reminders", func(r *CreateRequest) { r.Reminders = &ReminderPolicy{FirstAfterHours: 24, EveryHours: 48, Max: 3} }, ""},
+		{"reminders max", func(r *CreateRequest) { r.Reminders = &ReminderPolicy{FirstAfterHours: 1, EveryHours: 1, Max: 11} }, "reminders.max"},
+		{"reminders first", func(r *CreateRequest) { r.Reminders = &ReminderPolicy{EveryHours: 1, Max: 1} }, "reminders.firstAfterHours"},
+		{"reminders sharepoint", func(r *CreateRequest) {
+			r.Mode, r.SharePointTarget, r.Reminders = ModeSharePoint, target, &ReminderPolicy{FirstAfterHours: 1, EveryHours: 1, Max: 1}
+		}, "reminders"},
 		{"correlationId", func(r *CreateRequest) { r.CorrelationID = "" }, "correlationId"},
 		{"documentName", func(r *CreateRequest) { r.DocumentName = " " }, "documentName"},
 		{"documentName slash", func(r *CreateRequest) { r.DocumentName = `a\b` }, "documentName"},

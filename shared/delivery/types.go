@@ -103,6 +103,12 @@ type Session struct {
 	UploadWebURL string
 	UploadItemID string
 
+	// Reminders is the delivery's reminders block (DESIGN 17; nil: none); RemindCount counts
+	// the reminders sent, RemindedAt is the latest one's time.
+	Reminders   *ReminderPolicy
+	RemindCount int
+	RemindedAt  time.Time
+
 	ViewCount    int
 	CreatedAt    time.Time
 	SentAt       time.Time // when the invitation e-mail was sent (zero for sharepoint only)
@@ -131,6 +137,8 @@ type (
 	Actor  = kernel.Actor
 	Event  = kernel.Event
 	Change = kernel.Change
+	// ReminderPolicy is the reminders block, the same as a signing session's.
+	ReminderPolicy = kernel.ReminderPolicy
 )
 
 func record(c *Change, kind string, at time.Time, data map[string]any) {

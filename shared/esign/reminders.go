@@ -3,7 +3,6 @@ package esign
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
@@ -11,34 +10,12 @@ import (
 	"github.com/google/uuid"
 )
 
-// ReminderPolicy is a session's reminders block (DESIGN 17): the first reminder
-// FirstAfterHours after a signer's invitation, the next ones every EveryHours, at most Max.
-type ReminderPolicy struct {
-	FirstAfterHours int `json:"firstAfterHours"`
-	EveryHours      int `json:"everyHours"`
-	Max             int `json:"max"`
-}
+// ReminderPolicy is a session's reminders block (DESIGN 17; the kernel's, shared with the
+// deliveries).
+type ReminderPolicy = kernel.ReminderPolicy
 
 // MaxReminders is the largest max a reminders block may ask for.
-const MaxReminders = 10
-
-// Check answers the block's faults, each named under path (the block's full JSON path).
-func (p *ReminderPolicy) Check(path string) []apperr.FieldError {
-	if p == nil {
-		return nil
-	}
-	var errs []apperr.FieldError
-	if p.FirstAfterHours < 1 {
-		errs = append(errs, apperr.Field(path+".firstAfterHours", "must be at least 1"))
-	}
-	if p.EveryHours < 1 {
-		errs = append(errs, apperr.Field(path+".everyHours", "must be at least 1"))
-	}
-	if p.Max < 1 || p.Max > MaxReminders {
-		errs = append(errs, apperr.Field(path+".max", fmt.Sprintf("must be from 1 to %d", MaxReminders)))
-	}
-	return errs
-}
+const MaxReminders = kernel.MaxReminders
 
 // ReminderNotice is the NotifyMessage kind of a reminder to a signer who opened the link: it
 // asks them to continue on the device where they did and carries no link.
@@ -50,17 +27,14 @@ var ErrNothingToRemind = errors.New("esign: no reminder due")
 // reminderDue is when slot sl's next reminder is due under policy p (zero: none, ever): the
 // slot is invited and open and has had fewer than Max reminders.
 func reminderDue(s *Session, sl *Slot, p *ReminderPolicy) time.Time {
-	if p == nil || !sl.Invited || !sl.State.Open() || sl.Reminders >= p.Max || sl.EmailEnc == "" {
+	if p == nil || !sl.Invited || !sl.State.Open() || sl.EmailEnc == "" {
 		return time.Time{}
-	}
-	if sl.Reminders > 0 {
-		return sl.RemindedAt.Add(time.Duration(p.EveryHours) * time.Hour)
 	}
 	from := sl.InvitedAt
 	if from.IsZero() {
 		from = s.CreatedAt
 	}
-	return from.Add(time.Duration(p.FirstAfterHours) * time.Hour)
+	return p.Due(sl.Reminders, from, sl.RemindedAt)
 }
 
 // NextReminder is when the session's next reminder is due: the earliest due time of its slots,

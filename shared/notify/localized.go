@@ -85,10 +85,11 @@ type DeliveryInvitation struct {
 	Message  string // the sender's message, optional, verbatim
 	Link     string
 	Expires  time.Time
+	Reminder bool // an automatic reminder of an unopened delivery (DESIGN 17)
 }
 
 // DeliveryInvitationMessage renders a delivery invitation e-mail of kind to the given address,
-// in the recipient's language.
+// in the recipient's language; a reminder says so in its subject and first paragraph.
 func DeliveryInvitationMessage(kind Kind, to string, d DeliveryInvitation) Message {
 	l := newLetter(d.Locale)
 	doc, org := oneLine(d.Document), oneLine(d.Org)
@@ -96,13 +97,17 @@ func DeliveryInvitationMessage(kind Kind, to string, d DeliveryInvitation) Messa
 		org = l.t("email.delivery.aSender", nil)
 	}
 	l.greeting(d.Name)
-	l.para(l.t("email.delivery.body", map[string]string{"org": org, "document": doc}))
+	which := "email.delivery."
+	if d.Reminder {
+		which = "email.delivery.remind."
+	}
+	l.para(l.t(which+"body", map[string]string{"org": org, "document": doc}))
 	if d.Message != "" {
 		l.quote(l.t("email.delivery.message", nil), d.Message)
 	}
 	l.link(l.t("email.delivery.openHere", nil), l.t("email.delivery.open", nil), d.Link)
 	l.note(l.t("email.delivery.until", map[string]string{"date": expiry(l.lang, d.Expires)}) + " " + l.t("email.delivery.personal", nil))
-	return l.message(kind, to, l.t("email.delivery.subject", map[string]string{"document": doc}))
+	return l.message(kind, to, l.t(which+"subject", map[string]string{"document": doc}))
 }
 
 // WorkflowInvitation is what a workflow participant's e-mail says: an invitation to fill in

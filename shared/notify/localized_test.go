@@ -45,6 +45,12 @@ func TestDeliveryAndWorkflowInTheRecipientsLanguage(t *testing.T) {
 	if d.Subject != "Document partagé avec vous : Facture 7" || strings.Contains(d.HTML, "<b>") || d.Kind != "delivery_invitation" {
 		t.Errorf("delivery: %q %s", d.Subject, d.HTML)
 	}
+	r := DeliveryInvitationMessage("delivery_reminder", "r@example.com", DeliveryInvitation{Locale: "de", Document: "Rechnung", Org: "Acme",
+		Link: "https://p.test/deliver/x?t=y", Expires: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), Reminder: true})
+	if r.Subject != "Erinnerung: Mit Ihnen geteiltes Dokument: Rechnung" || !strings.Contains(r.Text, "Acme hat das Dokument „Rechnung“ mit Ihnen geteilt, und Sie haben es noch nicht geöffnet.") ||
+		!strings.Contains(r.Text, "https://p.test/deliver/x?t=y") {
+		t.Errorf("delivery reminder: %q\n%s", r.Subject, r.Text)
+	}
 	w := WorkflowInvitationMessage("workflow_changes", "p@example.com", WorkflowInvitation{Locale: "ar", Changes: true, Org: "Acme", Link: "https://p.test/workflow/w?pt=z"})
 	if !strings.HasPrefix(w.Text, "مرحبا،") || !strings.Contains(w.Text, "طلب أحد المراجعين") || w.Subject != "طلب تعديلات على نموذجك (Acme)" || !strings.Contains(w.HTML, `lang="ar" dir="rtl"`) {
 		t.Errorf("workflow: %q\n%s\n%s", w.Subject, w.Text, w.HTML)

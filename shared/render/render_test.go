@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/esign"
+	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/licence/licencetest"
 	"github.com/esign-svc/esign/shared/licensing"
@@ -232,6 +234,13 @@ func TestRenderRefusals(t *testing.T) {
 		{"esign reminders unknown key", "templateSettings.esign.reminders.firstAfterDays", func(r *Request) {
 			r.TemplateSettings = json.RawMessage(`{"esign":{"enabled":true,"reminders":{"firstAfterDays":1}}}`)
 		}},
+		{"delivery reminders everyHours", "templateSettings.delivery.reminders.everyHours", func(r *Request) {
+			r.TemplateSettings = json.RawMessage(`{"delivery":{"enabled":true,"recipients":[{"email":"r@example.com"}],` +
+				`"reminders":{"firstAfterHours":24,"everyHours":0,"max":3}}}`)
+		}},
+		{"delivery reminders unknown key", "templateSettings.delivery.reminders.firstAfterDays", func(r *Request) {
+			r.TemplateSettings = json.RawMessage(`{"delivery":{"enabled":true,"reminders":{"firstAfterDays":1}}}`)
+		}},
 		{"delivery recipient locale", "templateSettings.delivery.recipients[0].locale", func(r *Request) {
 			r.TemplateSettings = json.RawMessage(`{"delivery":{"enabled":true,"recipients":[{"email":"r@example.com","locale":"ja"}]}}`)
 		}},
@@ -438,6 +447,34 @@ func TestRenderDeliveryDocumentName(t *testing.T) {
 				t.Fatalf("documentName %q, want %q", made[0].DocumentName, c.want)
 			}
 		})
+	}
+}
+
+// TestRenderDeliveryReminders: templateSettings.delivery.reminders reaches the stored delivery
+// (issue 27) and puts it on the deliveries' reminder schedule at its first reminder.
+func TestRenderDeliveryReminders(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	req := f.request(t)
+	req.TemplateSettings = json.RawMessage(`{"delivery":{"enabled":true,"recipients":[{"email":"r1@example.test"}],` +
+		`"reminders":{"firstAfterHours":24,"everyHours":48,"max":3}}}`)
+	if _, err := f.r.Render(ctx, f.by, req); err != nil {
+		t.Fatal(err)
+	}
+	made, err := f.deliveries.ListByCorrelation(ctx, f.by.TenantID, req.Options.CorrelationID)
+	if err != nil || len(made) != 1 {
+		t.Fatalf("%d deliveries (%v)", len(made), err)
+	}
+	if r := made[0].Reminders; r == nil || *r != (delivery.ReminderPolicy{FirstAfterHours: 24, EveryHours: 48, Max: 3}) {
+		t.Fatalf("reminders %+v", r)
+	}
+	due, err := f.deliveries.Reminders().Due(ctx, made[0].CreatedAt.Add(24*time.Hour), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(due, func(d kernel.Due) bool { return d.ID == made[0].DeliveryID }) {
+		t.Fatalf("not on the reminder schedule: %v", due)
 	}
 }
 

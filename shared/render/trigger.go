@@ -142,6 +142,9 @@ func deliveryRequest(s *template.DeliverySettings, t Target) (*delivery.CreateRe
 	if t := s.SharePointTarget; t != nil {
 		req.SharePointTarget = &delivery.Target{SiteURL: t.SiteURL, LibraryPath: t.LibraryPath, FolderPath: t.FolderPath}
 	}
+	if r := s.Reminders; r != nil {
+		req.Reminders = &delivery.ReminderPolicy{FirstAfterHours: r.FirstAfterHours, EveryHours: r.EveryHours, Max: r.Max}
+	}
 	if err := req.Validate(); err != nil {
 		return nil, under(fieldDeliverySettings, err)
 	}

@@ -47,8 +47,9 @@ type ESignSettings struct {
 	Reminders            *Reminders     `json:"reminders,omitempty"`
 }
 
-// Reminders is templateSettings.esign.reminders (DESIGN 17; the create-session request's
-// reminders block, checked by its rules).
+// Reminders is templateSettings.esign.reminders and templateSettings.delivery.reminders
+// (DESIGN 17; the create-session and create-delivery requests' reminders block, checked by
+// their rules).
 type Reminders struct {
 	FirstAfterHours int `json:"firstAfterHours"`
 	EveryHours      int `json:"everyHours"`
@@ -78,6 +79,7 @@ type DeliverySettings struct {
 	Message          string            `json:"message,omitempty"`
 	RequesterOrg     string            `json:"requesterOrg,omitempty"`
 	SharePointTarget *SharePointTarget `json:"sharePointTarget,omitempty"`
+	Reminders        *Reminders        `json:"reminders,omitempty"` // for a recipient who has not opened it
 }
 
 // DeliveryContact is one delivery recipient.

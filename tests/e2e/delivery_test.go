@@ -468,6 +468,10 @@ func TestDeliveryCreateBadInputs(t *testing.T) {
 		{"requireOtp string", func(b map[string]any) { b["requireOtp"] = "yes" }, "requireOtp", ""},
 		{"unknown field", func(b map[string]any) { b["colour"] = "red" }, "colour", ""},
 		{"sharepoint without target", func(b map[string]any) { b["mode"] = "sharepoint" }, "sharePointTarget", "invalid_request"},
+		{"reminders max 11", func(b map[string]any) {
+			b["reminders"] = map[string]any{"firstAfterHours": 24, "everyHours": 24, "max": 11}
+		}, "reminders.max", "invalid_request"},
+		{"reminders unknown key", func(b map[string]any) { b["reminders"] = map[string]any{"firstAfterDays": 1} }, "reminders.firstAfterDays", ""},
 		{"both without siteUrl", func(b map[string]any) {
 			b["mode"] = "both"
 			b["sharePointTarget"] = map[string]any{"libraryPath": "Documents"}

@@ -30,6 +30,14 @@ func sessionEntity(s *delivery.Session) (tablestore.Entity, error) {
 		}
 		target = string(b)
 	}
+	reminders := ""
+	if s.Reminders != nil {
+		b, err := json.Marshal(s.Reminders)
+		if err != nil {
+			return tablestore.Entity{}, err
+		}
+		reminders = string(b)
+	}
 	return tablestore.Entity{PartitionKey: s.DeliveryID, RowKey: rowSession, ETag: s.ETag, Props: map[string]any{
 		"tenantId": s.TenantID, "createdBy": s.CreatedBy, "correlationId": s.CorrelationID, "documentId": s.DocumentID,
 		"documentName": s.DocumentName, "pdfBlobPath": s.PDFBlobPath, "mode": string(s.Mode), "state": string(s.State),
@@ -40,6 +48,7 @@ func sessionEntity(s *delivery.Session) (tablestore.Entity, error) {
 		"uploadItemId": s.UploadItemID, "viewCount": int64(s.ViewCount),
 		"createdAtNs": ns(s.CreatedAt), "sentAtNs": ns(s.SentAt), "openedAtNs": ns(s.OpenedAt),
 		"downloadedAtNs": ns(s.DownloadedAt), "expiresAtNs": ns(s.ExpiresAt), "revokedAtNs": ns(s.RevokedAt),
+		"reminders": reminders, "remindCount": int64(s.RemindCount), "remindedAtNs": ns(s.RemindedAt),
 	}}, nil
 }
 
@@ -54,7 +63,13 @@ func sessionFrom(e tablestore.Entity) (*delivery.Session, error) {
 		UploadError: e.String("uploadError"), UploadWebURL: e.String("uploadWebUrl"), UploadItemID: e.String("uploadItemId"),
 		ViewCount: int(e.Int64("viewCount")), CreatedAt: at(e.Int64("createdAtNs")), SentAt: at(e.Int64("sentAtNs")),
 		OpenedAt: at(e.Int64("openedAtNs")), DownloadedAt: at(e.Int64("downloadedAtNs")), ExpiresAt: at(e.Int64("expiresAtNs")),
-		RevokedAt: at(e.Int64("revokedAtNs")), ETag: e.ETag,
+		RevokedAt: at(e.Int64("revokedAtNs")), RemindCount: int(e.Int64("remindCount")),
+		RemindedAt: at(e.Int64("remindedAtNs")), ETag: e.ETag,
+	}
+	if v := e.String("reminders"); v != "" {
+		if err := json.Unmarshal([]byte(v), &s.Reminders); err != nil {
+			return nil, fmt.Errorf("deliverystore: %s reminders: %w", s.DeliveryID, err)
+		}
 	}
 	if v := e.String("otp"); v != "" {
 		var o otp.Record

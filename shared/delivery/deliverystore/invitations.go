@@ -2,6 +2,7 @@ package deliverystore
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/esign-svc/esign/shared/delivery"
@@ -35,4 +36,19 @@ var (
 // ErrConcurrent). Errors: ErrInviteSent; ErrInviteInFlight; send's; step's; the tablestore ones.
 func (s *Store) SendInvite(ctx context.Context, deliveryID string, now time.Time, lease time.Duration, send func() (time.Time, error), step Step) (*delivery.Session, delivery.Change, error) {
 	return s.tab.SendNoticeUpdate(ctx, deliveryID, rowInviteClaim, now, lease, send, aggstore.Plain(step))
+}
+
+// ReminderSchedule is the name of the deliveries' reminder schedule in the index table (DESIGN
+// 17): Create puts a delivery with a reminders block at its first reminder, before the session
+// is written; the reminder job puts it back at its next one after each run and reads only the
+// due entries (a stale entry finds nothing due and is forgotten).
+const ReminderSchedule = "drem"
+
+// Reminders is the deliveries' reminder schedule (delivery.Reminders.Schedule).
+func (s *Store) Reminders() *aggstore.Checks { return s.remind }
+
+// SendReminder is SendInvite for reminder round: its claim is the row "sent-remind-<round>",
+// so each round is sent once and one round's claim never blocks the next.
+func (s *Store) SendReminder(ctx context.Context, deliveryID string, round int, now time.Time, lease time.Duration, send func() (time.Time, error), step Step) (*delivery.Session, delivery.Change, error) {
+	return s.tab.SendNoticeUpdate(ctx, deliveryID, "sent-remind-"+strconv.Itoa(round), now, lease, send, aggstore.Plain(step))
 }

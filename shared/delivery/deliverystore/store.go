@@ -54,6 +54,7 @@ type Store struct {
 	tab     *aggstore.Table[*delivery.Session]
 	index   *aggstore.Index
 	invites *aggstore.Checks // the invitation checks (invitations.go)
+	remind  *aggstore.Checks // the reminder schedule (invitations.go)
 }
 
 // New opens the store on two tables of the account. It does no I/O (call Ensure at start).
@@ -62,15 +63,20 @@ func New(acct *azconn.Account, sessionsTable, indexTable string) (*Store, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Store{tab: tab, index: index, invites: aggstore.NewChecks(index, InviteSchedule, aggstore.DefaultCheckAfter)}, nil
+	return &Store{tab: tab, index: index, invites: aggstore.NewChecks(index, InviteSchedule, aggstore.DefaultCheckAfter),
+		remind: aggstore.NewChecks(index, ReminderSchedule, aggstore.DefaultCheckAfter)}, nil
 }
 
-// Ensure creates the tables when missing and starts the invitation-check schedule.
+// Ensure creates the tables when missing and starts the invitation-check and reminder
+// schedules.
 func (s *Store) Ensure(ctx context.Context) error {
 	if err := aggstore.Ensure(ctx, s.tab, s.index); err != nil {
 		return err
 	}
-	return s.invites.Start(ctx, time.Now())
+	if err := s.invites.Start(ctx, time.Now()); err != nil {
+		return err
+	}
+	return s.remind.Start(ctx, time.Now())
 }
 
 func correlationKey(tenant, correlationID string) aggstore.Key {
@@ -79,8 +85,8 @@ func correlationKey(tenant, correlationID string) aggstore.Key {
 
 // Create stores a new session with the events of its Start change: first its member row under
 // the correlationId (a member without a session is skipped by List), then, when its mode
-// e-mails the recipient, its invitation check (due the check delay after CreatedAt), then the
-// session row and the events in one transaction. Errors: delivery.ErrExists if the deliveryId
+// e-mails the recipient, its invitation check (due the check delay after CreatedAt) and, with a
+// reminders block, its first reminder (delivery.NextReminder), then the session row and the events in one transaction. Errors: delivery.ErrExists if the deliveryId
 // is stored (its row is left as it is); the tablestore ones.
 func (s *Store) Create(ctx context.Context, sess *delivery.Session, ch delivery.Change) error {
 	if err := s.index.AddMember(ctx, correlationKey(sess.TenantID, sess.CorrelationID), sess.DeliveryID, nil); err != nil {
@@ -89,6 +95,11 @@ func (s *Store) Create(ctx context.Context, sess *delivery.Session, ch delivery.
 	if sess.Mode.Emails() {
 		if err := s.invites.After(ctx, sess.DeliveryID, sess.CreatedAt); err != nil {
 			return err
+		}
+		if at := delivery.NextReminder(sess); !at.IsZero() {
+			if err := s.remind.Add(ctx, sess.DeliveryID, at); err != nil {
+				return err
+			}
 		}
 	}
 	err := s.tab.Create(ctx, sess, ch)
