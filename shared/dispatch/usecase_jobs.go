@@ -109,10 +109,19 @@ type Artifacts struct {
 }
 
 // Finish ends a processing batch of the tenant completed or partially-failed (Finish) with
-// what a made; a failed artifact is recorded first as EvArtifactFailed. Errors:
+// what a made, once (under the batch row's ETag), its counters summed from the store's; a failed artifact is recorded first as EvArtifactFailed. Errors:
 // ErrNotProcessing for a batch finished before; ErrBatchNotFound; the store's.
 func (s *Batches) Finish(ctx context.Context, tenant, batchID string, who kernel.Actor, a Artifacts) (*Batch, Change, error) {
+	// the record outcomes are counted on the store's counter shards, not on the batch row: the
+	// finish writes their sums onto it (no record is outstanding once they add up)
+	processed, failed, sharded, err := s.Store.Counts(ctx, batchID)
+	if err != nil {
+		return nil, Change{}, err
+	}
 	return s.change(ctx, tenant, batchID, who, func(b *Batch) (Change, error) {
+		if sharded && b.State == StateProcessing {
+			b.ProcessedCount, b.ErrorCount = processed, failed
+		}
 		var ch Change
 		now := s.Now().UTC()
 		if a.Failed != "" {

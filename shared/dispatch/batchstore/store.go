@@ -2,10 +2,11 @@
 // (DESIGN 9, docs/storage.md "many-children aggregates"): one partition per batch
 // (PartitionKey = batchId) holding the batch row, one row per record (RowKey rec-<index>) and
 // the audit rows. The batch row changes under its ETag with its events in one transaction; a
-// record's outcome is written in the same transaction as the batch row's counters, conditioned
-// on both rows' ETags, so a redelivered record message or two concurrent jobs can never count a
-// record twice or lose a count. The tenant's batches are listed through member rows in the index
-// table.
+// record's outcome is written in the same transaction as one of the batch's counter shards
+// (counters.go), conditioned on both rows' ETags, never the batch row, so a redelivered record
+// message or two concurrent jobs can never count a record twice or lose a count, and record
+// jobs on many instances do not contend on one row. The tenant's batches are listed through
+// member rows in the index table.
 package batchstore
 
 import (
@@ -103,12 +104,13 @@ func (s *Store) Create(ctx context.Context, b *dispatch.Batch, records []dispatc
 	if err := s.index.AddMember(ctx, tenantKey(b.TenantID), b.BatchID, nil); err != nil {
 		return err
 	}
-	return s.tab.Create(ctx, b, ch)
+	return s.tab.Create(ctx, b, ch, shardOps(b.BatchID, records)...)
 }
 
-// Load reads a batch row (one point read). Errors: ErrNotFound; the tablestore ones.
+// Load reads a batch row with its counter shards (one query): a processing batch's
+// ProcessedCount and ErrorCount are the shards' sums. Errors: ErrNotFound; the tablestore ones.
 func (s *Store) Load(ctx context.Context, batchID string) (*dispatch.Batch, error) {
-	return s.tab.Load(ctx, batchID)
+	return s.loadSummed(ctx, batchID)
 }
 
 // Update loads the batch, runs step and applies its change with the kernel's bounded retry. A
@@ -225,8 +227,21 @@ func (s *Store) ProcessedFrom(ctx context.Context, rec *dispatch.Record, o dispa
 // ErrNotFound with nothing written (dispatch.BatchStore).
 func (s *Store) Process(ctx context.Context, tenant string, rec *dispatch.Record, o dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, error) {
 	batchID, index := rec.BatchID, rec.Index
+	b, sh, sharded, err := s.batchAndShard(ctx, batchID, index)
+	if err != nil {
+		return nil, dispatch.Change{}, err
+	}
+	if tenant != "" && b.TenantID != tenant {
+		return nil, dispatch.Change{}, ErrNotFound
+	}
+	if sharded {
+		return s.processSharded(ctx, b, rec, sh, o, now)
+	}
+	// a batch stored before the counter shards: its counters on its row
 	for attempt := 1; ; attempt++ {
-		b, err := s.Load(ctx, batchID)
+		if attempt > 1 {
+			b, err = s.tab.Load(ctx, batchID)
+		}
 		if err != nil {
 			return nil, dispatch.Change{}, err
 		}

@@ -45,9 +45,13 @@ func newBatch(t *testing.T, st *batchstore.Store, tenant string, n int, requireA
 }
 
 // TestCountersExactUnderConcurrentAndRedeliveredRecords processes every ready record of a
-// 250-record batch from 8 workers, each record twice (a redelivered message), and checks that
-// each record was counted once, the last one asked for the finish exactly once, and the batch
-// then finishes partially-failed.
+// 250-record batch from 8 workers through the use cases, each record message twice (a
+// redelivered message), and checks that each record was counted once, that no record outcome
+// wrote the batch row (its ETag is the one of the start: the counters live on shards, issue
+// 26), that the finish was asked exactly once, and that the finish, delivered to 8 workers
+// twice each, moves the batch to partially-failed exactly once with the exact counters on its
+// row. (The batch-row check fails on the code before issue 26, which wrote the batch row
+// with every record's outcome.)
 func TestCountersExactUnderConcurrentAndRedeliveredRecords(t *testing.T) {
 	t.Parallel()
 	st := storetest.New(t)
@@ -56,9 +60,12 @@ func TestCountersExactUnderConcurrentAndRedeliveredRecords(t *testing.T) {
 	if b.State != dispatch.StateQueued || b.ReadyCount != 250 || b.WarningCount != 35 || b.Readiness != dispatch.ReadyPartial {
 		t.Fatalf("submitted %s ready %d failed %d", b.State, b.ReadyCount, b.FailedCount)
 	}
-	if _, _, err := st.Update(ctx, b.BatchID, func(b *dispatch.Batch) (dispatch.Change, error) {
-		return dispatch.StartProcessing(b, now)
-	}); err != nil {
+	uc := &dispatch.Batches{Store: st, Now: func() time.Time { return now }}
+	if _, _, err := uc.Start(ctx, "t1", b.BatchID, jobActor); err != nil {
+		t.Fatal(err)
+	}
+	started, err := st.Load(ctx, b.BatchID)
+	if err != nil {
 		t.Fatal(err)
 	}
 	work := make(chan int)
@@ -74,7 +81,12 @@ func TestCountersExactUnderConcurrentAndRedeliveredRecords(t *testing.T) {
 				if i%50 == 0 {
 					o.Err = "render failed"
 				}
-				_, ch, err := st.Processed(ctx, b.BatchID, i, o, now)
+				r, err := uc.Record(ctx, b.BatchID, i)
+				if err != nil {
+					t.Error(err)
+					continue
+				}
+				_, ch, err := uc.Processed(ctx, "t1", r, o)
 				mu.Lock()
 				switch {
 				case errors.Is(err, dispatch.ErrRecordDone):
@@ -107,14 +119,50 @@ func TestCountersExactUnderConcurrentAndRedeliveredRecords(t *testing.T) {
 	if got.ProcessedCount != 250 || got.ErrorCount != 5 || dups != 250 || finishes != 1 {
 		t.Fatalf("processed %d errors %d duplicates %d finishes %d", got.ProcessedCount, got.ErrorCount, dups, finishes)
 	}
-	if _, ch, err := st.Update(ctx, b.BatchID, func(b *dispatch.Batch) (dispatch.Change, error) {
-		return dispatch.Finish(b, "", "", now)
-	}); err != nil || len(ch.Effects) != 1 {
-		t.Fatalf("finish: %v %v", err, ch.Effects)
+	if got.ETag != started.ETag {
+		t.Fatalf("the batch row was written by record outcomes (ETag %s after the start, %s now)", started.ETag, got.ETag)
+	}
+	var ended, notProcessing int
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 2 {
+				_, ch, err := uc.Finish(ctx, "t1", b.BatchID, jobActor, dispatch.Artifacts{})
+				mu.Lock()
+				switch {
+				case errors.Is(err, dispatch.ErrNotProcessing):
+					notProcessing++
+				case err != nil:
+					t.Error(err)
+				default:
+					ended++
+					if len(ch.Effects) != 1 {
+						t.Errorf("finish effects %v", ch.Effects)
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if ended != 1 || notProcessing != 15 {
+		t.Fatalf("%d finishes ended the batch, %d found it ended; want 1 and 15", ended, notProcessing)
 	}
 	got, _ = st.Load(ctx, b.BatchID)
-	if got.State != dispatch.StatePartiallyFailed {
-		t.Fatalf("state %s", got.State)
+	if got.State != dispatch.StatePartiallyFailed || got.ProcessedCount != 250 || got.ErrorCount != 5 {
+		t.Fatalf("state %s processed %d errors %d", got.State, got.ProcessedCount, got.ErrorCount)
+	}
+	evs, err := st.Events(ctx, b.BatchID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, ev := range evs {
+		n[ev.Kind]++
+	}
+	if n[dispatch.EvPartiallyFailed] != 1 || n[dispatch.EvCompleted] != 0 || n[dispatch.EvRecordProcessed] != 245 || n[dispatch.EvRecordFailed] != 5 {
+		t.Fatalf("events %v", n)
 	}
 	page, err := st.Records(ctx, b.BatchID, string(dispatch.RecordFailed), "", 100)
 	if err != nil || len(page.Records) != 5 || page.Next != "" || page.Records[0].Error != "render failed" {

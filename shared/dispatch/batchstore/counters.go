@@ -1,0 +1,249 @@
+package batchstore
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/azure/tablestore"
+	"github.com/esign-svc/esign/shared/dispatch"
+)
+
+// Sharded counters (issue 26): a record's outcome is written with its record row and ONE of
+// Shards counter rows (RowKey cnt-NN, the record's index modulo Shards), never the batch row,
+// so record jobs on many instances do not all contend on one entity. Each shard row holds how
+// many ready records it counts (fixed at intake), how many of them were processed and how many
+// failed. The batch's ProcessedCount and ErrorCount are the sums, added up when the batch is
+// read (the batch row and the shard rows come back in one query), and written onto the batch
+// row by the finish, which moves the batch to completed or partially-failed once under the
+// batch row's ETag. A batch stored before the shards (no shard rows) keeps its counters on the
+// batch row as before.
+const (
+	// Shards is how many counter rows a batch has.
+	Shards      = 16
+	prefixShard = "cnt-"
+	// rowFinishAsked is inserted by the record job that asks for the finish (once).
+	rowFinishAsked = "finish-asked"
+)
+
+func shardKey(k int) string { return fmt.Sprintf("%s%02d", prefixShard, k) }
+
+func shardOf(index int) int { return index % Shards }
+
+// shard is one counter row.
+type shard struct {
+	ready, processed, failed int
+	etag                     string
+}
+
+func (s shard) done() bool { return s.processed >= s.ready }
+
+func shardEntity(batchID string, k int, s shard) tablestore.Entity {
+	return tablestore.Entity{PartitionKey: batchID, RowKey: shardKey(k), ETag: s.etag, Props: map[string]any{
+		"ready": int64(s.ready), "processed": int64(s.processed), "failed": int64(s.failed)}}
+}
+
+func shardFrom(e tablestore.Entity) shard {
+	return shard{ready: int(e.Int64("ready")), processed: int(e.Int64("processed")), failed: int(e.Int64("failed")), etag: e.ETag}
+}
+
+// shardOps are the insert operations of a new batch's shard rows: each counts the ready
+// records of its index class.
+func shardOps(batchID string, records []dispatch.Record) []tablestore.Op {
+	var s [Shards]shard
+	for i := range records {
+		if records[i].Status == dispatch.RecordReady {
+			s[shardOf(records[i].Index)].ready++
+		}
+	}
+	ops := make([]tablestore.Op, Shards)
+	for k := range s {
+		ops[k] = tablestore.InsertOp(shardEntity(batchID, k, s[k]))
+	}
+	return ops
+}
+
+var shardFilter = "(RowKey ge " + tablestore.Quote(prefixShard) + " and RowKey lt " + tablestore.Quote(prefixShard+"~") + ")"
+
+// loadSummed reads the batch row with every shard row in one query and sets the batch's
+// ProcessedCount and ErrorCount from the shards while it is processing (a finished batch's row
+// holds the final sums; a batch without shards keeps its row's). Errors: ErrNotFound; the
+// tablestore ones.
+func (s *Store) loadSummed(ctx context.Context, batchID string) (*dispatch.Batch, error) {
+	if batchID == "" {
+		return nil, ErrNotFound
+	}
+	rows, err := s.tab.Rows().Query(ctx, batchID, &tablestore.QueryOptions{
+		Filter: "(RowKey eq " + tablestore.Quote(rowBatch) + " or " + shardFilter + ")"})
+	if err != nil {
+		return nil, err
+	}
+	var b *dispatch.Batch
+	var sum shard
+	shards := 0
+	for _, e := range rows {
+		if e.RowKey == rowBatch {
+			if b, err = batchFrom(e); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		sh := shardFrom(e)
+		sum.processed += sh.processed
+		sum.failed += sh.failed
+		shards++
+	}
+	if b == nil {
+		return nil, ErrNotFound
+	}
+	if shards > 0 && b.State == dispatch.StateProcessing {
+		b.ProcessedCount, b.ErrorCount = sum.processed, sum.failed
+	}
+	return b, nil
+}
+
+// Counts are the batch's processed and failed records summed over its shards; ok is false for
+// a batch stored without shards (its row holds its counters). Errors: the tablestore ones.
+func (s *Store) Counts(ctx context.Context, batchID string) (processed, failed int, ok bool, err error) {
+	rows, err := s.tab.Rows().Query(ctx, batchID, &tablestore.QueryOptions{Filter: shardFilter})
+	if err != nil {
+		return 0, 0, false, err
+	}
+	for _, e := range rows {
+		sh := shardFrom(e)
+		processed += sh.processed
+		failed += sh.failed
+	}
+	return processed, failed, len(rows) > 0, nil
+}
+
+// processSharded writes a record's outcome with its shard row and its events in one
+// transaction conditioned on both rows' ETags, without touching the batch row; ok is false for
+// a batch without shards (the caller counts on the batch row). The first attempt uses rec as
+// the caller read it; a lost race reads the record and the shard again (one query). When the
+// record's shard is complete the shards are summed, and the change asks for the finish when
+// every ready record is processed, once (the job that inserts the finish-asked row). It returns the batch with its summed counters.
+func (s *Store) processSharded(ctx context.Context, b *dispatch.Batch, rec *dispatch.Record, sh shard, o dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, error) {
+	k := shardOf(rec.Index)
+	r := new(dispatch.Record)
+	*r = *rec
+	for attempt := 1; ; attempt++ {
+		if attempt > 1 {
+			var err error
+			if r, sh, err = s.recordAndShard(ctx, rec.BatchID, rec.Index); err != nil {
+				return nil, dispatch.Change{}, err
+			}
+		}
+		// the machine on the shard's view: the record's own counts and Done for its shard
+		view := *b
+		view.ReadyCount, view.ProcessedCount, view.ErrorCount = sh.ready, sh.processed, sh.failed
+		ch, err := dispatch.Processed(&view, r, o, now)
+		if err != nil {
+			return b, ch, err
+		}
+		re, err := recordEntity(r)
+		if err != nil {
+			return nil, dispatch.Change{}, err
+		}
+		next := shard{ready: sh.ready, processed: view.ProcessedCount, failed: view.ErrorCount, etag: sh.etag}
+		err = s.tab.Record(ctx, b, ch.Events, tablestore.ReplaceOp(re), tablestore.ReplaceOp(shardEntity(b.BatchID, k, next)))
+		if err == nil {
+			return s.afterProcessed(ctx, b, ch, next)
+		}
+		if !lostRace(err) || attempt >= recordAttempts {
+			return nil, dispatch.Change{}, err
+		}
+		time.Sleep(time.Duration(rand.IntN(5*min(attempt, 10))) * time.Millisecond)
+	}
+}
+
+// afterProcessed keeps the change's finish only when every shard is done and this job is the
+// first to see it (it inserts the finish-asked row), and returns the
+// batch with the sums (read only when the record's own shard just completed).
+func (s *Store) afterProcessed(ctx context.Context, b *dispatch.Batch, ch dispatch.Change, mine shard) (*dispatch.Batch, dispatch.Change, error) {
+	out := *b
+	finish := false
+	if mine.done() {
+		p, f, _, err := s.Counts(ctx, b.BatchID)
+		if err != nil {
+			return nil, dispatch.Change{}, err
+		}
+		out.ProcessedCount, out.ErrorCount = p, f
+		if finish = out.Done(); finish {
+			// two shards completing together both see the sum: the one that inserts the
+			// finish row asks for the finish, so one finish message leaves
+			_, err := s.tab.Rows().Insert(ctx, tablestore.Entity{PartitionKey: b.BatchID, RowKey: rowFinishAsked,
+				Props: map[string]any{"atNs": time.Now().UnixNano()}})
+			switch {
+			case apperr.KindOf(err) == apperr.KindConflict:
+				finish = false
+			case err != nil:
+				return nil, dispatch.Change{}, err
+			}
+		}
+	}
+	effs := ch.Effects[:0:0]
+	for _, e := range ch.Effects {
+		if e.Kind != dispatch.EffectFinish || finish {
+			effs = append(effs, e)
+		}
+	}
+	ch.Effects = effs
+	return &out, ch, nil
+}
+
+// recordAndShard reads a record row and its shard row in one query. Errors:
+// ErrRecordNotFound; the tablestore ones.
+func (s *Store) recordAndShard(ctx context.Context, batchID string, index int) (*dispatch.Record, shard, error) {
+	rows, err := s.tab.Rows().Query(ctx, batchID, &tablestore.QueryOptions{
+		Filter: "(RowKey eq " + tablestore.Quote(recordKey(index)) + " or RowKey eq " + tablestore.Quote(shardKey(shardOf(index))) + ")"})
+	if err != nil {
+		return nil, shard{}, err
+	}
+	var r *dispatch.Record
+	var sh shard
+	for _, e := range rows {
+		if e.RowKey == recordKey(index) {
+			if r, err = recordFrom(e); err != nil {
+				return nil, shard{}, err
+			}
+		} else {
+			sh = shardFrom(e)
+		}
+	}
+	if r == nil {
+		return nil, shard{}, ErrRecordNotFound
+	}
+	return r, sh, nil
+}
+
+// batchAndShard reads the batch row and the shard row of record index in one query; found is
+// false when the batch has no shard rows. Errors: ErrNotFound; the tablestore ones.
+func (s *Store) batchAndShard(ctx context.Context, batchID string, index int) (*dispatch.Batch, shard, bool, error) {
+	rows, err := s.tab.Rows().Query(ctx, batchID, &tablestore.QueryOptions{
+		Filter: "(RowKey eq " + tablestore.Quote(rowBatch) + " or RowKey eq " + tablestore.Quote(shardKey(shardOf(index))) + ")"})
+	if err != nil {
+		return nil, shard{}, false, err
+	}
+	var b *dispatch.Batch
+	var sh shard
+	found := false
+	for _, e := range rows {
+		if e.RowKey == rowBatch {
+			if b, err = batchFrom(e); err != nil {
+				return nil, shard{}, false, err
+			}
+		} else {
+			sh, found = shardFrom(e), true
+		}
+	}
+	if b == nil {
+		return nil, shard{}, false, ErrNotFound
+	}
+	return b, sh, found, nil
+}
+
+// lostRace reports a transaction refused because a row it conditions on changed meanwhile.
+func lostRace(err error) bool { return apperr.KindOf(err) == apperr.KindPrecondition }
