@@ -113,7 +113,7 @@ func (j *Job) loadRecord(ctx context.Context, qm funcproto.QueueMessage) (*dispa
 // ok is false when the record had been processed meanwhile (nothing written).
 func (j *Job) processed(ctx context.Context, b *dispatch.Batch, r *dispatch.Record, o dispatch.Outcome) (bool, error) {
 	index := r.Index
-	after, ch, err := j.batches().Processed(ctx, b.TenantID, r, o)
+	after, ch, err := j.batches().Processed(ctx, b.TenantID, b, r, o)
 	if errors.Is(err, dispatch.ErrRecordDone) || errors.Is(err, dispatch.ErrNotProcessing) {
 		funcproto.Logf(ctx, "dispatch-record: batch %s record %d processed before; message acknowledged", b.BatchID, index)
 		return false, nil

@@ -212,4 +212,7 @@ type Record struct {
 	ProcessedAt   time.Time
 
 	ETag string
+	// Counter is the store's: the record's counter shard as read with the record (opaque; ""
+	// when not read), so that writing its outcome needs no other read.
+	Counter string
 }

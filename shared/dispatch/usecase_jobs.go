@@ -139,12 +139,16 @@ func (s *Batches) Record(ctx context.Context, batchID string, index int) (*Recor
 	return s.Store.Record(ctx, batchID, index)
 }
 
-// Processed records outcome o of record r, as just read, of a batch of the tenant, with the
-// batch's counters in one transaction; the last record's change asks for the finish. Errors:
-// ErrRecordDone or ErrNotProcessing for a record processed before (nothing written);
-// ErrBatchNotFound; the store's.
-func (s *Batches) Processed(ctx context.Context, tenant string, r *Record, o Outcome) (*Batch, Change, error) {
-	return s.Store.Process(ctx, tenant, r, o, s.Now().UTC())
+// Processed records outcome o of record r, as just read, of batch b as loaded (processing),
+// when b is the tenant's, with the batch's counters in one transaction; the change of the
+// record that completes the counts asks for the finish. Errors: ErrRecordDone or
+// ErrNotProcessing for a record processed before (nothing written); ErrBatchNotFound (another
+// tenant's batch, or r not of b); the store's.
+func (s *Batches) Processed(ctx context.Context, tenant string, b *Batch, r *Record, o Outcome) (*Batch, Change, error) {
+	if b.TenantID != tenant || r.BatchID != b.BatchID {
+		return nil, Change{}, ErrBatchNotFound
+	}
+	return s.Store.Process(ctx, b, r, o, s.Now().UTC())
 }
 
 // Notice sends a batch's notice of kind once and audits it by who: send delivers it and says

@@ -32,10 +32,10 @@ type BatchStore interface {
 	RecordsFrom(ctx context.Context, batchID, filter string, from, limit int) (RecordPage, error)
 	// Record reads one record row.
 	Record(ctx context.Context, batchID string, index int) (*Record, error)
-	// Process writes outcome o of a record just read with its counter shard in one
-	// transaction (Processed) when the batch is the tenant's (else ErrBatchNotFound), trying
-	// again while other records land first.
-	Process(ctx context.Context, tenant string, rec *Record, o Outcome, now time.Time) (*Batch, Change, error)
+	// Process writes outcome o of a record just read (with its counter, Record.Counter) of
+	// batch b as the caller loaded it with its counter shard in one transaction (Processed),
+	// trying again while other records land first.
+	Process(ctx context.Context, b *Batch, rec *Record, o Outcome, now time.Time) (*Batch, Change, error)
 	// Counts are the processed and failed records summed over the batch's counter shards (a
 	// record's outcome writes one shard, never the batch row); ok is false for a batch stored
 	// without shards, whose row holds its counters.

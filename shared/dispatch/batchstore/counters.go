@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
@@ -204,45 +206,44 @@ func (s *Store) recordAndShard(ctx context.Context, batchID string, index int) (
 	}
 	var r *dispatch.Record
 	var sh shard
+	found := false
 	for _, e := range rows {
 		if e.RowKey == recordKey(index) {
 			if r, err = recordFrom(e); err != nil {
 				return nil, shard{}, err
 			}
 		} else {
-			sh = shardFrom(e)
+			sh, found = shardFrom(e), true
 		}
 	}
 	if r == nil {
 		return nil, shard{}, ErrRecordNotFound
 	}
+	if found {
+		r.Counter = sh.String()
+	}
 	return r, sh, nil
 }
 
-// batchAndShard reads the batch row and the shard row of record index in one query; found is
-// false when the batch has no shard rows. Errors: ErrNotFound; the tablestore ones.
-func (s *Store) batchAndShard(ctx context.Context, batchID string, index int) (*dispatch.Batch, shard, bool, error) {
-	rows, err := s.tab.Rows().Query(ctx, batchID, &tablestore.QueryOptions{
-		Filter: "(RowKey eq " + tablestore.Quote(rowBatch) + " or RowKey eq " + tablestore.Quote(shardKey(shardOf(index))) + ")"})
-	if err != nil {
-		return nil, shard{}, false, err
+// String is the shard as Record.Counter carries it: ready/processed/failed/etag.
+func (s shard) String() string {
+	return fmt.Sprintf("%d/%d/%d/%s", s.ready, s.processed, s.failed, s.etag)
+}
+
+// parseCounter reads Record.Counter; false for none (a batch without shards).
+func parseCounter(v string) (shard, bool) {
+	f := strings.SplitN(v, "/", 4)
+	if len(f) != 4 || f[3] == "" {
+		return shard{}, false
 	}
-	var b *dispatch.Batch
-	var sh shard
-	found := false
-	for _, e := range rows {
-		if e.RowKey == rowBatch {
-			if b, err = batchFrom(e); err != nil {
-				return nil, shard{}, false, err
-			}
-		} else {
-			sh, found = shardFrom(e), true
+	var n [3]int
+	for i := range n {
+		var err error
+		if n[i], err = strconv.Atoi(f[i]); err != nil {
+			return shard{}, false
 		}
 	}
-	if b == nil {
-		return nil, shard{}, false, ErrNotFound
-	}
-	return b, sh, found, nil
+	return shard{ready: n[0], processed: n[1], failed: n[2], etag: f[3]}, true
 }
 
 // lostRace reports a transaction refused because a row it conditions on changed meanwhile.

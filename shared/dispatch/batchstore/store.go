@@ -145,16 +145,11 @@ func (s *Store) List(ctx context.Context, tenant string, state dispatch.State) (
 	return out, nil
 }
 
-// Record reads one record row. Errors: ErrRecordNotFound; the tablestore ones.
+// Record reads one record row with its counter shard (one query: Record.Counter). Errors:
+// ErrRecordNotFound; the tablestore ones.
 func (s *Store) Record(ctx context.Context, batchID string, index int) (*dispatch.Record, error) {
-	e, err := s.tab.Rows().Get(ctx, batchID, recordKey(index))
-	if apperr.KindOf(err) == apperr.KindNotFound {
-		return nil, ErrRecordNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	return recordFrom(e)
+	r, _, err := s.recordAndShard(ctx, batchID, index)
+	return r, err
 }
 
 // Page is one page of a batch's records.
@@ -204,49 +199,35 @@ func (s *Store) RecordsFrom(ctx context.Context, batchID, filter string, from, l
 }
 
 // Processed records outcome o of record index: the record row and the batch's counters in one
-// transaction (dispatch.Processed), reloading both and trying again while other records of the
-// batch land first. It returns the batch and the change as written. Errors:
+// transaction (dispatch.Processed), reading both again and trying again while other records of
+// the batch land first. It returns the batch and the change as written. Errors:
 // dispatch.ErrRecordDone for a record processed before (a redelivered message: nothing is
 // written); dispatch.ErrNotProcessing; ErrConcurrent after recordAttempts lost races; the
 // tablestore ones.
 func (s *Store) Processed(ctx context.Context, batchID string, index int, o dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, error) {
+	b, err := s.Load(ctx, batchID)
+	if err != nil {
+		return nil, dispatch.Change{}, err
+	}
 	r, err := s.Record(ctx, batchID, index)
 	if err != nil {
 		return nil, dispatch.Change{}, err
 	}
-	return s.ProcessedFrom(ctx, r, o, now)
+	return s.Process(ctx, b, r, o, now)
 }
 
-// ProcessedFrom is Processed for a record the caller has just read (the record job reads it
-// for its data): its first attempt spares the record's read; a retry reads it again.
-func (s *Store) ProcessedFrom(ctx context.Context, rec *dispatch.Record, o dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, error) {
-	return s.Process(ctx, "", rec, o, now)
-}
-
-// Process is ProcessedFrom for a batch of tenant ("": any): another tenant's batch is
-// ErrNotFound with nothing written (dispatch.BatchStore).
-func (s *Store) Process(ctx context.Context, tenant string, rec *dispatch.Record, o dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, error) {
-	batchID, index := rec.BatchID, rec.Index
-	b, sh, sharded, err := s.batchAndShard(ctx, batchID, index)
-	if err != nil {
-		return nil, dispatch.Change{}, err
-	}
-	if tenant != "" && b.TenantID != tenant {
-		return nil, dispatch.Change{}, ErrNotFound
-	}
-	if sharded {
+// Process is Processed for a record rec just read (Record: with its counter shard) of batch b
+// as the caller loaded it (dispatch.BatchStore): the first attempt reads nothing more. A
+// batch stored before the counter shards counts on its row, reloaded for each attempt.
+func (s *Store) Process(ctx context.Context, b *dispatch.Batch, rec *dispatch.Record, o dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, error) {
+	if sh, ok := parseCounter(rec.Counter); ok {
 		return s.processSharded(ctx, b, rec, sh, o, now)
 	}
-	// a batch stored before the counter shards: its counters on its row
+	batchID, index := rec.BatchID, rec.Index
 	for attempt := 1; ; attempt++ {
-		if attempt > 1 {
-			b, err = s.tab.Load(ctx, batchID)
-		}
+		b, err := s.tab.Load(ctx, batchID)
 		if err != nil {
 			return nil, dispatch.Change{}, err
-		}
-		if tenant != "" && b.TenantID != tenant {
-			return nil, dispatch.Change{}, ErrNotFound
 		}
 		r := rec
 		if attempt > 1 {

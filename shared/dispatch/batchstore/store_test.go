@@ -64,7 +64,7 @@ func TestCountersExactUnderConcurrentAndRedeliveredRecords(t *testing.T) {
 	if _, _, err := uc.Start(ctx, "t1", b.BatchID, jobActor); err != nil {
 		t.Fatal(err)
 	}
-	started, err := st.Load(ctx, b.BatchID)
+	started, err := uc.Load(ctx, b.BatchID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestCountersExactUnderConcurrentAndRedeliveredRecords(t *testing.T) {
 					t.Error(err)
 					continue
 				}
-				_, ch, err := uc.Processed(ctx, "t1", r, o)
+				_, ch, err := uc.Processed(ctx, "t1", started, r, o)
 				mu.Lock()
 				switch {
 				case errors.Is(err, dispatch.ErrRecordDone):
