@@ -151,6 +151,31 @@ func (s *Batches) Processed(ctx context.Context, tenant string, b *Batch, r *Rec
 	return s.Store.Process(ctx, b, r, o, s.Now().UTC())
 }
 
+// RecordsOf reads the records of indexes (a record message's) of batch b with their counters
+// (one read). Errors: the store's (not found for an index the batch does not have).
+func (s *Batches) RecordsOf(ctx context.Context, b *Batch, indexes []int) ([]*Record, error) {
+	return s.Store.RecordsOf(ctx, b.BatchID, indexes)
+}
+
+// ProcessedMany is Processed for the outcomes outs of records recs, as just read (RecordsOf),
+// of one record message: one transaction per counter shard. written says which outcomes were
+// written (false: processed before). Errors: ErrRecordDone when none was; the others of
+// Processed.
+func (s *Batches) ProcessedMany(ctx context.Context, tenant string, b *Batch, recs []*Record, outs []Outcome) (*Batch, Change, []bool, error) {
+	if b.TenantID != tenant || len(recs) != len(outs) {
+		return nil, Change{}, nil, ErrBatchNotFound
+	}
+	for _, r := range recs {
+		if r.BatchID != b.BatchID {
+			return nil, Change{}, nil, ErrBatchNotFound
+		}
+	}
+	if len(recs) == 0 {
+		return b, Change{}, nil, ErrRecordDone
+	}
+	return s.Store.ProcessMany(ctx, b, recs, outs, s.Now().UTC())
+}
+
 // Notice sends a batch's notice of kind once and audits it by who: send delivers it and says
 // to how many recipients; the store then marks the notice sent with batch.notice_sent {kind,
 // count} (batch.notice_skipped {kind, reason no_recipient} for none) in one transaction. A

@@ -36,6 +36,13 @@ type BatchStore interface {
 	// batch b as the caller loaded it with its counter shard in one transaction (Processed),
 	// trying again while other records land first.
 	Process(ctx context.Context, b *Batch, rec *Record, o Outcome, now time.Time) (*Batch, Change, error)
+	// RecordsOf reads the records of indexes (ascending: one record message's) with their
+	// counters in one query.
+	RecordsOf(ctx context.Context, batchID string, indexes []int) ([]*Record, error)
+	// ProcessMany is Process for several records just read (RecordsOf), those of one counter
+	// shard in one transaction; written says which outcomes were written (false: processed
+	// before); ErrRecordDone when none was.
+	ProcessMany(ctx context.Context, b *Batch, recs []*Record, outs []Outcome, now time.Time) (*Batch, Change, []bool, error)
 	// Counts are the processed and failed records summed over the batch's counter shards (a
 	// record's outcome writes one shard, never the batch row); ok is false for a batch stored
 	// without shards, whose row holds its counters.

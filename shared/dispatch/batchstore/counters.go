@@ -2,6 +2,7 @@ package batchstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -14,7 +15,7 @@ import (
 )
 
 // Sharded counters (issue 26): a record's outcome is written with its record row and ONE of
-// Shards counter rows (RowKey cnt-NN, the record's index modulo Shards), never the batch row,
+// Shards counter rows (RowKey cnt-NN, shardOf the record's index), never the batch row,
 // so record jobs on many instances do not all contend on one entity. Each shard row holds how
 // many ready records it counts (fixed at intake), how many of them were processed and how many
 // failed. The batch's ProcessedCount and ErrorCount are the sums, added up when the batch is
@@ -32,7 +33,10 @@ const (
 
 func shardKey(k int) string { return fmt.Sprintf("%s%02d", prefixShard, k) }
 
-func shardOf(index int) int { return index % Shards }
+// shardOf is the counter shard of record index: the records of one record message (a group
+// of dispatch.RecordsPerMessage consecutive indexes) share one, so one transaction writes
+// their outcomes.
+func shardOf(index int) int { return index / dispatch.RecordsPerMessage % Shards }
 
 // shard is one counter row.
 type shard struct {
@@ -121,41 +125,69 @@ func (s *Store) Counts(ctx context.Context, batchID string) (processed, failed i
 	return processed, failed, len(rows) > 0, nil
 }
 
-// processSharded writes a record's outcome with its shard row and its events in one
-// transaction conditioned on both rows' ETags, without touching the batch row; ok is false for
-// a batch without shards (the caller counts on the batch row). The first attempt uses rec as
-// the caller read it; a lost race reads the record and the shard again (one query). When the
-// record's shard is complete the shards are summed, and the change asks for the finish when
-// every ready record is processed, once (the job that inserts the finish-asked row). It returns the batch with its summed counters.
-func (s *Store) processSharded(ctx context.Context, b *dispatch.Batch, rec *dispatch.Record, sh shard, o dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, error) {
-	k := shardOf(rec.Index)
-	r := new(dispatch.Record)
-	*r = *rec
+// processShard writes the outcomes outs of records recs, all of one counter shard as read
+// with them (sh), with that shard row and their events in one transaction conditioned on every
+// row's ETag, without touching the batch row. A record processed before is left out (written
+// false); nothing to write is dispatch.ErrRecordDone. A lost race reads the records and the
+// shard again (one query) and tries again. When the shard is complete the shards are summed,
+// and the change asks for the finish when every ready record is processed, once (the job that
+// inserts the finish-asked row). It returns the batch with its summed counters.
+func (s *Store) processShard(ctx context.Context, b *dispatch.Batch, recs []*dispatch.Record, outs []dispatch.Outcome, sh shard, now time.Time) (*dispatch.Batch, dispatch.Change, []bool, error) {
+	k := shardOf(recs[0].Index)
+	cur := make([]*dispatch.Record, len(recs))
+	indexes := make([]int, len(recs))
+	for i, r := range recs {
+		cp := *r
+		cur[i], indexes[i] = &cp, r.Index // the caller's records stay as read
+		if shardOf(r.Index) != k {
+			return nil, dispatch.Change{}, nil, fmt.Errorf("batchstore: records %d and %d are of different counter shards", recs[0].Index, r.Index)
+		}
+	}
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
-			var err error
-			if r, sh, err = s.recordAndShard(ctx, rec.BatchID, rec.Index); err != nil {
-				return nil, dispatch.Change{}, err
+			got, err := s.recordsOf(ctx, b.BatchID, indexes)
+			if err != nil {
+				return nil, dispatch.Change{}, nil, err
+			}
+			cur = got
+			if sh, _ = parseCounter(got[0].Counter); sh.etag == "" {
+				return nil, dispatch.Change{}, nil, ErrRecordNotFound
 			}
 		}
-		// the machine on the shard's view: the record's own counts and Done for its shard
+		// the machine on the shard's view: the records' counts and Done for their shard
 		view := *b
 		view.ReadyCount, view.ProcessedCount, view.ErrorCount = sh.ready, sh.processed, sh.failed
-		ch, err := dispatch.Processed(&view, r, o, now)
-		if err != nil {
-			return b, ch, err
+		var all dispatch.Change
+		var ops []tablestore.Op
+		written := make([]bool, len(cur))
+		for i, r := range cur {
+			ch, err := dispatch.Processed(&view, r, outs[i], now)
+			if errors.Is(err, dispatch.ErrRecordDone) {
+				continue
+			}
+			if err != nil {
+				return b, ch, nil, err
+			}
+			re, err := recordEntity(r)
+			if err != nil {
+				return nil, dispatch.Change{}, nil, err
+			}
+			ops = append(ops, tablestore.ReplaceOp(re))
+			all.Merge(ch)
+			written[i] = true
 		}
-		re, err := recordEntity(r)
-		if err != nil {
-			return nil, dispatch.Change{}, err
+		if len(ops) == 0 {
+			return b, all, written, dispatch.ErrRecordDone
 		}
 		next := shard{ready: sh.ready, processed: view.ProcessedCount, failed: view.ErrorCount, etag: sh.etag}
-		err = s.tab.Record(ctx, b, ch.Events, tablestore.ReplaceOp(re), tablestore.ReplaceOp(shardEntity(b.BatchID, k, next)))
+		ops = append(ops, tablestore.ReplaceOp(shardEntity(b.BatchID, k, next)))
+		err := s.tab.Record(ctx, b, all.Events, ops...)
 		if err == nil {
-			return s.afterProcessed(ctx, b, ch, next)
+			after, ch, err := s.afterProcessed(ctx, b, all, next)
+			return after, ch, written, err
 		}
 		if !lostRace(err) || attempt >= recordAttempts {
-			return nil, dispatch.Change{}, err
+			return nil, dispatch.Change{}, nil, err
 		}
 		time.Sleep(time.Duration(rand.IntN(5*min(attempt, 10))) * time.Millisecond)
 	}
@@ -196,33 +228,53 @@ func (s *Store) afterProcessed(ctx context.Context, b *dispatch.Batch, ch dispat
 	return &out, ch, nil
 }
 
-// recordAndShard reads a record row and its shard row in one query. Errors:
-// ErrRecordNotFound; the tablestore ones.
-func (s *Store) recordAndShard(ctx context.Context, batchID string, index int) (*dispatch.Record, shard, error) {
+// recordsOf reads records of indexes (ascending) with the counter shards in one query (a
+// range of record rows and the shard rows), each record's Counter its shard. Errors:
+// ErrRecordNotFound when one is missing; the tablestore ones.
+func (s *Store) recordsOf(ctx context.Context, batchID string, indexes []int) ([]*dispatch.Record, error) {
+	lo, hi := indexes[0], indexes[0]
+	for _, i := range indexes {
+		lo, hi = min(lo, i), max(hi, i)
+	}
 	rows, err := s.tab.Rows().Query(ctx, batchID, &tablestore.QueryOptions{
-		Filter: "(RowKey eq " + tablestore.Quote(recordKey(index)) + " or RowKey eq " + tablestore.Quote(shardKey(shardOf(index))) + ")"})
+		Filter: "((RowKey ge " + tablestore.Quote(recordKey(lo)) + " and RowKey le " + tablestore.Quote(recordKey(hi)) + ") or " + shardFilter + ")"})
 	if err != nil {
-		return nil, shard{}, err
+		return nil, err
 	}
-	var r *dispatch.Record
-	var sh shard
-	found := false
+	byIndex := map[int]*dispatch.Record{}
+	shards := map[int]shard{}
 	for _, e := range rows {
-		if e.RowKey == recordKey(index) {
-			if r, err = recordFrom(e); err != nil {
-				return nil, shard{}, err
-			}
-		} else {
-			sh, found = shardFrom(e), true
+		if k, ok := parseShardKey(e.RowKey); ok {
+			shards[k] = shardFrom(e)
+			continue
 		}
+		r, err := recordFrom(e)
+		if err != nil {
+			return nil, err
+		}
+		byIndex[r.Index] = r
 	}
-	if r == nil {
-		return nil, shard{}, ErrRecordNotFound
+	out := make([]*dispatch.Record, len(indexes))
+	for i, index := range indexes {
+		r := byIndex[index]
+		if r == nil {
+			return nil, ErrRecordNotFound
+		}
+		if sh, ok := shards[shardOf(index)]; ok {
+			r.Counter = sh.String()
+		}
+		out[i] = r
 	}
-	if found {
-		r.Counter = sh.String()
+	return out, nil
+}
+
+func parseShardKey(k string) (int, bool) {
+	v, ok := strings.CutPrefix(k, prefixShard)
+	if !ok {
+		return 0, false
 	}
-	return r, sh, nil
+	n, err := strconv.Atoi(v)
+	return n, err == nil
 }
 
 // String is the shard as Record.Counter carries it: ready/processed/failed/etag.

@@ -42,6 +42,9 @@ const (
 	// chunk is how many record rows one transaction inserts (the service's limit is 100
 	// operations).
 	chunk = 100
+	// maxPerTransaction bounds the record outcomes one transaction writes (a record row and an
+	// event each, and the shard row: at most 100 operations).
+	maxPerTransaction = 40
 )
 
 // ErrNotFound is a batch that does not exist.
@@ -148,8 +151,20 @@ func (s *Store) List(ctx context.Context, tenant string, state dispatch.State) (
 // Record reads one record row with its counter shard (one query: Record.Counter). Errors:
 // ErrRecordNotFound; the tablestore ones.
 func (s *Store) Record(ctx context.Context, batchID string, index int) (*dispatch.Record, error) {
-	r, _, err := s.recordAndShard(ctx, batchID, index)
-	return r, err
+	rs, err := s.recordsOf(ctx, batchID, []int{index})
+	if err != nil {
+		return nil, err
+	}
+	return rs[0], nil
+}
+
+// RecordsOf reads the records of indexes (ascending: one record message's) with their counter
+// shards in one query (dispatch.BatchStore). Errors: ErrRecordNotFound; the tablestore ones.
+func (s *Store) RecordsOf(ctx context.Context, batchID string, indexes []int) ([]*dispatch.Record, error) {
+	if len(indexes) == 0 {
+		return nil, nil
+	}
+	return s.recordsOf(ctx, batchID, indexes)
 }
 
 // Page is one page of a batch's records.
@@ -221,7 +236,8 @@ func (s *Store) Processed(ctx context.Context, batchID string, index int, o disp
 // batch stored before the counter shards counts on its row, reloaded for each attempt.
 func (s *Store) Process(ctx context.Context, b *dispatch.Batch, rec *dispatch.Record, o dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, error) {
 	if sh, ok := parseCounter(rec.Counter); ok {
-		return s.processSharded(ctx, b, rec, sh, o, now)
+		after, ch, _, err := s.processShard(ctx, b, []*dispatch.Record{rec}, []dispatch.Outcome{o}, sh, now)
+		return after, ch, err
 	}
 	batchID, index := rec.BatchID, rec.Index
 	for attempt := 1; ; attempt++ {
@@ -255,6 +271,48 @@ func (s *Store) Process(ctx context.Context, b *dispatch.Batch, rec *dispatch.Re
 		}
 		time.Sleep(time.Duration(rand.IntN(20*min(attempt, 10))) * time.Millisecond)
 	}
+}
+
+// ProcessMany is Process for several records just read (RecordsOf): those of one counter
+// shard in one transaction, a transaction per shard. written says which outcomes were written
+// (false: processed before). Errors: dispatch.ErrRecordDone when none was; the others of
+// Process (a batch stored before the shards: one record at a time on its row).
+func (s *Store) ProcessMany(ctx context.Context, b *dispatch.Batch, recs []*dispatch.Record, outs []dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, []bool, error) {
+	written := make([]bool, len(recs))
+	var all dispatch.Change
+	after := b
+	for from := 0; from < len(recs); {
+		to := from + 1
+		sh, sharded := parseCounter(recs[from].Counter)
+		for sharded && to < len(recs) && shardOf(recs[to].Index) == shardOf(recs[from].Index) && to-from < maxPerTransaction {
+			to++
+		}
+		var ch dispatch.Change
+		var w []bool
+		var err error
+		if sharded {
+			after, ch, w, err = s.processShard(ctx, b, recs[from:to], outs[from:to], sh, now)
+		} else {
+			after, ch, err = s.Process(ctx, b, recs[from], outs[from], now)
+			w = []bool{err == nil}
+		}
+		switch {
+		case errors.Is(err, dispatch.ErrRecordDone):
+		case err != nil:
+			return after, all, written, err
+		default:
+			copy(written[from:to], w)
+			all.Merge(ch)
+		}
+		from = to
+	}
+	if !slices.Contains(written, true) {
+		return b, all, written, dispatch.ErrRecordDone
+	}
+	if after == nil {
+		after = b
+	}
+	return after, all, written, nil
 }
 
 // Events is the batch's audit trail in time order (record events carry the record's index as
