@@ -23,8 +23,9 @@ type BatchStore interface {
 	Updater
 	// Load reads a batch row. Errors: ErrBatchNotFound; the store's.
 	Load(ctx context.Context, batchID string) (*Batch, error)
-	// List is the tenant's batches, newest first, those in state when it is not empty.
-	List(ctx context.Context, tenant string, state State) ([]*Batch, error)
+	// List is a page of the tenant's batches, newest first, those in state when it is not
+	// empty: at most limit after the continuation token after ("": the first page).
+	List(ctx context.Context, tenant string, state State, after string, limit int) (BatchPage, error)
 	// Records lists up to limit records in index order after the continuation token after,
 	// those of filter (an intake status or a record state) when it is not empty.
 	Records(ctx context.Context, batchID, filter, after string, limit int) (RecordPage, error)
@@ -66,9 +67,19 @@ func (s *Batches) own(ctx context.Context, tenant, batchID string) (*Batch, erro
 	return b, nil
 }
 
-// List is the tenant's batches, newest first, those in state when it is not empty.
-func (s *Batches) List(ctx context.Context, tenant string, state State) ([]*Batch, error) {
-	return s.Store.List(ctx, tenant, state)
+// BatchPage is one page of a tenant's batches: Total is how many the list selects in all;
+// Next the continuation token of the next page ("" on the last).
+type BatchPage struct {
+	Batches []*Batch
+	Total   int
+	Next    string
+}
+
+// List is a page of the tenant's batches, newest first, those in state when it is not empty,
+// at most limit after the continuation token after. Errors: 400 naming continuationToken for
+// a token the list did not make; the store's.
+func (s *Batches) List(ctx context.Context, tenant string, state State, after string, limit int) (BatchPage, error) {
+	return s.Store.List(ctx, tenant, state, after, limit)
 }
 
 // Get is a batch of the tenant with its intake receipt (the validation results, read from its

@@ -10,12 +10,14 @@
 package batchstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
@@ -104,7 +106,7 @@ func (s *Store) Create(ctx context.Context, b *dispatch.Batch, records []dispatc
 			return err
 		}
 	}
-	if err := s.index.AddMember(ctx, tenantKey(b.TenantID), b.BatchID, nil); err != nil {
+	if err := s.index.AddMember(ctx, tenantKey(b.TenantID), b.BatchID, map[string]any{propCreated: kernel.Nanos(b.CreatedAt)}); err != nil {
 		return err
 	}
 	return s.tab.Create(ctx, b, ch, shardOps(b.BatchID, records)...)
@@ -125,27 +127,119 @@ func (s *Store) Update(ctx context.Context, batchID string, step func(*dispatch.
 	})
 }
 
-// List is the tenant's batches, newest first, those in state when it is not empty.
-func (s *Store) List(ctx context.Context, tenant string, state dispatch.State) ([]*dispatch.Batch, error) {
+// propCreated is a member row's batch creation time (the list's order without reading the
+// batch rows).
+const propCreated = "createdAtNs"
+
+// List is a page of the tenant's batches, newest first, those in state when it is not empty:
+// at most limit after the continuation token after ("": from the newest), with the total of
+// the batches selected and the next page's token ("" on the last). Without a state it reads
+// the member rows (one query) and only the page's batch rows; with a state every batch row
+// (the state is on the batch row only). Errors: 400 invalid_request naming continuationToken
+// for a token this list did not make; the tablestore ones.
+func (s *Store) List(ctx context.Context, tenant string, state dispatch.State, after string, limit int) (dispatch.BatchPage, error) {
+	var from listKey
+	if after != "" {
+		var ok bool
+		if from, ok = parseListKey(after); !ok {
+			return dispatch.BatchPage{}, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("continuationToken", "is not a token of this list"))
+		}
+	}
 	members, err := s.index.Members(ctx, tenantKey(tenant))
 	if err != nil {
-		return nil, err
+		return dispatch.BatchPage{}, err
 	}
-	out := make([]*dispatch.Batch, 0, len(members))
+	keys := make([]listKey, 0, len(members))
 	for _, m := range members {
-		b, err := s.Load(ctx, m.String("member"))
+		k := listKey{at: m.Int64(propCreated), id: m.String("member")}
+		if k.at == 0 { // a member row from before issue 26: its batch row's time
+			b, err := s.tab.Load(ctx, k.id)
+			if errors.Is(err, ErrNotFound) {
+				continue // a create that did not finish
+			}
+			if err != nil {
+				return dispatch.BatchPage{}, err
+			}
+			k.at = kernel.Nanos(b.CreatedAt)
+		}
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b listKey) int {
+		if c := cmp.Compare(b.at, a.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	var p dispatch.BatchPage
+	more := false
+	if state == "" {
+		p.Total = len(keys)
+	}
+	for _, k := range keys {
+		if state == "" && len(p.Batches) == limit {
+			break
+		}
+		if after != "" && !k.after(from) && state == "" {
+			continue
+		}
+		b, err := s.tab.Load(ctx, k.id)
 		if errors.Is(err, ErrNotFound) {
-			continue // a create that did not finish
+			p.Total -= min(p.Total, 1) // a create that did not finish
+			continue
 		}
 		if err != nil {
-			return nil, err
+			return dispatch.BatchPage{}, err
 		}
-		if b.TenantID == tenant && (state == "" || b.State == state) {
-			out = append(out, b)
+		if b.TenantID != tenant || (state != "" && b.State != state) {
+			continue
+		}
+		if state != "" {
+			p.Total++
+		}
+		switch {
+		case after != "" && !k.after(from):
+		case len(p.Batches) < limit:
+			p.Batches = append(p.Batches, b)
+			if len(p.Batches) == limit {
+				p.Next = k.String()
+			}
+		default:
+			more = true // a selected batch past the page
 		}
 	}
-	slices.SortStableFunc(out, func(a, b *dispatch.Batch) int { return b.CreatedAt.Compare(a.CreatedAt) })
-	return out, nil
+	if state == "" {
+		more = p.Next != "" && morePast(keys, p.Next)
+	}
+	if !more {
+		p.Next = ""
+	}
+	return p, nil
+}
+
+// listKey orders the list: newest first, then by id.
+type listKey struct {
+	at int64
+	id string
+}
+
+func (k listKey) String() string { return fmt.Sprintf("%020d-%s", k.at, k.id) }
+
+// after reports whether k comes after token position p in the list's order.
+func (k listKey) after(p listKey) bool { return k.at < p.at || (k.at == p.at && k.id > p.id) }
+
+func parseListKey(v string) (listKey, bool) {
+	at, id, ok := strings.Cut(v, "-")
+	n, err := strconv.ParseInt(at, 10, 64)
+	if !ok || err != nil || len(at) != 20 || n < 0 || id == "" {
+		return listKey{}, false
+	}
+	return listKey{at: n, id: id}, true
+}
+
+// morePast reports whether any key comes after the token next (else the page was the last).
+func morePast(keys []listKey, next string) bool {
+	p, _ := parseListKey(next)
+	return slices.ContainsFunc(keys, func(k listKey) bool { return k.after(p) })
 }
 
 // Record reads one record row with its counter shard (one query: Record.Counter). Errors:

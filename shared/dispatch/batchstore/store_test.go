@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/dispatch/batchstore"
@@ -24,6 +26,12 @@ var now = time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
 // every tenth invalid.
 func newBatch(t *testing.T, st *batchstore.Store, tenant string, n int, requireApproval, invalid bool) (*dispatch.Batch, []dispatch.Record) {
 	t.Helper()
+	return newBatchAt(t, st, tenant, n, requireApproval, invalid, now)
+}
+
+// newBatchAt is newBatch submitted at at.
+func newBatchAt(t *testing.T, st *batchstore.Store, tenant string, n int, requireApproval, invalid bool, at time.Time) (*dispatch.Batch, []dispatch.Record) {
+	t.Helper()
 	b := &dispatch.Batch{BatchID: uuid.NewString(), TenantID: tenant, CorrelationID: "batch-" + uuid.NewString(),
 		Title: "Offers", TemplatePath: "templates/offer.zip", TemplateName: "Offer letter", TemplateVersion: 1,
 		SubmittedBy: "oid-sub", Settings: dispatch.Settings{Mode: dispatch.ModeIndividual, DeliveryMode: dispatch.DeliveryNone}}
@@ -37,7 +45,7 @@ func newBatch(t *testing.T, st *batchstore.Store, tenant string, n int, requireA
 			recs[i].Warning, recs[i].Messages = true, []string{"start date in the past"}
 		}
 	}
-	ch := dispatch.Submit(b, recs, requireApproval, now)
+	ch := dispatch.Submit(b, recs, requireApproval, at)
 	if err := st.Create(context.Background(), b, recs, ch); err != nil {
 		t.Fatal(err)
 	}
@@ -213,15 +221,62 @@ func TestRecordsPagesAndList(t *testing.T) {
 		t.Fatal("a forged token was accepted")
 	}
 	b2, _ := newBatch(t, st, "t2", 3, true, false)
-	list, err := st.List(ctx, "t2", dispatch.StatePendingApproval)
-	if err != nil || len(list) != 1 || list[0].BatchID != b2.BatchID {
-		t.Fatalf("pending batches %v %v", list, err)
+	list, err := st.List(ctx, "t2", dispatch.StatePendingApproval, "", 100)
+	if err != nil || len(list.Batches) != 1 || list.Total != 1 || list.Next != "" || list.Batches[0].BatchID != b2.BatchID {
+		t.Fatalf("pending batches %+v %v", list, err)
 	}
-	list, err = st.List(ctx, "t2", "")
-	if err != nil || len(list) != 2 {
-		t.Fatalf("all batches %v %v", list, err)
+	list, err = st.List(ctx, "t2", "", "", 100)
+	if err != nil || len(list.Batches) != 2 || list.Total != 2 {
+		t.Fatalf("all batches %+v %v", list, err)
 	}
-	if other, _ := st.List(ctx, "t3", ""); len(other) != 0 {
-		t.Fatalf("another tenant sees %d batches", len(other))
+	if other, _ := st.List(ctx, "t3", "", "", 100); len(other.Batches) != 0 || other.Total != 0 {
+		t.Fatalf("another tenant sees %d batches", len(other.Batches))
+	}
+}
+
+// TestListPagesNewestFirst pages a tenant's 5 batches 2 at a time with continuation tokens
+// (issue 26: the list read every batch row at once): newest first, each page with the total,
+// the last without a token; with a state filter the same; a forged token is 400 naming
+// continuationToken.
+func TestListPagesNewestFirst(t *testing.T) {
+	t.Parallel()
+	st := storetest.New(t)
+	ctx := context.Background()
+	tenant := "t-" + uuid.NewString()
+	var ids []string
+	for i := 0; i < 5; i++ {
+		b, _ := newBatchAt(t, st, tenant, 2, i%2 == 0, false, now.Add(time.Duration(i)*time.Second)) // 0, 2, 4 pending approval
+		ids = append(ids, b.BatchID)
+	}
+	var got []string
+	after := ""
+	for pages := 1; ; pages++ {
+		p, err := st.List(ctx, tenant, "", after, 2)
+		if err != nil || p.Total != 5 || len(p.Batches) > 2 {
+			t.Fatalf("page %d: %+v %v", pages, p, err)
+		}
+		for _, b := range p.Batches {
+			got = append(got, b.BatchID)
+		}
+		if after = p.Next; after == "" {
+			if pages != 3 {
+				t.Fatalf("%d pages, want 3", pages)
+			}
+			break
+		}
+	}
+	if !slices.Equal(got, []string{ids[4], ids[3], ids[2], ids[1], ids[0]}) {
+		t.Fatalf("order %v, want newest first %v", got, ids)
+	}
+	p, err := st.List(ctx, tenant, dispatch.StatePendingApproval, "", 2)
+	if err != nil || p.Total != 3 || len(p.Batches) != 2 || p.Next == "" || p.Batches[0].BatchID != ids[4] {
+		t.Fatalf("pending page 1: %+v %v", p, err)
+	}
+	p, err = st.List(ctx, tenant, dispatch.StatePendingApproval, p.Next, 2)
+	if err != nil || p.Total != 3 || len(p.Batches) != 1 || p.Next != "" || p.Batches[0].BatchID != ids[0] {
+		t.Fatalf("pending page 2: %+v %v", p, err)
+	}
+	if _, err := st.List(ctx, tenant, "", "rec-00001", 2); apperr.KindOf(err) != apperr.KindInvalid {
+		t.Fatalf("a forged token: %v", err)
 	}
 }

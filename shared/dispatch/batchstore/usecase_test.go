@@ -73,10 +73,10 @@ func TestBatchesReadsAnswerAnotherTenantAsNotFound(t *testing.T) {
 	if _, _, err := s.Get(ctx, "t2", b.BatchID); !errors.Is(err, dispatch.ErrBatchNotFound) {
 		t.Fatalf("another tenant's batch: %v", err)
 	}
-	if list, err := s.List(ctx, "t2", ""); err != nil || len(list) != 0 {
-		t.Fatalf("another tenant lists %d batch(es): %v", len(list), err)
+	if list, err := s.List(ctx, "t2", "", "", 100); err != nil || len(list.Batches) != 0 {
+		t.Fatalf("another tenant lists %d batch(es): %v", len(list.Batches), err)
 	}
-	if list, err := s.List(ctx, "t1", dispatch.StatePendingApproval); err != nil || len(list) != 1 || list[0].BatchID != b.BatchID {
+	if list, err := s.List(ctx, "t1", dispatch.StatePendingApproval, "", 100); err != nil || len(list.Batches) != 1 || list.Batches[0].BatchID != b.BatchID {
 		t.Fatalf("the tenant's pending batches: %v %v", list, err)
 	}
 }
