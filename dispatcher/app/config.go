@@ -5,26 +5,26 @@ package app
 
 import (
 	"fmt"
-	"github.com/esign-svc/esign/shared/appconfig"
+	"github.com/esign-svc/esign/shared/config"
 	"net/url"
 	"time"
 
 	"github.com/esign-svc/esign/shared/auth"
 	"github.com/esign-svc/esign/shared/callbacksig"
-	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/kernel/aggstore"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/otp"
+	"github.com/esign-svc/esign/shared/settings"
 	"github.com/esign-svc/esign/shared/web"
 )
 
 // Config is everything the dispatcher needs, validated.
 type Config struct {
-	appconfig.Common // port, storage, key rings, PORTAL_URL, GRAPH_*, the providers
-	CallbackSecrets  []string
-	PortalOrigin     string // CORS origin of the portal
-	Auth             auth.Config
-	Licence          licence.Settings // LICENCE or LICENCE_FILE, LICENCE_PUBLIC_KEY
+	config.Common   // port, storage, key rings, PORTAL_URL, GRAPH_*, the providers
+	CallbackSecrets []string
+	PortalOrigin    string // CORS origin of the portal
+	Auth            auth.Config
+	Licence         licence.Settings // LICENCE or LICENCE_FILE, LICENCE_PUBLIC_KEY
 	// InviteCheckAfter is INVITE_CHECK_AFTER (Go duration, default 10m, at least 1m): how long
 	// after a change that invites its invitation check is due (ReconcileInvitations sends an
 	// invitation whose queue output was lost).
@@ -71,9 +71,9 @@ const MaxOTPBlockMinutes = 1440
 const MaxTrustedProxyHops = 10
 
 // Load reads the configuration through lookup; the error names every setting at fault.
-func Load(lookup config.Lookup) (Config, error) {
-	r := config.NewReader(lookup)
-	c := Config{Common: appconfig.Read(r, lookup)}
+func Load(lookup settings.Lookup) (Config, error) {
+	r := settings.NewReader(lookup)
+	c := Config{Common: config.Read(r, lookup)}
 	var err error
 	if v := r.Secret("PORTAL_CALLBACK_SECRETS"); v != "" {
 		c.CallbackSecrets, err = callbacksig.ParseSecrets(v)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 func key() string {
@@ -19,7 +19,7 @@ func key() string {
 
 func TestLoadNamesEverySettingAtFault(t *testing.T) {
 	t.Parallel()
-	_, err := Load(config.MapLookup(map[string]string{"PORTAL_URL": "http://portal.example", "AUTH_JWKS_URL": "https://a", "AUTH_JWKS_FILE": "/b"}))
+	_, err := Load(settings.MapLookup(map[string]string{"PORTAL_URL": "http://portal.example", "AUTH_JWKS_URL": "https://a", "AUTH_JWKS_FILE": "/b"}))
 	for _, name := range []string{"STORAGE_CONNECTION_STRING", "TOKEN_KEYS", "PII_HASH_KEY", "PII_ENC_KEYS",
 		"PORTAL_CALLBACK_SECRETS", "PORTAL_URL", "AUTH_ISSUER", "AUTH_AUDIENCE", "AUTH_JWKS_URL", "LICENCE", "LICENCE_PUBLIC_KEY"} {
 		if err == nil || !strings.Contains(err.Error(), "setting "+name) {
@@ -31,7 +31,7 @@ func TestLoadNamesEverySettingAtFault(t *testing.T) {
 func TestLoadValid(t *testing.T) {
 	t.Parallel()
 	pub, _, _ := ed25519.GenerateKey(rand.Reader)
-	c, err := Load(config.MapLookup(map[string]string{
+	c, err := Load(settings.MapLookup(map[string]string{
 		"STORAGE_CONNECTION_STRING": "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + key() + ";TableEndpoint=http://127.0.0.1:1/devstoreaccount1;",
 		"TOKEN_KEYS":                "k1:" + key(), "PII_HASH_KEY": key(), "PII_ENC_KEYS": "e1:" + key(),
 		"PORTAL_CALLBACK_SECRETS": strings.Repeat("s", 32) + "," + strings.Repeat("t", 32),
@@ -55,7 +55,7 @@ func TestLoadGraphAndProviderSettings(t *testing.T) {
 		"PORTAL_CALLBACK_SECRETS": strings.Repeat("s", 32), "PORTAL_URL": "https://portal.example", "AUTH_ISSUER": "https://iss",
 		"AUTH_AUDIENCE": "api://x", "AUTH_JWKS_URL": "https://iss/keys", "LICENCE": "x.y.z", "LICENCE_PUBLIC_KEY": base64.StdEncoding.EncodeToString(pub),
 	}
-	with := func(extra map[string]string) config.Lookup {
+	with := func(extra map[string]string) settings.Lookup {
 		m := map[string]string{}
 		for k, v := range base {
 			m[k] = v
@@ -63,7 +63,7 @@ func TestLoadGraphAndProviderSettings(t *testing.T) {
 		for k, v := range extra {
 			m[k] = v
 		}
-		return config.MapLookup(m)
+		return settings.MapLookup(m)
 	}
 	secret := "graph-client-secret-value"
 	c, err := Load(with(map[string]string{"GRAPH_TENANT_ID": "t", "GRAPH_CLIENT_ID": "c", "GRAPH_CLIENT_SECRET": secret}))

@@ -109,7 +109,7 @@ func routes(mux *http.ServeMux, d *Deps) {
 	(&dispatchapi.API{Store: d.Batches, Blobs: d.Blobs, Verifier: d.Verifier, Licence: d.Licence,
 		AllowSelfApproval: d.Config.AllowSelfApproval, Now: time.Now}).Routes(mux)
 	(&workflowapi.API{OTPBlock: d.Config.OTPBlock,
-		Workflows: &workflow.Service{Store: d.Workflows, Packages: d.Templates, Blobs: d.Blobs, Emit: effects.EmitWorkflow,
+		Workflows: &workflow.Workflows{Store: d.Workflows, Packages: d.Templates, Blobs: d.Blobs, Emit: effects.EmitWorkflow,
 			EmailHash: d.Config.EmailHasher.Email, AllowSelfApproval: d.Config.WorkflowAllowSelfApproval, Now: time.Now},
 		Templates: d.Templates, Blobs: d.Blobs, Tokens: d.Tokens, Hasher: d.Config.EmailHasher,
 		Verifier: d.Verifier, Licence: d.Licence, Licensing: remote, Email: d.Senders.Email, Callbacks: webhook.Policy{AllowLoopback: d.Config.CallbackAllowLoopback},

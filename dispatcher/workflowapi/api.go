@@ -48,7 +48,7 @@ const HeaderPortalToken = "X-Portal-Token"
 type API struct {
 	OTPBlock time.Duration // how long three locked codes block the participant (OTP_BLOCK_MINUTES; 0: otp.DefaultBlock)
 	// Workflows is the workflow's use cases: every route calls one of its methods.
-	Workflows *workflow.Service
+	Workflows *workflow.Workflows
 	Templates *template.Loader
 	Blobs     workflow.SchemaBlobs // schemaPath reads (blobstore.Store)
 	Tokens    *tokens.Codec

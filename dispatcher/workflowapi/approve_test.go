@@ -75,7 +75,7 @@ func TestApproveLoadsOnce(t *testing.T) {
 		Content: workflow.Content{Data: []map[string]any{{"name": "Acme"}, {"spend": json.Number("50")}}}}}
 	var emitted []kernel.Change
 	a.Verifier, a.Now = v, time.Now
-	a.Workflows = &workflow.Service{Store: store, Packages: a.Templates, Blobs: a.Blobs, Now: time.Now,
+	a.Workflows = &workflow.Workflows{Store: store, Packages: a.Templates, Blobs: a.Blobs, Now: time.Now,
 		EmailHash: func(e string) string { return "h:" + strings.ToLower(e) },
 		Emit: func(_ context.Context, _ *workflow.Workflow, ch kernel.Change) error {
 			emitted = append(emitted, ch)

@@ -25,8 +25,8 @@ import (
 
 	"github.com/esign-svc/esign/shared/appstatus"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
-	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/licence/licencetest"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 func TestMain(m *testing.M) { azuritetest.Main(m) }
@@ -105,7 +105,7 @@ func TestLoadNamesTheSettingAtFault(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, err := Load(config.MapLookup(settings(conn, tt.extra)))
+			c, err := Load(settings.MapLookup(settings(conn, tt.extra)))
 			if len(tt.wantErr) == 0 {
 				if err != nil {
 					t.Fatal(err)
@@ -130,7 +130,7 @@ func TestLoadNamesTheSettingAtFault(t *testing.T) {
 
 func TestNewRoutesTheJobs(t *testing.T) {
 	t.Parallel()
-	cfg, err := Load(config.MapLookup(settings(azuritetest.Shared(t).ConnectionString(), nil)))
+	cfg, err := Load(settings.MapLookup(settings(azuritetest.Shared(t).ConnectionString(), nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestBuildWithGraph(t *testing.T) {
 	t.Parallel()
 	conn := azuritetest.Shared(t).ConnectionString()
 	secret := "graph-client-secret-value"
-	cfg, err := Load(config.MapLookup(settings(conn, map[string]string{"GRAPH_TENANT_ID": "contoso.onmicrosoft.com",
+	cfg, err := Load(settings.MapLookup(settings(conn, map[string]string{"GRAPH_TENANT_ID": "contoso.onmicrosoft.com",
 		"GRAPH_CLIENT_ID": "c", "GRAPH_CLIENT_SECRET": secret})))
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func TestBuildWithGraph(t *testing.T) {
 	if err != nil || d.Graph == nil {
 		t.Fatalf("graph client %v, err %v", d, err)
 	}
-	cfg, err = Load(config.MapLookup(settings(conn, nil)))
+	cfg, err = Load(settings.MapLookup(settings(conn, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestBuildWithGraph(t *testing.T) {
 func TestBuildWithOperator(t *testing.T) {
 	t.Parallel()
 	conn := azuritetest.Shared(t).ConnectionString()
-	cfg, err := Load(config.MapLookup(settings(conn, map[string]string{"EMAIL_PROVIDER": "operator",
+	cfg, err := Load(settings.MapLookup(settings(conn, map[string]string{"EMAIL_PROVIDER": "operator",
 		"NOTIFICATION_SERVICE_URL": "https://notify.example.net", "NOTIFICATION_SERVICE_KEY": "0123456789abcdef0123456789abcdef"})))
 	if err != nil {
 		t.Fatal(err)
@@ -243,7 +243,7 @@ func TestBuildWithOperator(t *testing.T) {
 	if d.Providers.Email == nil || d.Outbox == nil { // SMS stays on the outbox
 		t.Fatalf("providers %+v outbox %v", d.Providers, d.Outbox)
 	}
-	cfg, err = Load(config.MapLookup(settings(conn, map[string]string{"EMAIL_PROVIDER": "operator",
+	cfg, err = Load(settings.MapLookup(settings(conn, map[string]string{"EMAIL_PROVIDER": "operator",
 		"NOTIFICATION_SERVICE_URL": "https://notify.example.net", "NOTIFICATION_SERVICE_KEY": "short"})))
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +257,7 @@ func TestWorkflowCallbackConfig(t *testing.T) {
 	t.Parallel()
 	conn := azuritetest.Shared(t).ConnectionString()
 	current, older := "webhook-secret-current-0123456789abcdef", "webhook-secret-older-0123456789abcdef"
-	cfg, err := Load(config.MapLookup(settings(conn, map[string]string{"WEBHOOK_SECRETS": current + "," + older, "WEBHOOK_ALLOW_LOOPBACK": "true"})))
+	cfg, err := Load(settings.MapLookup(settings(conn, map[string]string{"WEBHOOK_SECRETS": current + "," + older, "WEBHOOK_ALLOW_LOOPBACK": "true"})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestWorkflowCallbackConfig(t *testing.T) {
 	if job, err := workflowCallback(d); err != nil || job.Poster == nil || job.Queue == nil {
 		t.Fatalf("with a secret: %+v, %v", job, err)
 	}
-	cfg, err = Load(config.MapLookup(settings(conn, nil)))
+	cfg, err = Load(settings.MapLookup(settings(conn, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestStartSaysWhenCallbacksAreOff(t *testing.T) {
 	}
 	start := func(extra map[string]string) string {
 		t.Helper()
-		cfg, err := Load(config.MapLookup(settings(conn, extra)))
+		cfg, err := Load(settings.MapLookup(settings(conn, extra)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +332,7 @@ func TestRenewBefore(t *testing.T) {
 	t.Parallel()
 	conn := "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + key() + ";TableEndpoint=http://127.0.0.1:1/devstoreaccount1;"
 	for v, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "720h": 720 * time.Hour, "": 180 * 24 * time.Hour} {
-		c, err := Load(config.MapLookup(settings(conn, map[string]string{"EVIDENCE_RENEW_BEFORE": v})))
+		c, err := Load(settings.MapLookup(settings(conn, map[string]string{"EVIDENCE_RENEW_BEFORE": v})))
 		if err != nil || c.RenewBefore != want {
 			t.Errorf("EVIDENCE_RENEW_BEFORE=%q: %v %v, want %v", v, c.RenewBefore, err, want)
 		}

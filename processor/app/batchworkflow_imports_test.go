@@ -8,7 +8,7 @@ import (
 )
 
 // batchWorkflowJobs are the jobs that reach their aggregate only through its use-case service
-// (issue 23: dispatch.Batches for the batch jobs, workflow.Service for the workflow jobs and
+// (issue 23: dispatch.Batches for the batch jobs, workflow.Workflows for the workflow jobs and
 // jobkit's workflow read).
 var batchWorkflowJobs = []string{
 	module + "/dispatchjob",
@@ -44,7 +44,7 @@ func TestBatchAndWorkflowJobsImportNoAggregateStore(t *testing.T) {
 		}
 		for _, imp := range imps {
 			if isDomainStoreImport(imp) {
-				t.Errorf("%s imports %s: it calls its aggregate's use cases (dispatch.Batches, workflow.Service)", pkg, imp)
+				t.Errorf("%s imports %s: it calls its aggregate's use cases (dispatch.Batches, workflow.Workflows)", pkg, imp)
 			}
 		}
 	}

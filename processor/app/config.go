@@ -8,19 +8,19 @@ import (
 	"strings"
 	"time"
 
-	"github.com/esign-svc/esign/shared/appconfig"
+	"github.com/esign-svc/esign/shared/config"
 
 	"github.com/esign-svc/esign/processor/internal/sealcfg"
 	"github.com/esign-svc/esign/shared/callbacksig"
-	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/portalclient"
 	"github.com/esign-svc/esign/shared/renewal"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 // Config is everything the processor needs, validated.
 type Config struct {
-	appconfig.Common // port, storage, key rings, PORTAL_URL, GRAPH_*, the providers
+	config.Common // port, storage, key rings, PORTAL_URL, GRAPH_*, the providers
 	// PortalAPIURL is PORTAL_API_URL, the portal's API for the post-seal purge (https, or http on
 	// loopback); empty when not set (local development without a portal: the purge is skipped
 	// and recorded as such). PortalSecret is the first (current) of PORTAL_CALLBACK_SECRETS, read
@@ -49,9 +49,9 @@ type Config struct {
 }
 
 // Load reads the configuration through lookup; the error names every setting at fault.
-func Load(lookup config.Lookup) (Config, error) {
-	r := config.NewReader(lookup)
-	c := Config{Common: appconfig.Read(r, lookup)}
+func Load(lookup settings.Lookup) (Config, error) {
+	r := settings.NewReader(lookup)
+	c := Config{Common: config.Read(r, lookup)}
 	c.PortalAPIURL = r.URL(portalclient.SettingURL, false)
 	if c.PortalAPIURL != "" {
 		_, err := portalclient.ParseBaseURL(c.PortalAPIURL)
@@ -82,7 +82,7 @@ func Load(lookup config.Lookup) (Config, error) {
 }
 
 // renewBefore reads EVIDENCE_RENEW_BEFORE: "<n>d" (days) or a Go duration, at least a day.
-func renewBefore(r *config.Reader) time.Duration {
+func renewBefore(r *settings.Reader) time.Duration {
 	v := r.String(SettingRenewBefore, "")
 	if v == "" {
 		return renewal.DefaultRenewBefore

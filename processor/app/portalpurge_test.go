@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 func TestLoadPortalAPI(t *testing.T) {
@@ -30,7 +30,7 @@ func TestLoadPortalAPI(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, err := Load(config.MapLookup(settings(conn, tt.extra)))
+			c, err := Load(settings.MapLookup(settings(conn, tt.extra)))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want one naming %s", err, tt.wantErr)

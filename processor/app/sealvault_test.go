@@ -13,8 +13,8 @@ import (
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/azure/keyvault"
 	"github.com/esign-svc/esign/shared/azure/keyvault/keyvaulttest"
-	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/pdf/tsatest"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 // With SEAL_KEY_VAULT_KEY_ID (and no key files) the processor starts with the vault's key as
@@ -30,7 +30,7 @@ func TestNewOpensTheVaultSealKey(t *testing.T) {
 		m := settings(conn, map[string]string{sealcfg.SettingKeyVaultKeyID: keyID})
 		delete(m, sealcfg.SettingCertFile)
 		delete(m, sealcfg.SettingKeyFile)
-		cfg, err := Load(config.MapLookup(m))
+		cfg, err := Load(settings.MapLookup(m))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -63,7 +63,7 @@ type Queue interface {
 // (WEBHOOK_SECRETS not set) ends every callback as failed with code webhook_not_configured.
 type Deps struct {
 	// Workflows is the workflow store (*workflowstore.Store), reached only through the use
-	// cases (workflow.Service).
+	// cases (workflow.Workflows).
 	Workflows workflow.Repo
 	Poster    Poster
 	Queue     Queue
@@ -92,8 +92,8 @@ func (j *Job) Functions() []jobkit.Function {
 var systemActor = kernel.Actor{Kind: "system", ID: "workflow-callback"}
 
 // workflows is the workflow use-case service the job's reads and transitions call.
-func (j *Job) workflows() *workflow.Service {
-	return &workflow.Service{Store: j.Workflows, Now: j.now}
+func (j *Job) workflows() *workflow.Workflows {
+	return &workflow.Workflows{Store: j.Workflows, Now: j.now}
 }
 
 func (j *Job) now() time.Time {

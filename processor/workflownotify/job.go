@@ -53,7 +53,7 @@ const ClaimLease = 2 * time.Minute
 // Deps are the workflow-notify job's dependencies. Every field but Now is required (New checks).
 type Deps struct {
 	// Workflows is the workflow store (*workflowstore.Store), reached only through the use
-	// cases (workflow.Service).
+	// cases (workflow.Workflows).
 	Workflows workflow.Repo
 	Packages  workflow.Packages    // the template packages (*template.Loader): the approvers
 	Blobs     workflow.SchemaBlobs // a schemaPath's blob (*blobstore.Store)
@@ -88,8 +88,8 @@ func (j *Job) Functions() []jobkit.Function {
 var systemActor = kernel.Actor{Kind: "system", ID: "workflow-notify"}
 
 // workflows is the workflow use-case service the job's reads and notices call.
-func (j *Job) workflows() *workflow.Service {
-	return &workflow.Service{Store: j.Workflows, Now: j.Now}
+func (j *Job) workflows() *workflow.Workflows {
+	return &workflow.Workflows{Store: j.Workflows, Now: j.Now}
 }
 
 // Handle is the WorkflowNotify queue function. Replies: nil once the e-mails went out and were

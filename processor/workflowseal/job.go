@@ -89,7 +89,7 @@ var (
 // Deps are the dependencies of the workflow-seal job. Workflows, Templates, Blobs and Key are required.
 type Deps struct {
 	// Workflows is the workflow store (*workflowstore.Store), reached only through the use
-	// cases (workflow.Service).
+	// cases (workflow.Workflows).
 	Workflows workflow.Repo
 	Templates Templates
 	Blobs     Blobs
@@ -148,8 +148,8 @@ func (f *failure) Unwrap() error { return f.cause }
 func fail(reason string, cause error) error { return &failure{reason: reason, cause: cause} }
 
 // workflows is the workflow use-case service the job's reads and transitions call.
-func (j *Job) workflows() *workflow.Service {
-	return &workflow.Service{Store: j.Workflows, Now: j.now}
+func (j *Job) workflows() *workflow.Workflows {
+	return &workflow.Workflows{Store: j.Workflows, Now: j.now}
 }
 
 func (j *Job) now() time.Time {

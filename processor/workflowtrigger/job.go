@@ -53,7 +53,7 @@ var _ Starter = render.Starter{}
 // Deps are the dependencies of the workflow auto-trigger job. Workflows, Starter and Licence are required.
 type Deps struct {
 	// Workflows is the workflow store (*workflowstore.Store), reached only through the use
-	// cases (workflow.Service).
+	// cases (workflow.Workflows).
 	Workflows workflow.Repo
 	Starter   Starter
 	Licence   *licence.Licence // the deployment's, checked again before anything starts
@@ -86,8 +86,8 @@ var systemActor = kernel.Actor{Kind: "system", ID: "workflow-trigger"}
 func DeliveryKey(id string) string { return "workflow:" + id }
 
 // workflows is the workflow use-case service the job's reads and transitions call.
-func (j *Job) workflows() *workflow.Service {
-	return &workflow.Service{Store: j.Workflows, Now: j.now}
+func (j *Job) workflows() *workflow.Workflows {
+	return &workflow.Workflows{Store: j.Workflows, Now: j.now}
 }
 
 func (j *Job) now() time.Time {

@@ -1,6 +1,6 @@
 // Package appconfig reads the settings both Function Apps share: the handler port, storage,
 // the token and PII key rings, the portal URL and the document-library (Graph) connection.
-// Each app's own Load reads its other settings with the same config.Reader, so one error names
+// Each app's own Load reads its other settings with the same settings.Reader, so one error names
 // every setting at fault and the start-up summary shows every setting read (secrets masked).
 package appconfig
 
@@ -10,12 +10,12 @@ import (
 	"net/url"
 
 	"github.com/esign-svc/esign/shared/azure/azconn"
-	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/acs"
 	"github.com/esign-svc/esign/shared/notify/operator"
 	"github.com/esign-svc/esign/shared/notify/smtp"
 	"github.com/esign-svc/esign/shared/pii"
+	"github.com/esign-svc/esign/shared/settings"
 	"github.com/esign-svc/esign/shared/tokens"
 )
 
@@ -35,11 +35,11 @@ type Common struct {
 	SMSProvider   string
 	// Lookup is kept for the parts that read their own settings when they are built (the
 	// notification providers).
-	Lookup config.Lookup
+	Lookup settings.Lookup
 }
 
 // Read reads the shared settings through r (problems are collected in r).
-func Read(r *config.Reader, lookup config.Lookup) Common {
+func Read(r *settings.Reader, lookup settings.Lookup) Common {
 	c := Common{Lookup: lookup}
 	c.Port = r.String("FUNCTIONS_CUSTOMHANDLER_PORT", "8080")
 	c.Storage = azconn.ConfigFromLookup(lookup)
@@ -76,7 +76,7 @@ func Read(r *config.Reader, lookup config.Lookup) Common {
 
 // noteProviderSettings puts the chosen providers' own settings in the start-up summary (secrets
 // masked). The providers validate them when the senders are built, naming the setting at fault.
-func noteProviderSettings(r *config.Reader, c Common) {
+func noteProviderSettings(r *settings.Reader, c Common) {
 	if c.EmailProvider == notify.ProviderSMTP {
 		for _, name := range []string{smtp.SettingHost, smtp.SettingPort, smtp.SettingUsername, smtp.SettingFrom,
 			smtp.SettingInsecure, smtp.SettingTimeout} {

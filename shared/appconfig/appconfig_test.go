@@ -4,13 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 func TestReadNamesEverySharedSettingAtFault(t *testing.T) {
 	t.Parallel()
-	r := config.NewReader(config.MapLookup(map[string]string{"TOKEN_KEYS": "nonsense", "PORTAL_URL": "http://portal.example"}))
-	Read(r, config.MapLookup(nil))
+	r := settings.NewReader(settings.MapLookup(map[string]string{"TOKEN_KEYS": "nonsense", "PORTAL_URL": "http://portal.example"}))
+	Read(r, settings.MapLookup(nil))
 	err := r.Err()
 	for _, name := range []string{"STORAGE_CONNECTION_STRING", "TOKEN_KEYS", "PII_HASH_KEY", "PII_ENC_KEYS", "PORTAL_URL"} {
 		if err == nil || !strings.Contains(err.Error(), "setting "+name) {
@@ -42,8 +42,8 @@ func TestSummaryListsTheChosenProvidersSettings(t *testing.T) {
 		{map[string]string{"SMS_PROVIDER": "customer-acs", "ACS_ACCESS_KEY": "k", "ACS_ENDPOINT": "https://acs.example.com"},
 			[]string{"ACS_ENDPOINT", "ACS_SMS_FROM", "ACS_EMAIL_SENDER"}, "ACS_ACCESS_KEY", "SMTP_HOST"},
 	} {
-		r := config.NewReader(config.MapLookup(tc.env))
-		Read(r, config.MapLookup(tc.env))
+		r := settings.NewReader(settings.MapLookup(tc.env))
+		Read(r, settings.MapLookup(tc.env))
 		sum := r.Summary()
 		for _, k := range tc.shown {
 			if _, ok := sum[k]; !ok {

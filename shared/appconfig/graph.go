@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/azure/azconn"
-	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/graph"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 // Settings of the document-library upload through Microsoft Graph (both apps: the dispatcher
@@ -54,7 +54,7 @@ type Graph struct {
 
 // readGraph reads the GRAPH_* settings through r; problems are collected in r, each naming its
 // setting (never a secret's value).
-func readGraph(r *config.Reader) Graph {
+func readGraph(r *settings.Reader) Graph {
 	g := Graph{
 		TenantID:         r.String(SettingGraphTenantID, ""),
 		ClientID:         r.String(SettingGraphClientID, ""),

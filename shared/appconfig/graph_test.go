@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 // caFile writes a self-signed CA certificate as PEM and returns its path.
@@ -73,7 +73,7 @@ func TestReadGraph(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := config.NewReader(config.MapLookup(tc.settings))
+			r := settings.NewReader(settings.MapLookup(tc.settings))
 			g := readGraph(r)
 			err := r.Err()
 			if err != nil && strings.Contains(err.Error(), secret) {
@@ -109,7 +109,7 @@ func TestReadGraph(t *testing.T) {
 
 func TestGraphClientErrorsNameTheSettings(t *testing.T) {
 	t.Parallel()
-	r := config.NewReader(config.MapLookup(map[string]string{"GRAPH_TENANT_ID": "not/a tenant", "GRAPH_CLIENT_ID": "c", "GRAPH_CLIENT_SECRET": "s"}))
+	r := settings.NewReader(settings.MapLookup(map[string]string{"GRAPH_TENANT_ID": "not/a tenant", "GRAPH_CLIENT_ID": "c", "GRAPH_CLIENT_SECRET": "s"}))
 	g := readGraph(r)
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
@@ -121,8 +121,8 @@ func TestGraphClientErrorsNameTheSettings(t *testing.T) {
 
 func TestReadListsTheGraphSettings(t *testing.T) {
 	t.Parallel()
-	r := config.NewReader(config.MapLookup(map[string]string{"GRAPH_TENANT_ID": "t", "GRAPH_CLIENT_ID": "c", "GRAPH_CLIENT_SECRET": "secret"}))
-	c := Read(r, config.MapLookup(nil))
+	r := settings.NewReader(settings.MapLookup(map[string]string{"GRAPH_TENANT_ID": "t", "GRAPH_CLIENT_ID": "c", "GRAPH_CLIENT_SECRET": "secret"}))
+	c := Read(r, settings.MapLookup(nil))
 	if !c.Graph.Configured() || c.Graph.ClientSecret != "secret" {
 		t.Fatalf("graph %+v", c.Graph)
 	}

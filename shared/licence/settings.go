@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/settings"
 	"github.com/esign-svc/esign/shared/webhook"
 )
 
@@ -30,7 +30,7 @@ type Settings struct {
 }
 
 // ReadSettings reads the licence settings through r, which collects what is at fault.
-func ReadSettings(r *config.Reader) Settings {
+func ReadSettings(r *settings.Reader) Settings {
 	var s Settings
 	s.Path = r.String(SettingFile, "")
 	s.Text = r.OptionalSecret(SettingText)

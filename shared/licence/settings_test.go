@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/licence/licencetest"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 // LICENSING_URL is optional; set, it must be an https URL (http only on loopback) without
@@ -22,7 +22,7 @@ func TestSettingsLicensingURL(t *testing.T) {
 		if url != "" {
 			env[licence.SettingServiceURL] = url
 		}
-		r := config.NewReader(config.MapLookup(env))
+		r := settings.NewReader(settings.MapLookup(env))
 		s := licence.ReadSettings(r)
 		return s, r.Err()
 	}

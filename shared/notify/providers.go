@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 // Provider names, the values of the EMAIL_PROVIDER and SMS_PROVIDER settings.
@@ -35,7 +35,7 @@ var providerNames = map[Channel][]string{
 // Builder makes a provider's Sender from the app settings (it reads its own settings, such as
 // a connection string or a host name, through lookup). It returns an error naming the setting
 // at fault when they are missing or invalid.
-type Builder func(lookup config.Lookup) (Sender, error)
+type Builder func(lookup settings.Lookup) (Sender, error)
 
 // Providers are the senders the configuration chose, one per channel.
 type Providers struct {
@@ -83,7 +83,7 @@ func (r *Registry) builder(name string, ch Channel) (Builder, bool) {
 // SMS_PROVIDER (default outbox; outbox or customer-acs) and builds each chosen sender with its
 // registered Builder. Errors (joined, each naming its setting): a value outside the channel's
 // list, a provider this app has not registered, and whatever the provider's Builder returns.
-func (r *Registry) FromConfig(lookup config.Lookup) (Providers, error) {
+func (r *Registry) FromConfig(lookup settings.Lookup) (Providers, error) {
 	var p Providers
 	var errs []error
 	build := func(setting string, ch Channel, dst *Sender) {

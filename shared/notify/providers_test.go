@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 type namedSender struct{ name string }
@@ -17,9 +17,9 @@ func TestFromConfig(t *testing.T) {
 	t.Parallel()
 	reg := NewRegistry()
 	for _, ch := range []Channel{Email, SMS} {
-		reg.Register(ProviderOutbox, ch, func(config.Lookup) (Sender, error) { return namedSender{"outbox"}, nil })
+		reg.Register(ProviderOutbox, ch, func(settings.Lookup) (Sender, error) { return namedSender{"outbox"}, nil })
 	}
-	reg.Register(ProviderOperator, Email, func(l config.Lookup) (Sender, error) {
+	reg.Register(ProviderOperator, Email, func(l settings.Lookup) (Sender, error) {
 		if _, ok := l("NOTIFICATION_SERVICE_URL"); !ok {
 			return nil, errors.New("setting NOTIFICATION_SERVICE_URL: is required")
 		}
@@ -42,7 +42,7 @@ func TestFromConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			p, err := reg.FromConfig(config.MapLookup(tt.settings))
+			p, err := reg.FromConfig(settings.MapLookup(tt.settings))
 			if len(tt.wantErr) > 0 {
 				if err == nil {
 					t.Fatal("no error")
@@ -67,10 +67,10 @@ func TestFromConfig(t *testing.T) {
 func TestRegisterReplacesAndDedupeID(t *testing.T) {
 	t.Parallel()
 	reg := NewRegistry()
-	reg.Register(ProviderSMTP, Email, func(config.Lookup) (Sender, error) { return namedSender{"one"}, nil })
-	reg.Register(ProviderSMTP, Email, func(config.Lookup) (Sender, error) { return namedSender{"two"}, nil })
-	reg.Register(ProviderOutbox, SMS, func(config.Lookup) (Sender, error) { return namedSender{"o"}, nil })
-	p, err := reg.FromConfig(config.MapLookup(map[string]string{"EMAIL_PROVIDER": "smtp"}))
+	reg.Register(ProviderSMTP, Email, func(settings.Lookup) (Sender, error) { return namedSender{"one"}, nil })
+	reg.Register(ProviderSMTP, Email, func(settings.Lookup) (Sender, error) { return namedSender{"two"}, nil })
+	reg.Register(ProviderOutbox, SMS, func(settings.Lookup) (Sender, error) { return namedSender{"o"}, nil })
+	p, err := reg.FromConfig(settings.MapLookup(map[string]string{"EMAIL_PROVIDER": "smtp"}))
 	if err != nil || p.Email.(namedSender).name != "two" {
 		t.Fatalf("%+v %v", p, err)
 	}

@@ -18,13 +18,13 @@ import (
 
 var jobActor = kernel.Actor{Kind: "system", ID: "workflow-job"}
 
-// jobService is a workflow.Service over workflow "wf" of tenant "t" in state with a callbackUrl,
+// jobService is a workflow.Workflows over workflow "wf" of tenant "t" in state with a callbackUrl,
 // whose Emit fails the test: the jobs' use cases never emit.
-func jobService(t *testing.T, state workflow.State) (*workflow.Service, *workflowtest.MemStore) {
+func jobService(t *testing.T, state workflow.State) (*workflow.Workflows, *workflowtest.MemStore) {
 	t.Helper()
 	repo := &workflowtest.MemStore{W: workflow.Workflow{ID: "wf", Tenant: "t", State: state,
 		Content: workflow.Content{Setup: workflow.Setup{CallbackURL: "https://crm.example/hook"}}}}
-	v := &workflow.Service{Store: repo,
+	v := &workflow.Workflows{Store: repo,
 		Emit: func(context.Context, *workflow.Workflow, kernel.Change) error {
 			t.Error("a job's use case emitted its change")
 			return nil

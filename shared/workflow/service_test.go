@@ -1,6 +1,6 @@
 package workflow_test
 
-// The use cases (workflow.Service) on a counting store in memory: a decision reads the workflow once
+// The use cases (workflow.Workflows) on a counting store in memory: a decision reads the workflow once
 // (the route used to read it three times: the tenant check, the schema and the update), checks
 // the tenant before anything else, stores the change with its actor and queues its effects
 // only once stored.
@@ -24,9 +24,9 @@ func (f flowPackages) Load(context.Context, string, string) (*template.Package, 
 	return &template.Package{Schema: f}, nil
 }
 
-// service is a workflow.Service over a workflow of tenant "t" waiting for stage 1's first approver
+// service is a workflow.Workflows over a workflow of tenant "t" waiting for stage 1's first approver
 // (f1@example.com), with the effects it emits.
-func service(t *testing.T) (*workflow.Service, *workflowtest.MemStore, *[]kernel.Change) {
+func service(t *testing.T) (*workflow.Workflows, *workflowtest.MemStore, *[]kernel.Change) {
 	t.Helper()
 	raw, err := os.ReadFile("testdata/flow.yaml")
 	if err != nil {
@@ -35,7 +35,7 @@ func service(t *testing.T) (*workflow.Service, *workflowtest.MemStore, *[]kernel
 	repo := &workflowtest.MemStore{W: workflow.Workflow{ID: "wf", Tenant: "t", State: workflow.StatePendingApproval, Step: 1, TotalSteps: 2,
 		TotalStages: 2, Round: 1, Content: workflow.Content{Data: []map[string]any{{"name": "Acme"}, {"spend": 50.0}}}}}
 	var emitted []kernel.Change
-	v := &workflow.Service{Store: repo, Packages: flowPackages(raw),
+	v := &workflow.Workflows{Store: repo, Packages: flowPackages(raw),
 		Emit: func(_ context.Context, _ *workflow.Workflow, ch kernel.Change) error {
 			emitted = append(emitted, ch)
 			return nil

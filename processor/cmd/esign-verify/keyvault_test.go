@@ -13,10 +13,10 @@ import (
 	"github.com/esign-svc/esign/processor/internal/sealcfg"
 	"github.com/esign-svc/esign/shared/azure/keyvault"
 	"github.com/esign-svc/esign/shared/azure/keyvault/keyvaulttest"
-	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/pdf"
 	"github.com/esign-svc/esign/shared/pdf/certificate"
 	"github.com/esign-svc/esign/shared/pdf/tsatest"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 // TestKeyVaultSealVerifies seals through the Key Vault signer, as the processor does with
@@ -46,7 +46,7 @@ func TestKeyVaultSealVerifies(t *testing.T) {
 			write := tempWriter(t)
 			key, cert := tsatest.NewCert(t, "vault seal "+tc.name, tc.bits)
 			vault.AddCertificate(t, tc.name, key, []*x509.Certificate{cert}, tc.format)
-			seal, err := sealcfg.LoadConfig(config.MapLookup(map[string]string{sealcfg.SettingKeyVaultKeyID: vault.KeyID(tc.name, "")}))
+			seal, err := sealcfg.LoadConfig(settings.MapLookup(map[string]string{sealcfg.SettingKeyVaultKeyID: vault.KeyID(tc.name, "")}))
 			if err != nil {
 				t.Fatal(err)
 			}

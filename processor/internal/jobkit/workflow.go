@@ -9,7 +9,7 @@ import (
 	"github.com/esign-svc/esign/shared/workflow"
 )
 
-// Loader reads a workflow (workflow.Service.Load).
+// Loader reads a workflow (workflow.Workflows.Load).
 type Loader interface {
 	Load(ctx context.Context, id string) (*workflow.Workflow, error)
 }

@@ -16,10 +16,10 @@ import (
 
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/keyvault"
-	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/pdf"
 	"github.com/esign-svc/esign/shared/pdf/ltv"
 	"github.com/esign-svc/esign/shared/pdf/pades"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 // Settings of the seal jobs.
@@ -86,8 +86,8 @@ type Config struct {
 // SEAL_RECONCILE_AFTER (Go duration, default 15m, at least 5m) and SEAL_LOCK_TTL (Go
 // duration, default 1m, at least MinLockTTL and below SEAL_RECONCILE_AFTER). The error names
 // every setting at fault.
-func LoadConfig(lookup config.Lookup) (Config, error) {
-	r := config.NewReader(lookup)
+func LoadConfig(lookup settings.Lookup) (Config, error) {
+	r := settings.NewReader(lookup)
 	var c Config
 	c.TSAURL = r.URL(SettingTSAURL, false)
 	if v, _ := lookup(SettingLevel); v != "" {
@@ -121,7 +121,7 @@ func LoadConfig(lookup config.Lookup) (Config, error) {
 
 // loadKeyVault reads SEAL_KEY_VAULT_KEY_ID, SEAL_KEY_VAULT_CLIENT_ID and the optional chain
 // file SEAL_CERT_FILE; the key files must not be set with it.
-func loadKeyVault(lookup config.Lookup) (*KeyVault, error) {
+func loadKeyVault(lookup settings.Lookup) (*KeyVault, error) {
 	get := func(name string) string {
 		v, _ := lookup(name)
 		return strings.TrimSpace(v)
@@ -184,7 +184,7 @@ func (c *Config) OpenKey(ctx context.Context, o keyvault.Options) error {
 // be empty) or from SEAL_CERT_FILE and SEAL_KEY_FILE (PEM; the key file may also hold the
 // chain). Exactly one of the two forms must be set. Errors name the setting at fault and never
 // carry the password or key material.
-func LoadKey(lookup config.Lookup) (Key, error) {
+func LoadKey(lookup settings.Lookup) (Key, error) {
 	get := func(name string) string {
 		v, _ := lookup(name)
 		return v

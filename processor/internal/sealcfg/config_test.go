@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/pdf/ltv"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 func TestLoadKey(t *testing.T) {
@@ -60,7 +60,7 @@ func TestLoadKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			key, err := LoadKey(config.MapLookup(tt.settings))
+			key, err := LoadKey(settings.MapLookup(tt.settings))
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -100,11 +100,11 @@ func TestLoadKeyPKCS12(t *testing.T) {
 	if out, err := exec.Command("openssl", "pkcs12", "-export", "-inkey", keyFile, "-in", certFile, "-out", p12, "-passout", "pass:pw-123").CombinedOutput(); err != nil {
 		t.Fatalf("openssl: %v %s", err, out)
 	}
-	key, err := LoadKey(config.MapLookup(map[string]string{SettingPKCS12File: p12, SettingPKCS12Password: "pw-123"}))
+	key, err := LoadKey(settings.MapLookup(map[string]string{SettingPKCS12File: p12, SettingPKCS12Password: "pw-123"}))
 	if err != nil || !key.Chain[0].Equal(cert) {
 		t.Fatalf("pkcs12: %v", err)
 	}
-	_, err = LoadKey(config.MapLookup(map[string]string{SettingPKCS12File: p12, SettingPKCS12Password: "wrong-pw"}))
+	_, err = LoadKey(settings.MapLookup(map[string]string{SettingPKCS12File: p12, SettingPKCS12Password: "wrong-pw"}))
 	if err == nil || !strings.HasPrefix(err.Error(), SettingPKCS12File+":") || strings.Contains(err.Error(), "wrong-pw") {
 		t.Fatalf("wrong password: %v", err)
 	}
@@ -113,16 +113,16 @@ func TestLoadKeyPKCS12(t *testing.T) {
 func TestLoadConfig(t *testing.T) {
 	t.Parallel()
 	both := keyAndCertFile(t)
-	c, err := LoadConfig(config.MapLookup(map[string]string{SettingCertFile: both, SettingKeyFile: both,
+	c, err := LoadConfig(settings.MapLookup(map[string]string{SettingCertFile: both, SettingKeyFile: both,
 		SettingTSAURL: "https://tsa.example.test/tsr", SettingStuckAfter: "30m"}))
 	if err != nil || c.TSAURL != "https://tsa.example.test/tsr" || c.StuckAfter != 30*time.Minute || c.LockTTL != DefaultLockTTL || c.Key.Signer == nil {
 		t.Fatalf("config %+v %v", c, err)
 	}
-	c, err = LoadConfig(config.MapLookup(map[string]string{SettingCertFile: both, SettingKeyFile: both, SettingLockTTL: "5s"}))
+	c, err = LoadConfig(settings.MapLookup(map[string]string{SettingCertFile: both, SettingKeyFile: both, SettingLockTTL: "5s"}))
 	if err != nil || c.LockTTL != 5*time.Second {
 		t.Fatalf("config %+v %v", c, err)
 	}
-	_, err = LoadConfig(config.MapLookup(map[string]string{SettingTSAURL: "ftp://x", SettingStuckAfter: "1m", SettingLockTTL: "1s"}))
+	_, err = LoadConfig(settings.MapLookup(map[string]string{SettingTSAURL: "ftp://x", SettingStuckAfter: "1m", SettingLockTTL: "1s"}))
 	for _, name := range []string{SettingTSAURL, SettingStuckAfter, SettingLockTTL, SettingCertFile} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Fatalf("error %v does not name %s", err, name)
@@ -181,7 +181,7 @@ func TestLoadConfigLevel(t *testing.T) {
 		{tsa, "LTA", 0, true},
 	} {
 		set := map[string]string{SettingCertFile: both, SettingKeyFile: both, SettingTSAURL: tc.tsa, SettingLevel: tc.level}
-		c, err := LoadConfig(config.MapLookup(set))
+		c, err := LoadConfig(settings.MapLookup(set))
 		if tc.wantErr {
 			if err == nil || !strings.Contains(err.Error(), SettingLevel) {
 				t.Errorf("%+v: error %v, want one naming %s", tc, err, SettingLevel)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/azure/keyvault"
 	"github.com/esign-svc/esign/shared/azure/keyvault/keyvaulttest"
-	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 func TestLoadConfigKeyVault(t *testing.T) {
@@ -29,11 +29,11 @@ func TestLoadConfigKeyVault(t *testing.T) {
 		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})...))
 	const id = "https://seal-kv.vault.azure.net/keys/seal/0123456789abcdef0123456789abcdef"
 
-	c, err := LoadConfig(config.MapLookup(map[string]string{SettingKeyVaultKeyID: id, SettingKeyVaultClientID: "client-1"}))
+	c, err := LoadConfig(settings.MapLookup(map[string]string{SettingKeyVaultKeyID: id, SettingKeyVaultClientID: "client-1"}))
 	if err != nil || c.KeyVault == nil || c.KeyVault.KeyID.String() != id || c.KeyVault.ClientID != "client-1" || c.Key.Signer != nil {
 		t.Fatalf("config %+v %v", c, err)
 	}
-	c, err = LoadConfig(config.MapLookup(map[string]string{SettingKeyVaultKeyID: id, SettingCertFile: chainFile}))
+	c, err = LoadConfig(settings.MapLookup(map[string]string{SettingKeyVaultKeyID: id, SettingCertFile: chainFile}))
 	if err != nil || len(c.KeyVault.Chain) != 1 || !c.KeyVault.Chain[0].Equal(cert) {
 		t.Fatalf("chain file: %+v %v", c.KeyVault, err)
 	}
@@ -49,7 +49,7 @@ func TestLoadConfigKeyVault(t *testing.T) {
 		{"chain file with the key", map[string]string{SettingKeyVaultKeyID: id, SettingCertFile: withKey}, SettingCertFile},
 		{"chain file missing", map[string]string{SettingKeyVaultKeyID: id, SettingCertFile: dir + "/nope.pem"}, SettingCertFile},
 	} {
-		_, err := LoadConfig(config.MapLookup(tc.settings))
+		_, err := LoadConfig(settings.MapLookup(tc.settings))
 		if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr+":") {
 			t.Errorf("%s: err %v, want one naming %s", tc.name, err, tc.wantErr)
 		}
@@ -72,7 +72,7 @@ func TestOpenKeyFromTheVault(t *testing.T) {
 	if err := files.OpenKey(context.Background(), opts); err != nil || files.Key.Signer != crypto.Signer(k) {
 		t.Fatalf("file key changed: %v", err)
 	}
-	c, err := LoadConfig(config.MapLookup(map[string]string{SettingKeyVaultKeyID: vault.KeyID("seal", "")}))
+	c, err := LoadConfig(settings.MapLookup(map[string]string{SettingKeyVaultKeyID: vault.KeyID("seal", "")}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestOpenKeyFromTheVault(t *testing.T) {
 	if err != nil || !ecdsa.VerifyASN1(&k.PublicKey, d[:], sig) {
 		t.Fatalf("sign: %v", err)
 	}
-	c, _ = LoadConfig(config.MapLookup(map[string]string{SettingKeyVaultKeyID: vault.KeyID("missing", "")}))
+	c, _ = LoadConfig(settings.MapLookup(map[string]string{SettingKeyVaultKeyID: vault.KeyID("missing", "")}))
 	if err := c.OpenKey(context.Background(), opts); err == nil || !strings.HasPrefix(err.Error(), SettingKeyVaultKeyID+":") {
 		t.Fatalf("missing key: %v", err)
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 
-	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 // Names of the settings; configuration errors name them.
@@ -68,8 +68,8 @@ type Config struct {
 // will use, so only their sender setting is required. Without an access key (from
 // ACS_ACCESS_KEY or ACS_CONNECTION_STRING) a managed identity is used (ACS_CLIENT_ID selects a
 // user-assigned one). The error joins every problem, each naming its setting.
-func ConfigFromLookup(lookup config.Lookup, needEmail, needSMS bool) (Config, error) {
-	r := config.NewReader(lookup)
+func ConfigFromLookup(lookup settings.Lookup, needEmail, needSMS bool) (Config, error) {
+	r := settings.NewReader(lookup)
 	var cfg Config
 	cs := r.OptionalSecret(SettingConnectionString)
 	endpoint := r.String(SettingEndpoint, "")
@@ -92,7 +92,7 @@ func ConfigFromLookup(lookup config.Lookup, needEmail, needSMS bool) (Config, er
 		cfg.Endpoint = u
 	}
 	if key != "" {
-		b, err := config.DecodeBase64(key)
+		b, err := settings.DecodeBase64(key)
 		if err != nil || len(b) < 16 {
 			r.Check(SettingAccessKey, errors.New("must be the resource's base64 access key"))
 		}
@@ -131,7 +131,7 @@ func ConfigFromLookup(lookup config.Lookup, needEmail, needSMS bool) (Config, er
 }
 
 // durationOrZero reads a duration setting where "0" (or "0s") switches the feature off.
-func durationOrZero(r *config.Reader, name string, def time.Duration) time.Duration {
+func durationOrZero(r *settings.Reader, name string, def time.Duration) time.Duration {
 	v := strings.TrimSpace(r.String(name, ""))
 	if v == "" {
 		return def

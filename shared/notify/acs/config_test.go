@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 func TestConfigFromLookup(t *testing.T) {
@@ -43,7 +43,7 @@ func TestConfigFromLookup(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			cfg, err := ConfigFromLookup(config.MapLookup(tc.env), tc.email, tc.sms)
+			cfg, err := ConfigFromLookup(settings.MapLookup(tc.env), tc.email, tc.sms)
 			if len(tc.wantErr) > 0 {
 				if err == nil {
 					t.Fatal("no error")
@@ -74,14 +74,14 @@ func TestFromLookupBuildsSenders(t *testing.T) {
 		"ACS_CONNECTION_STRING": "endpoint=https://cs.communication.azure.com/;accesskey=" + base64.StdEncoding.EncodeToString(testKey),
 		"ACS_EMAIL_SENDER":      "DoNotReply@x.example", "ACS_SMS_FROM": "12345",
 	}
-	if _, err := NewEmailFromLookup(config.MapLookup(env)); err != nil {
+	if _, err := NewEmailFromLookup(settings.MapLookup(env)); err != nil {
 		t.Error(err)
 	}
-	if _, err := NewSMSFromLookup(config.MapLookup(env)); err != nil {
+	if _, err := NewSMSFromLookup(settings.MapLookup(env)); err != nil {
 		t.Error(err)
 	}
 	delete(env, "ACS_SMS_FROM")
-	if _, err := NewSMSFromLookup(config.MapLookup(env)); err == nil || !strings.Contains(err.Error(), "ACS_SMS_FROM") {
+	if _, err := NewSMSFromLookup(settings.MapLookup(env)); err == nil || !strings.Contains(err.Error(), "ACS_SMS_FROM") {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 func TestProvidersFromRegistry(t *testing.T) {
@@ -20,7 +20,7 @@ func TestProvidersFromRegistry(t *testing.T) {
 		"ACS_CONNECTION_STRING": "endpoint=https://r.communication.azure.com/;accesskey=" + base64.StdEncoding.EncodeToString(testKey),
 		"ACS_EMAIL_SENDER":      "DoNotReply@x.example", "ACS_SMS_FROM": "+18005550100",
 	}
-	p, err := reg.FromConfig(config.MapLookup(env))
+	p, err := reg.FromConfig(settings.MapLookup(env))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestProvidersFromRegistry(t *testing.T) {
 		t.Errorf("SMS = %T", p.SMS)
 	}
 	delete(env, "ACS_SMS_FROM")
-	if _, err := reg.FromConfig(config.MapLookup(env)); err == nil || !strings.Contains(err.Error(), "ACS_SMS_FROM") {
+	if _, err := reg.FromConfig(settings.MapLookup(env)); err == nil || !strings.Contains(err.Error(), "ACS_SMS_FROM") {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -37,8 +37,8 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/settings"
 	"github.com/esign-svc/esign/shared/webhook"
 )
 
@@ -92,8 +92,8 @@ func New(baseURL, key string, httpClient *http.Client) (*Client, error) {
 
 // FromLookup builds the client from NOTIFICATION_SERVICE_URL and NOTIFICATION_SERVICE_KEY; it is
 // the notify.Builder of the "operator" provider. Errors name the setting at fault.
-func FromLookup(lookup config.Lookup) (notify.Sender, error) {
-	r := config.NewReader(lookup)
+func FromLookup(lookup settings.Lookup) (notify.Sender, error) {
+	r := settings.NewReader(lookup)
 	base := r.Required(SettingURL)
 	key := r.Secret(SettingKey)
 	if err := r.Err(); err != nil {

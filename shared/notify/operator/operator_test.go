@@ -14,8 +14,8 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/callbacksig"
-	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/settings"
 	"github.com/esign-svc/esign/shared/webhook"
 )
 
@@ -205,7 +205,7 @@ func TestConfiguration(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s, err := FromLookup(config.MapLookup(tt.settings))
+			s, err := FromLookup(settings.MapLookup(tt.settings))
 			if tt.wantErr == "" {
 				if err != nil || s == nil {
 					t.Fatalf("err %v", err)

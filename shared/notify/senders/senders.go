@@ -8,12 +8,12 @@ import (
 	"sync"
 
 	"github.com/esign-svc/esign/shared/azure/azconn"
-	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/notify"
 	"github.com/esign-svc/esign/shared/notify/acs"
 	"github.com/esign-svc/esign/shared/notify/operator"
 	"github.com/esign-svc/esign/shared/notify/outbox"
 	"github.com/esign-svc/esign/shared/notify/smtp"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 // OutboxTable is the outbox provider's table (DESIGN 1a).
@@ -21,14 +21,14 @@ const OutboxTable = outbox.DefaultTable
 
 // FromConfig builds the providers. It returns the outbox too when either channel uses it (the
 // caller ensures its table at start), else nil. Errors name the setting at fault.
-func FromConfig(lookup config.Lookup, acct *azconn.Account) (notify.Providers, *outbox.Outbox, error) {
+func FromConfig(lookup settings.Lookup, acct *azconn.Account) (notify.Providers, *outbox.Outbox, error) {
 	reg := notify.NewRegistry()
 	var (
 		once sync.Once
 		box  *outbox.Outbox
 		err  error
 	)
-	outboxBuilder := func(config.Lookup) (notify.Sender, error) {
+	outboxBuilder := func(settings.Lookup) (notify.Sender, error) {
 		once.Do(func() { box, err = outbox.New(acct, OutboxTable) })
 		return box, err
 	}

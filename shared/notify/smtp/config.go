@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 // Names of the settings; configuration errors name them.
@@ -58,8 +58,8 @@ type Config struct {
 // SMTP_PASSWORD (both or neither), SMTP_FROM (required; "Name <addr>" or addr), SMTP_INSECURE
 // (false; true only with a loopback host) and SMTP_TIMEOUT (30s). The error names every
 // setting at fault.
-func ConfigFromLookup(lookup config.Lookup) (Config, error) {
-	r := config.NewReader(lookup)
+func ConfigFromLookup(lookup settings.Lookup) (Config, error) {
+	r := settings.NewReader(lookup)
 	cfg := Config{
 		Host:        r.Required(SettingHost),
 		Port:        r.Int(SettingPort, 587, 1, 65535),

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/esign-svc/esign/shared/config"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 func TestConfigFromLookup(t *testing.T) {
@@ -25,7 +25,7 @@ func TestConfigFromLookup(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			cfg, err := ConfigFromLookup(config.MapLookup(tc.env))
+			cfg, err := ConfigFromLookup(settings.MapLookup(tc.env))
 			if len(tc.wantErr) == 0 {
 				if err != nil {
 					t.Fatal(err)
@@ -48,7 +48,7 @@ func TestConfigFromLookup(t *testing.T) {
 			}
 		})
 	}
-	cfg, err := ConfigFromLookup(config.MapLookup(map[string]string{"SMTP_HOST": "h.example", "SMTP_FROM": "a@b.example"}))
+	cfg, err := ConfigFromLookup(settings.MapLookup(map[string]string{"SMTP_HOST": "h.example", "SMTP_FROM": "a@b.example"}))
 	if err != nil || cfg.Port != 587 || cfg.Insecure {
 		t.Errorf("defaults: %+v %v", cfg, err)
 	}

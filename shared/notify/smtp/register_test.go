@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 func TestProvidersFromRegistry(t *testing.T) {
@@ -13,9 +13,9 @@ func TestProvidersFromRegistry(t *testing.T) {
 	reg := notify.NewRegistry()
 	reg.Register(notify.ProviderSMTP, notify.Email, NewFromLookup) // as notify/senders registers it
 	// SMS_PROVIDER defaults to the outbox, which this package does not provide.
-	reg.Register(notify.ProviderOutbox, notify.SMS, func(config.Lookup) (notify.Sender, error) { return &Sender{}, nil })
+	reg.Register(notify.ProviderOutbox, notify.SMS, func(settings.Lookup) (notify.Sender, error) { return &Sender{}, nil })
 	env := map[string]string{"EMAIL_PROVIDER": "smtp", "SMTP_HOST": "smtp.example.com", "SMTP_FROM": "no-reply@example.com"}
-	p, err := reg.FromConfig(config.MapLookup(env))
+	p, err := reg.FromConfig(settings.MapLookup(env))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestProvidersFromRegistry(t *testing.T) {
 		t.Errorf("Email = %T", p.Email)
 	}
 	delete(env, "SMTP_HOST")
-	if _, err := reg.FromConfig(config.MapLookup(env)); err == nil || !strings.Contains(err.Error(), "SMTP_HOST") {
+	if _, err := reg.FromConfig(settings.MapLookup(env)); err == nil || !strings.Contains(err.Error(), "SMTP_HOST") {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/config"
 	"github.com/esign-svc/esign/shared/notify"
+	"github.com/esign-svc/esign/shared/settings"
 )
 
 // Stable error codes Send returns (in *apperr.Error): notify's, which every provider shares.
@@ -68,7 +68,7 @@ func New(cfg Config) (*Sender, error) {
 }
 
 // NewFromLookup reads the SMTP settings (see ConfigFromLookup) and returns the sender.
-func NewFromLookup(lookup config.Lookup) (notify.Sender, error) {
+func NewFromLookup(lookup settings.Lookup) (notify.Sender, error) {
 	cfg, err := ConfigFromLookup(lookup)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-// Package workflowtest gives the use cases' tests (workflow.Service) a workflow store in
+// Package workflowtest gives the use cases' tests (workflow.Workflows) a workflow store in
 // memory that counts its reads and writes, so a test can pin how often a transition loads the
 // workflow without Azurite.
 package workflowtest
