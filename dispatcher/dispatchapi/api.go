@@ -124,8 +124,10 @@ func summaryOf(b *dispatch.Batch) Summary {
 		ActivityItemID: b.ActivityItemID(), CreatedAt: stamp(b.CreatedAt), UpdatedAt: stamp(b.UpdatedAt)}
 }
 
-// list is GET /api/dispatch/batch?state=: the tenant's batches, newest first. Errors: 400
-// naming state for a state the spec does not list.
+// list is GET /api/dispatch/batch?state=&continuationToken=&limit=: the tenant's batches,
+// newest first, a page at a time (default 100, at most 1000), with the total the list selects
+// and the next page's continuationToken. Errors: 400 naming state for a state the spec does
+// not list, limit or continuationToken.
 func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 	p, err := a.caller(r, readers...)
 	if err != nil {
@@ -138,15 +140,20 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 	if state != "" && !slices.Contains(dispatch.States, state) {
 		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("state", "is not a batch state"))
 	}
-	bs, err := a.batches().List(r.Context(), p.TenantID, state)
+	limit, err := pageLimit(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	page, err := a.batches().List(r.Context(), p.TenantID, state, r.URL.Query().Get("continuationToken"), limit)
 	if err != nil {
 		return err
 	}
 	out := struct {
-		Total   int       `json:"total"`
-		Batches []Summary `json:"batches"`
-	}{Total: len(bs), Batches: make([]Summary, 0, len(bs))}
-	for _, b := range bs {
+		Total             int       `json:"total"`
+		Batches           []Summary `json:"batches"`
+		ContinuationToken string    `json:"continuationToken,omitempty"`
+	}{Total: page.Total, Batches: make([]Summary, 0, len(page.Batches)), ContinuationToken: page.Next}
+	for _, b := range page.Batches {
 		out.Batches = append(out.Batches, summaryOf(b))
 	}
 	return web.JSON(w, http.StatusOK, out)
@@ -232,15 +239,25 @@ func recordQuery(q url.Values) (dispatch.RecordQuery, error) {
 				"must be DISPATCH_READY, INVALID, pending, done, failed or not-queued"))
 		}
 	}
-	limit := DefaultPage
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxPage {
-			return dispatch.RecordQuery{}, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("limit", "must be 1 to 1000"))
-		}
-		limit = n
+	limit, err := pageLimit(q)
+	if err != nil {
+		return dispatch.RecordQuery{}, err
 	}
 	return dispatch.RecordQuery{Filter: status, After: q.Get("continuationToken"), Limit: limit}, nil
+}
+
+// pageLimit is a list route's limit: DefaultPage when absent. Errors: 400 naming limit
+// outside 1 to MaxPage.
+func pageLimit(q url.Values) (int, error) {
+	v := q.Get("limit")
+	if v == "" {
+		return DefaultPage, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxPage {
+		return 0, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("limit", "must be 1 to 1000"))
+	}
+	return n, nil
 }
 
 // receipt is GET /api/dispatch/batch/{batchId}/receipt: the stored intake receipt PDF.

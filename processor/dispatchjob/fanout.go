@@ -12,7 +12,7 @@ import (
 
 // HandleDispatch is the Dispatch queue function (dispatch.BatchMessage). The first page (From
 // 0) moves the batch from queued to processing; then it fans out one dispatch.RecordMessage per
-// pending ready record from From on, at most PageSize, and the next page as a BatchMessage on
+// group of pending ready records (groups), from From on, at most PageSize records, and the next page as a BatchMessage on
 // its own queue, so no invocation holds more than PageSize outputs. A redelivered message of a
 // batch already processing fans its page out again (record jobs acknowledge a record processed
 // before). A batch in another state is acknowledged with a log line.
@@ -41,8 +41,9 @@ func (j *Job) HandleDispatch(ctx context.Context, qm funcproto.QueueMessage) err
 	if err != nil {
 		return err
 	}
-	for _, index := range page.Pending {
-		if err := effects.Send(ctx, queues.DispatchRecord, dispatch.RecordMessage{BatchID: b.BatchID, TenantID: b.TenantID, Index: index}); err != nil {
+	for _, group := range groups(page.Pending) {
+		if err := effects.Send(ctx, queues.DispatchRecord, dispatch.RecordMessage{BatchID: b.BatchID, TenantID: b.TenantID,
+			Index: group[0], Indexes: group}); err != nil {
 			return err
 		}
 	}
@@ -63,4 +64,17 @@ func (j *Job) notQueued(ctx context.Context, b *dispatch.Batch, err error) error
 	}
 	funcproto.Logf(ctx, "dispatch: batch %s is %s, not queued; message acknowledged", b.BatchID, b.State)
 	return nil
+}
+
+// groups splits ascending record indexes by their group (index / dispatch.RecordsPerMessage):
+// one record message each.
+func groups(indexes []int) [][]int {
+	var out [][]int
+	for i, index := range indexes {
+		if i == 0 || index/dispatch.RecordsPerMessage != indexes[i-1]/dispatch.RecordsPerMessage {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], index)
+	}
+	return out
 }

@@ -134,15 +134,17 @@ func TestBatchCompletes(t *testing.T) {
 }
 
 // TestRedeliveredRecordWhileProcessing delivers a record message twice before the batch ends:
-// the second changes no counter and adds no output.
+// the second changes no counter and adds no output. The fan-out names the two records in one
+// message (issue 26: it used to send one message per record); a message of one record, as
+// queued before, is still served.
 func TestRedeliveredRecordWhileProcessing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	b := e.batch(t, []map[string]any{e.offer(0), e.offer(1)}, dispatch.Settings{Mode: dispatch.ModeIndividual}, false, nil)
 	r := deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant})
-	if n := len(r.Messages(queues.DispatchRecord.Binding())); n != 2 {
-		t.Fatalf("%d record messages", n)
+	if out := r.Messages(queues.DispatchRecord.Binding()); len(out) != 1 || !strings.Contains(string(out[0]), `"indexes":[0,1]`) {
+		t.Fatalf("record messages %s", out)
 	}
 	msg := dispatch.RecordMessage{BatchID: b.BatchID, TenantID: tenant, Index: 0}
 	deliver(t, e.job.HandleRecord, msg)
@@ -156,7 +158,7 @@ func TestRedeliveredRecordWhileProcessing(t *testing.T) {
 	}
 	// A redelivered dispatch message of the processing batch fans out only the pending record.
 	r = deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant})
-	if out := r.Messages(queues.DispatchRecord.Binding()); len(out) != 1 || !strings.Contains(string(out[0]), `"index":1`) {
+	if out := r.Messages(queues.DispatchRecord.Binding()); len(out) != 1 || !strings.Contains(string(out[0]), `"indexes":[1]`) {
 		t.Fatalf("fan-out again: %s", out)
 	}
 }
@@ -417,5 +419,62 @@ func TestDeclaredRecipientsArePrintedAndDelivered(t *testing.T) {
 	sessions := must(e.Deliveries().ListByCorrelation(ctx, tenant, r.CorrelationID))
 	if r.State != dispatch.RecordDone || len(sessions) != 1 || sessions[0].RecipientName != "Ann Example" {
 		t.Fatalf("record %s %q, sessions %+v", r.State, r.Error, sessions)
+	}
+}
+
+// TestRecordGroupsFromEightWorkersTwice: a 45-record batch fans out one record message per
+// group of dispatch.RecordsPerMessage records; each message is handled twice from 8 workers at
+// once; every record is counted once, and the batch finishes completed once, from the one
+// finish message the records asked for (issue 26).
+func TestRecordGroupsFromEightWorkersTwice(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	recs := make([]map[string]any, 45)
+	for i := range recs {
+		recs[i] = e.offer(i)
+	}
+	b := e.batch(t, recs, dispatch.Settings{Mode: dispatch.ModeIndividual}, false, nil)
+	r := deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant})
+	msgs := r.Messages(queues.DispatchRecord.Binding())
+	if len(msgs) != 5 || !strings.Contains(string(msgs[4]), `"indexes":[40,41,42,43,44]`) {
+		t.Fatalf("record messages %s", msgs)
+	}
+	work := make(chan json.RawMessage)
+	var mu sync.Mutex
+	var finishMsgs []json.RawMessage
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for m := range work {
+				r := deliver(t, e.job.HandleRecord, m)
+				mu.Lock()
+				finishMsgs = append(finishMsgs, r.Messages(queues.DispatchFinish.Binding())...)
+				mu.Unlock()
+			}
+		}()
+	}
+	for range 2 {
+		for _, m := range msgs {
+			work <- m
+		}
+	}
+	close(work)
+	wg.Wait()
+	got := must(e.Batches().Load(ctx, b.BatchID))
+	if got.ProcessedCount != 45 || got.ErrorCount != 0 || len(finishMsgs) != 1 {
+		t.Fatalf("processed %d errors %d, %d finish messages", got.ProcessedCount, got.ErrorCount, len(finishMsgs))
+	}
+	if n := e.eventCount(t, b.BatchID, dispatch.EvRecordProcessed); n != 45 {
+		t.Fatalf("%d record events", n)
+	}
+	for range 2 {
+		deliver(t, e.job.HandleFinish, finishMsgs[0])
+	}
+	got = must(e.Batches().Load(ctx, b.BatchID))
+	if got.State != dispatch.StateCompleted || got.ProcessedCount != 45 || e.eventCount(t, b.BatchID, dispatch.EvCompleted) != 1 {
+		t.Fatalf("batch %s processed %d, %d completed events", got.State, got.ProcessedCount, e.eventCount(t, b.BatchID, dispatch.EvCompleted))
 	}
 }

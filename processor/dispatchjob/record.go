@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,55 +35,79 @@ const (
 	defaultRecordSeparator = ";"                  // recipientEmail and recipientName lists
 )
 
-// HandleRecord is the DispatchRecord queue function (dispatch.RecordMessage): it processes one
-// record and records its outcome with the batch's counters. A record processed before (a
-// redelivered message) is acknowledged with nothing written and no output. A record that can
-// never succeed (unreadable data, template gone or changed so the record no longer validates,
-// a PDF path taken, delivery refused, the licence no longer allowing the batch) is recorded failed with a short reason and acknowledged;
-// a transient failure (storage) is returned, retried by the host, then poisoned. The change of
-// the batch's last record puts the batch on dispatch-finish.
+// HandleRecord is the DispatchRecord queue function (dispatch.RecordMessage): it processes
+// the message's records (a group of up to dispatch.RecordsPerMessage, read in one query, the
+// template once) and records their outcomes with the batch's counters (one transaction per
+// counter shard: one for a group). A record processed before (a redelivered message) is left
+// out with nothing written and no output. A record that can never succeed (unreadable data,
+// template gone or changed so the record no longer validates, a PDF path taken, delivery
+// refused, the licence no longer allowing the batch) is recorded failed with a short reason;
+// a transient failure (storage) is returned, and the host retries the message (the records
+// already rendered are found again), then poisons it. The change that completes the batch's
+// counts puts the batch on dispatch-finish.
 func (j *Job) HandleRecord(ctx context.Context, qm funcproto.QueueMessage) error {
-	b, r, err := j.loadRecord(ctx, qm)
-	if err != nil || r == nil {
+	b, recs, err := j.loadRecords(ctx, qm)
+	if err != nil || len(recs) == 0 {
 		return err
 	}
-	o, invites, err := j.process(ctx, b, r)
-	if err != nil {
-		return err
-	}
-	ok, err := j.processed(ctx, b, r, o)
-	if err != nil || !ok {
-		return err
-	}
-	for _, m := range invites {
-		if err := effects.Send(ctx, queues.DeliveryInvite, m); err != nil {
+	outs := make([]dispatch.Outcome, len(recs))
+	invites := make([][]delivery.InviteMessage, len(recs))
+	for i, r := range recs {
+		if outs[i], invites[i], err = j.process(ctx, b, r); err != nil {
 			return err
 		}
 	}
-	if o.Err != "" { // a failed record made nothing to meter
-		return nil
-	}
-	return effects.Meter(ctx, j.Meter, licensing.KindBatchRecord, b.TenantID, b.BatchID, strconv.Itoa(r.Index))
-}
-
-// HandleRecordPoison is the DispatchRecordPoison function: the host gave up on a record; it is
-// recorded failed (retries_exhausted) unless it was processed meanwhile, which may finish the
-// batch.
-func (j *Job) HandleRecordPoison(ctx context.Context, qm funcproto.QueueMessage) error {
-	b, r, err := j.loadRecord(ctx, qm)
-	if err != nil || r == nil {
+	written, err := j.processed(ctx, b, recs, outs)
+	if err != nil {
 		return err
 	}
-	_, err = j.processed(ctx, b, r, dispatch.Outcome{Err: ReasonRetriesExhausted})
+	for i, r := range recs {
+		if !written[i] {
+			continue
+		}
+		for _, m := range invites[i] {
+			if err := effects.Send(ctx, queues.DeliveryInvite, m); err != nil {
+				return err
+			}
+		}
+		if outs[i].Err != "" { // a failed record made nothing to meter
+			continue
+		}
+		if err := effects.Meter(ctx, j.Meter, licensing.KindBatchRecord, b.TenantID, b.BatchID, strconv.Itoa(r.Index)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// HandleRecordPoison is the DispatchRecordPoison function: the host gave up on a record
+// message; its records are recorded failed (retries_exhausted) unless processed meanwhile,
+// which may finish the batch.
+func (j *Job) HandleRecordPoison(ctx context.Context, qm funcproto.QueueMessage) error {
+	b, recs, err := j.loadRecords(ctx, qm)
+	if err != nil || len(recs) == 0 {
+		return err
+	}
+	outs := make([]dispatch.Outcome, len(recs))
+	for i := range outs {
+		outs[i] = dispatch.Outcome{Err: ReasonRetriesExhausted}
+	}
+	_, err = j.processed(ctx, b, recs, outs)
 	return err
 }
 
-// loadRecord reads the message's batch and record: nil record when there is nothing to do (the
-// batch is gone or not processing, the record was processed).
-func (j *Job) loadRecord(ctx context.Context, qm funcproto.QueueMessage) (*dispatch.Batch, *dispatch.Record, error) {
+// loadRecords reads the message's batch (cached) and records (one read): only the records
+// still to process; none when there is nothing to do (the batch is gone or not processing,
+// the records were processed).
+func (j *Job) loadRecords(ctx context.Context, qm funcproto.QueueMessage) (*dispatch.Batch, []*dispatch.Record, error) {
 	var m dispatch.RecordMessage
 	if err := qm.Decode(&m); err != nil {
 		return nil, nil, err
+	}
+	indexes := m.Records()
+	if len(indexes) > dispatch.RecordsPerMessage || !slices.IsSorted(indexes) || indexes[0] < 0 {
+		return nil, nil, funcproto.Permanent(apperr.Invalid(funcproto.CodeInvalidMessage,
+			apperr.Field("indexes", "at most "+strconv.Itoa(dispatch.RecordsPerMessage)+" record indexes in ascending order")))
 	}
 	b, err := j.cache.batch(m.BatchID, func() (*dispatch.Batch, error) { return j.load(ctx, m.BatchID, m.TenantID) })
 	if err != nil || b == nil {
@@ -92,39 +117,44 @@ func (j *Job) loadRecord(ctx context.Context, qm funcproto.QueueMessage) (*dispa
 		return nil, nil, funcproto.TenantMismatch("batch")
 	}
 	if b.State != dispatch.StateProcessing {
-		funcproto.Logf(ctx, "dispatch-record: batch %s is %s; record %d acknowledged", b.BatchID, b.State, m.Index)
+		funcproto.Logf(ctx, "dispatch-record: batch %s is %s; records %v acknowledged", b.BatchID, b.State, indexes)
 		return nil, nil, nil
 	}
-	r, err := j.batches().Record(ctx, b.BatchID, m.Index)
+	all, err := j.batches().RecordsOf(ctx, b, indexes)
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		return nil, nil, funcproto.Permanent(err)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	if r.State != dispatch.RecordPending || r.Status != dispatch.RecordReady {
-		funcproto.Logf(ctx, "dispatch-record: batch %s record %d is %s; message acknowledged", b.BatchID, r.Index, r.State)
-		return nil, nil, nil
+	recs := all[:0]
+	for _, r := range all {
+		if r.State != dispatch.RecordPending || r.Status != dispatch.RecordReady {
+			funcproto.Logf(ctx, "dispatch-record: batch %s record %d is %s; left out", b.BatchID, r.Index, r.State)
+			continue
+		}
+		recs = append(recs, r)
 	}
-	return b, r, nil
+	return b, recs, nil
 }
 
-// processed records o for r as read (counters in the same transaction) and interprets the change's effects.
-// ok is false when the record had been processed meanwhile (nothing written).
-func (j *Job) processed(ctx context.Context, b *dispatch.Batch, r *dispatch.Record, o dispatch.Outcome) (bool, error) {
-	index := r.Index
-	after, ch, err := j.batches().Processed(ctx, b.TenantID, r, o)
+// processed records outs for recs as read (counters in the same transaction) and interprets
+// the change's effects. written says which were written (false: processed meanwhile).
+func (j *Job) processed(ctx context.Context, b *dispatch.Batch, recs []*dispatch.Record, outs []dispatch.Outcome) ([]bool, error) {
+	after, ch, written, err := j.batches().ProcessedMany(ctx, b.TenantID, b, recs, outs)
 	if errors.Is(err, dispatch.ErrRecordDone) || errors.Is(err, dispatch.ErrNotProcessing) {
-		funcproto.Logf(ctx, "dispatch-record: batch %s record %d processed before; message acknowledged", b.BatchID, index)
-		return false, nil
+		funcproto.Logf(ctx, "dispatch-record: batch %s records processed before; message acknowledged", b.BatchID)
+		return make([]bool, len(recs)), nil
 	}
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	if o.Err != "" {
-		funcproto.Logf(ctx, "dispatch-record: batch %s record %d failed (%s)", b.BatchID, index, o.Err)
+	for i, o := range outs {
+		if written[i] && o.Err != "" {
+			funcproto.Logf(ctx, "dispatch-record: batch %s record %d failed (%s)", b.BatchID, recs[i].Index, o.Err)
+		}
 	}
-	return true, effects.EmitBatchProgress(ctx, after, ch.Effects)
+	return written, effects.EmitBatchProgress(ctx, after, ch.Effects)
 }
 
 // process renders, stores and delivers one record. A permanent failure comes back as the

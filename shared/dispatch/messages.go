@@ -12,7 +12,7 @@ const (
 	// QueueDispatch (low priority) carries BatchMessage: the processor moves a queued batch to
 	// processing and fans out its records (in pages: a message with From > 0 continues).
 	QueueDispatch = "dispatch"
-	// QueueRecord carries RecordMessage: render, store and deliver one record.
+	// QueueRecord carries RecordMessage: render, store and deliver a group of records.
 	QueueRecord = "dispatch-record"
 	// QueueFinish carries BatchMessage: the last record was processed; merge, bundle, finish.
 	QueueFinish = "dispatch-finish"
@@ -27,11 +27,26 @@ type BatchMessage struct {
 	From     int    `json:"from,omitempty"`
 }
 
-// RecordMessage names one record of a batch.
+// RecordsPerMessage is how many records one RecordMessage names at most: consecutive record
+// groups (index / RecordsPerMessage), so that one record job renders them with one template
+// read and writes their outcomes with one counter shard in one transaction (issue 26).
+const RecordsPerMessage = 10
+
+// RecordMessage names records of a batch: Indexes (ascending, of one group of
+// RecordsPerMessage), or, in a message without them (before issue 26), the one record Index.
 type RecordMessage struct {
 	BatchID  string `json:"batchId"`
 	TenantID string `json:"tenantId"`
 	Index    int    `json:"index"`
+	Indexes  []int  `json:"indexes,omitempty"`
+}
+
+// Records are the indexes the message names.
+func (m RecordMessage) Records() []int {
+	if len(m.Indexes) > 0 {
+		return m.Indexes
+	}
+	return []int{m.Index}
 }
 
 // Notice kinds of NotifyMessage.

@@ -5,8 +5,9 @@
 //
 // A batch is a root (this package's Batch) and one child per record (Record). They live in one
 // table partition (dispatch/batchstore): the root row changes under its ETag, each record row
-// under its own, and a record's outcome is written together with the root's counters in one
-// transaction, so the counters stay exact under redelivered messages and concurrent jobs.
+// under its own, and a record's outcome is written together with a counter shard of the batch
+// in one transaction (never the root row), so the counters stay exact under redelivered
+// messages and concurrent jobs; reads sum the shards, the finish writes the sums on the root.
 package dispatch
 
 import (
@@ -211,4 +212,7 @@ type Record struct {
 	ProcessedAt   time.Time
 
 	ETag string
+	// Counter is the store's: the record's counter shard as read with the record (opaque; ""
+	// when not read), so that writing its outcome needs no other read.
+	Counter string
 }

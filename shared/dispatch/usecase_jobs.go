@@ -107,10 +107,19 @@ type Artifacts struct {
 }
 
 // Finish ends a processing batch of the tenant completed or partially-failed (Finish) with
-// what a made; a failed artifact is recorded first as EvArtifactFailed. Errors:
+// what a made, once (under the batch row's ETag), its counters summed from the store's; a failed artifact is recorded first as EvArtifactFailed. Errors:
 // ErrNotProcessing for a batch finished before; ErrBatchNotFound; the store's.
 func (s *Batches) Finish(ctx context.Context, tenant, batchID string, who kernel.Actor, a Artifacts) (*Batch, Change, error) {
+	// the record outcomes are counted on the store's counter shards, not on the batch row: the
+	// finish writes their sums onto it (no record is outstanding once they add up)
+	processed, failed, sharded, err := s.Store.Counts(ctx, batchID)
+	if err != nil {
+		return nil, Change{}, err
+	}
 	return s.change(ctx, tenant, batchID, who, func(b *Batch) (Change, error) {
+		if sharded && b.State == StateProcessing {
+			b.ProcessedCount, b.ErrorCount = processed, failed
+		}
 		var ch Change
 		now := s.Now().UTC()
 		if a.Failed != "" {
@@ -128,12 +137,41 @@ func (s *Batches) Record(ctx context.Context, batchID string, index int) (*Recor
 	return s.Store.Record(ctx, batchID, index)
 }
 
-// Processed records outcome o of record r, as just read, of a batch of the tenant, with the
-// batch's counters in one transaction; the last record's change asks for the finish. Errors:
-// ErrRecordDone or ErrNotProcessing for a record processed before (nothing written);
-// ErrBatchNotFound; the store's.
-func (s *Batches) Processed(ctx context.Context, tenant string, r *Record, o Outcome) (*Batch, Change, error) {
-	return s.Store.Process(ctx, tenant, r, o, s.Now().UTC())
+// Processed records outcome o of record r, as just read, of batch b as loaded (processing),
+// when b is the tenant's, with the batch's counters in one transaction; the change of the
+// record that completes the counts asks for the finish. Errors: ErrRecordDone or
+// ErrNotProcessing for a record processed before (nothing written); ErrBatchNotFound (another
+// tenant's batch, or r not of b); the store's.
+func (s *Batches) Processed(ctx context.Context, tenant string, b *Batch, r *Record, o Outcome) (*Batch, Change, error) {
+	if b.TenantID != tenant || r.BatchID != b.BatchID {
+		return nil, Change{}, ErrBatchNotFound
+	}
+	return s.Store.Process(ctx, b, r, o, s.Now().UTC())
+}
+
+// RecordsOf reads the records of indexes (a record message's) of batch b with their counters
+// (one read). Errors: the store's (not found for an index the batch does not have).
+func (s *Batches) RecordsOf(ctx context.Context, b *Batch, indexes []int) ([]*Record, error) {
+	return s.Store.RecordsOf(ctx, b.BatchID, indexes)
+}
+
+// ProcessedMany is Processed for the outcomes outs of records recs, as just read (RecordsOf),
+// of one record message: one transaction per counter shard. written says which outcomes were
+// written (false: processed before). Errors: ErrRecordDone when none was; the others of
+// Processed.
+func (s *Batches) ProcessedMany(ctx context.Context, tenant string, b *Batch, recs []*Record, outs []Outcome) (*Batch, Change, []bool, error) {
+	if b.TenantID != tenant || len(recs) != len(outs) {
+		return nil, Change{}, nil, ErrBatchNotFound
+	}
+	for _, r := range recs {
+		if r.BatchID != b.BatchID {
+			return nil, Change{}, nil, ErrBatchNotFound
+		}
+	}
+	if len(recs) == 0 {
+		return b, Change{}, nil, ErrRecordDone
+	}
+	return s.Store.ProcessMany(ctx, b, recs, outs, s.Now().UTC())
 }
 
 // Notice sends a batch's notice of kind once and audits it by who: send delivers it and says

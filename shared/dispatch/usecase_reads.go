@@ -23,8 +23,9 @@ type BatchStore interface {
 	Updater
 	// Load reads a batch row. Errors: ErrBatchNotFound; the store's.
 	Load(ctx context.Context, batchID string) (*Batch, error)
-	// List is the tenant's batches, newest first, those in state when it is not empty.
-	List(ctx context.Context, tenant string, state State) ([]*Batch, error)
+	// List is a page of the tenant's batches, newest first, those in state when it is not
+	// empty: at most limit after the continuation token after ("": the first page).
+	List(ctx context.Context, tenant string, state State, after string, limit int) (BatchPage, error)
 	// Records lists up to limit records in index order after the continuation token after,
 	// those of filter (an intake status or a record state) when it is not empty.
 	Records(ctx context.Context, batchID, filter, after string, limit int) (RecordPage, error)
@@ -32,10 +33,21 @@ type BatchStore interface {
 	RecordsFrom(ctx context.Context, batchID, filter string, from, limit int) (RecordPage, error)
 	// Record reads one record row.
 	Record(ctx context.Context, batchID string, index int) (*Record, error)
-	// Process writes outcome o of a record just read with the batch's counters in one
-	// transaction (Processed) when the batch is the tenant's (else ErrBatchNotFound), trying
-	// again while other records land first.
-	Process(ctx context.Context, tenant string, rec *Record, o Outcome, now time.Time) (*Batch, Change, error)
+	// Process writes outcome o of a record just read (with its counter, Record.Counter) of
+	// batch b as the caller loaded it with its counter shard in one transaction (Processed),
+	// trying again while other records land first.
+	Process(ctx context.Context, b *Batch, rec *Record, o Outcome, now time.Time) (*Batch, Change, error)
+	// RecordsOf reads the records of indexes (ascending: one record message's) with their
+	// counters in one query.
+	RecordsOf(ctx context.Context, batchID string, indexes []int) ([]*Record, error)
+	// ProcessMany is Process for several records just read (RecordsOf), those of one counter
+	// shard in one transaction; written says which outcomes were written (false: processed
+	// before); ErrRecordDone when none was.
+	ProcessMany(ctx context.Context, b *Batch, recs []*Record, outs []Outcome, now time.Time) (*Batch, Change, []bool, error)
+	// Counts are the processed and failed records summed over the batch's counter shards (a
+	// record's outcome writes one shard, never the batch row); ok is false for a batch stored
+	// without shards, whose row holds its counters.
+	Counts(ctx context.Context, batchID string) (processed, failed int, ok bool, err error)
 	// SendNotice claims the batch's notice of kind (ErrNoticeSent when it went out before,
 	// ErrNoticeInFlight while another worker holds it), runs send and, when send succeeds,
 	// marks the notice sent with the events send returns in one transaction; a failed send gives
@@ -55,9 +67,19 @@ func (s *Batches) own(ctx context.Context, tenant, batchID string) (*Batch, erro
 	return b, nil
 }
 
-// List is the tenant's batches, newest first, those in state when it is not empty.
-func (s *Batches) List(ctx context.Context, tenant string, state State) ([]*Batch, error) {
-	return s.Store.List(ctx, tenant, state)
+// BatchPage is one page of a tenant's batches: Total is how many the list selects in all;
+// Next the continuation token of the next page ("" on the last).
+type BatchPage struct {
+	Batches []*Batch
+	Total   int
+	Next    string
+}
+
+// List is a page of the tenant's batches, newest first, those in state when it is not empty,
+// at most limit after the continuation token after. Errors: 400 naming continuationToken for
+// a token the list did not make; the store's.
+func (s *Batches) List(ctx context.Context, tenant string, state State, after string, limit int) (BatchPage, error) {
+	return s.Store.List(ctx, tenant, state, after, limit)
 }
 
 // Get is a batch of the tenant with its intake receipt (the validation results, read from its

@@ -90,6 +90,11 @@ type Renderer struct {
 	// before the document is stored (DESIGN 19), so a refusal leaves nothing behind; nil: the
 	// offline licence alone.
 	Licensing licensing.Validator
+	// WriteFirst makes Produce write the document before it looks for an earlier run of the
+	// same render: one read fewer for each new document, and a retry still finds its earlier
+	// run (the blobs are adopted, the row's create conflicts and is read). The batch record
+	// job's renderer (issue 26): its records are almost always new.
+	WriteFirst bool
 }
 
 // Caller is who renders: the tenant, the caller's id, the audit actor and the deployment's
@@ -280,10 +285,12 @@ func (r *Renderer) store(ctx context.Context, p *plan) (*document.Document, bool
 // record job both produce their documents through it. d carries the ids, the path and the
 // RequestHash; Produce fills in the hash and the page count. A document already stored under
 // d's correlationId is this render when its request hash matches (created false), else 409
-// document_exists.
+// document_exists (with WriteFirst found when the create conflicts).
 func (r *Renderer) Produce(ctx context.Context, pkg *template.Package, record map[string]any, d *document.Document) (*document.Document, bool, error) {
-	if have, err := r.existing(ctx, d); err != nil || have != nil {
-		return have, false, err
+	if !r.WriteFirst {
+		if have, err := r.existing(ctx, d); err != nil || have != nil {
+			return have, false, err
+		}
 	}
 	filled, err := stamp.FillOptions{Title: d.Title}.Fill(pkg.PDF, values(pkg, record))
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/document"
+	"github.com/esign-svc/esign/shared/document/documentstore"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/kernel"
 	"github.com/esign-svc/esign/shared/licence"
@@ -651,5 +653,43 @@ func TestRenderAsksTheLicensingService(t *testing.T) {
 	plain := f.request(t)
 	if _, err := r.Render(ctx, f.by, plain); err != nil || len(v.asked) != 0 {
 		t.Fatalf("render only: %v, asked %v", err, v.asked)
+	}
+}
+
+// loadCounting counts the document reads of a render.
+type loadCounting struct {
+	*documentstore.Store
+	loads atomic.Int64
+}
+
+func (d *loadCounting) Load(ctx context.Context, tenant, cid string) (*document.Document, error) {
+	d.loads.Add(1)
+	return d.Store.Load(ctx, tenant, cid)
+}
+
+// TestRenderWriteFirst: a renderer with WriteFirst (the batch record job's, issue 26) stores a
+// new document without reading for an earlier run first, and a second run of the same render
+// still finds the first's document (created false, its hash, one document.rendered).
+func TestRenderWriteFirst(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	docs := &loadCounting{Store: f.docs}
+	r := *f.r
+	r.Store, r.WriteFirst = docs, true
+	req := f.request(t)
+	first, err := r.Render(ctx, f.by, req)
+	if err != nil || !first.Created {
+		t.Fatalf("first run: %+v %v", first, err)
+	}
+	if n := docs.loads.Load(); n != 0 {
+		t.Fatalf("a new document was read %d times before it was written", n)
+	}
+	again, err := r.Render(ctx, f.by, req)
+	if err != nil || again.Created || again.Document.PDFHash != first.Document.PDFHash {
+		t.Fatalf("second run: %+v %v, want the first's document", again, err)
+	}
+	if kinds := f.events(t, req.Options.CorrelationID); count(kinds, document.EvRendered) != 1 {
+		t.Fatalf("trail %v, want one document.rendered", kinds)
 	}
 }

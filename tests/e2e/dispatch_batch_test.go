@@ -218,8 +218,8 @@ func TestBatchDispatchThroughTheHost(t *testing.T) {
 // through the local host and Azurite, without delivery: "individual" writes the record PDFs,
 // "zip" also streams the ZIP bundle, "combined" merges them into one PDF. Each reports records per second
 // and the processor handler's peak resident memory during the run (VmHWM, reset before the
-// batch through /proc/<pid>/clear_refs), and the seconds of those spent finishing (merging or
-// bundling after the last record).
+// batch through /proc/<pid>/clear_refs), the seconds of those spent finishing (merging or
+// bundling after the last record) and Azurite's CPU time per record.
 func BenchmarkBatch(b *testing.B) {
 	for _, m := range []struct {
 		name string
@@ -248,6 +248,7 @@ func benchBatch(b *testing.B, s dispatch.Settings) {
 	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
 		b.Fatalf("reset the handler's peak memory: %v", err)
 	}
+	azCPU := cpuTime(b, svc.azurite.PID())
 	b.ResetTimer()
 	start := time.Now()
 	var finishing time.Duration
@@ -263,6 +264,7 @@ func benchBatch(b *testing.B, s dispatch.Settings) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "records/s")
 	b.ReportMetric(finishing.Seconds(), "finish-s")
 	b.ReportMetric(float64(peakKB(b, pid))/1024, "peak-MB")
+	b.ReportMetric(float64((cpuTime(b, svc.azurite.PID())-azCPU).Microseconds())/1000/float64(b.N), "azurite-ms/record")
 	b.ReportMetric(0, "ns/op")
 }
 
@@ -285,6 +287,25 @@ func finishTime(b *testing.B, st *batchstore.Store, id string) time.Duration {
 		}
 	}
 	return end.Sub(last)
+}
+
+// cpuTime is a process's CPU time so far (user and system, /proc/<pid>/stat in clock ticks
+// of 10 ms).
+func cpuTime(b testing.TB, pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+2:])) // after "pid (comm) "
+	ticks := 0
+	for _, v := range f[11:13] { // utime, stime (fields 14 and 15)
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 // peakKB is a process's VmHWM in kB.

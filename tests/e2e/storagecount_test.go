@@ -66,7 +66,11 @@ func (c *storageCounter) record(r *http.Request, service string) {
 	}
 	path := r.URL.Path
 	if i := strings.Index(path, "("); i > 0 { // table entity keys: keep the table name
-		path = path[:i]
+		if strings.HasPrefix(path[i:], "()") && r.Method == http.MethodGet {
+			path = path[:i] + " query" // a query, not a point read
+		} else {
+			path = path[:i]
+		}
 	}
 	c.mu.Lock()
 	c.calls[app] = append(c.calls[app], r.Method+" "+service+" "+path)

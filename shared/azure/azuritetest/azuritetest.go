@@ -195,6 +195,9 @@ func launch(ctx context.Context, opts Options, ports [3]string) (*Instance, erro
 	}
 }
 
+// PID is the Azurite process's id (a benchmark reads its CPU time from /proc).
+func (in *Instance) PID() int { return in.cmd.Process.Pid }
+
 // Start launches an Azurite for one test and stops it when the test ends.
 func Start(tb testing.TB) *Instance {
 	tb.Helper()

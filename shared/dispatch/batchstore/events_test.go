@@ -42,7 +42,9 @@ func TestBatchLifeAuditEvents(t *testing.T) {
 	if _, _, err := st.Processed(ctx, b.BatchID, 0, dispatch.Outcome{CorrelationID: "c-0"}, at(7)); !errors.Is(err, dispatch.ErrRecordDone) {
 		t.Fatalf("redelivered record: %v, want ErrRecordDone", err)
 	}
-	if _, _, err := st.Update(ctx, b.BatchID, func(b *dispatch.Batch) (dispatch.Change, error) { return dispatch.Finish(b, "", "", at(8)) }); err != nil {
+	// the finish through its use case: the counters are on the store's shards, summed by it
+	uc := &dispatch.Batches{Store: st, Now: func() time.Time { return at(8) }}
+	if _, _, err := uc.Finish(ctx, b.TenantID, b.BatchID, dispatch.Actor{Kind: "system", ID: "dispatch"}, dispatch.Artifacts{}); err != nil {
 		t.Fatalf("finish: %v", err)
 	}
 

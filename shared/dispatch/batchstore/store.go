@@ -2,19 +2,22 @@
 // (DESIGN 9, docs/storage.md "many-children aggregates"): one partition per batch
 // (PartitionKey = batchId) holding the batch row, one row per record (RowKey rec-<index>) and
 // the audit rows. The batch row changes under its ETag with its events in one transaction; a
-// record's outcome is written in the same transaction as the batch row's counters, conditioned
-// on both rows' ETags, so a redelivered record message or two concurrent jobs can never count a
-// record twice or lose a count. The tenant's batches are listed through member rows in the index
-// table.
+// record's outcome is written in the same transaction as one of the batch's counter shards
+// (counters.go), conditioned on both rows' ETags, never the batch row, so a redelivered record
+// message or two concurrent jobs can never count a record twice or lose a count, and record
+// jobs on many instances do not contend on one row. The tenant's batches are listed through
+// member rows in the index table.
 package batchstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
@@ -42,6 +45,9 @@ const (
 	// chunk is how many record rows one transaction inserts (the service's limit is 100
 	// operations).
 	chunk = 100
+	// maxPerTransaction bounds the record outcomes one transaction writes (a record row and an
+	// event each, and the shard row: at most 100 operations).
+	maxPerTransaction = 40
 )
 
 // ErrNotFound is a batch that does not exist.
@@ -105,15 +111,16 @@ func (s *Store) Create(ctx context.Context, b *dispatch.Batch, records []dispatc
 			return err
 		}
 	}
-	if err := s.index.AddMember(ctx, tenantKey(b.TenantID), b.BatchID, nil); err != nil {
+	if err := s.index.AddMember(ctx, tenantKey(b.TenantID), b.BatchID, map[string]any{propCreated: kernel.Nanos(b.CreatedAt)}); err != nil {
 		return err
 	}
-	return s.tab.Create(ctx, b, ch)
+	return s.tab.Create(ctx, b, ch, shardOps(b.BatchID, records)...)
 }
 
-// Load reads a batch row (one point read). Errors: ErrNotFound; the tablestore ones.
+// Load reads a batch row with its counter shards (one query): a processing batch's
+// ProcessedCount and ErrorCount are the shards' sums. Errors: ErrNotFound; the tablestore ones.
 func (s *Store) Load(ctx context.Context, batchID string) (*dispatch.Batch, error) {
-	return s.tab.Load(ctx, batchID)
+	return s.loadSummed(ctx, batchID)
 }
 
 // The one Update shape of the stores (issue 23).
@@ -128,39 +135,138 @@ func (s *Store) Update(ctx context.Context, batchID string, step func(*dispatch.
 	})
 }
 
-// List is the tenant's batches, newest first, those in state when it is not empty.
-func (s *Store) List(ctx context.Context, tenant string, state dispatch.State) ([]*dispatch.Batch, error) {
+// propCreated is a member row's batch creation time (the list's order without reading the
+// batch rows).
+const propCreated = "createdAtNs"
+
+// List is a page of the tenant's batches, newest first, those in state when it is not empty:
+// at most limit after the continuation token after ("": from the newest), with the total of
+// the batches selected and the next page's token ("" on the last). Without a state it reads
+// the member rows (one query) and only the page's batch rows; with a state every batch row
+// (the state is on the batch row only). Errors: 400 invalid_request naming continuationToken
+// for a token this list did not make; the tablestore ones.
+func (s *Store) List(ctx context.Context, tenant string, state dispatch.State, after string, limit int) (dispatch.BatchPage, error) {
+	var from listKey
+	if after != "" {
+		var ok bool
+		if from, ok = parseListKey(after); !ok {
+			return dispatch.BatchPage{}, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("continuationToken", "is not a token of this list"))
+		}
+	}
 	members, err := s.index.Members(ctx, tenantKey(tenant))
 	if err != nil {
-		return nil, err
+		return dispatch.BatchPage{}, err
 	}
-	out := make([]*dispatch.Batch, 0, len(members))
+	keys := make([]listKey, 0, len(members))
 	for _, m := range members {
-		b, err := s.Load(ctx, m.String("member"))
+		k := listKey{at: m.Int64(propCreated), id: m.String("member")}
+		if k.at == 0 { // a member row from before issue 26: its batch row's time
+			b, err := s.tab.Load(ctx, k.id)
+			if errors.Is(err, ErrNotFound) {
+				continue // a create that did not finish
+			}
+			if err != nil {
+				return dispatch.BatchPage{}, err
+			}
+			k.at = kernel.Nanos(b.CreatedAt)
+		}
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b listKey) int {
+		if c := cmp.Compare(b.at, a.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	var p dispatch.BatchPage
+	more := false
+	if state == "" {
+		p.Total = len(keys)
+	}
+	for _, k := range keys {
+		if state == "" && len(p.Batches) == limit {
+			break
+		}
+		if after != "" && !k.after(from) && state == "" {
+			continue
+		}
+		b, err := s.tab.Load(ctx, k.id)
 		if errors.Is(err, ErrNotFound) {
-			continue // a create that did not finish
+			p.Total -= min(p.Total, 1) // a create that did not finish
+			continue
 		}
 		if err != nil {
-			return nil, err
+			return dispatch.BatchPage{}, err
 		}
-		if b.TenantID == tenant && (state == "" || b.State == state) {
-			out = append(out, b)
+		if b.TenantID != tenant || (state != "" && b.State != state) {
+			continue
+		}
+		if state != "" {
+			p.Total++
+		}
+		switch {
+		case after != "" && !k.after(from):
+		case len(p.Batches) < limit:
+			p.Batches = append(p.Batches, b)
+			if len(p.Batches) == limit {
+				p.Next = k.String()
+			}
+		default:
+			more = true // a selected batch past the page
 		}
 	}
-	slices.SortStableFunc(out, func(a, b *dispatch.Batch) int { return b.CreatedAt.Compare(a.CreatedAt) })
-	return out, nil
+	if state == "" {
+		more = p.Next != "" && morePast(keys, p.Next)
+	}
+	if !more {
+		p.Next = ""
+	}
+	return p, nil
 }
 
-// Record reads one record row. Errors: ErrRecordNotFound; the tablestore ones.
-func (s *Store) Record(ctx context.Context, batchID string, index int) (*dispatch.Record, error) {
-	e, err := s.tab.Rows().Get(ctx, batchID, recordKey(index))
-	if apperr.KindOf(err) == apperr.KindNotFound {
-		return nil, ErrRecordNotFound
+// listKey orders the list: newest first, then by id.
+type listKey struct {
+	at int64
+	id string
+}
+
+func (k listKey) String() string { return fmt.Sprintf("%020d-%s", k.at, k.id) }
+
+// after reports whether k comes after token position p in the list's order.
+func (k listKey) after(p listKey) bool { return k.at < p.at || (k.at == p.at && k.id > p.id) }
+
+func parseListKey(v string) (listKey, bool) {
+	at, id, ok := strings.Cut(v, "-")
+	n, err := strconv.ParseInt(at, 10, 64)
+	if !ok || err != nil || len(at) != 20 || n < 0 || id == "" {
+		return listKey{}, false
 	}
+	return listKey{at: n, id: id}, true
+}
+
+// morePast reports whether any key comes after the token next (else the page was the last).
+func morePast(keys []listKey, next string) bool {
+	p, _ := parseListKey(next)
+	return slices.ContainsFunc(keys, func(k listKey) bool { return k.after(p) })
+}
+
+// Record reads one record row with its counter shard (one query: Record.Counter). Errors:
+// ErrRecordNotFound; the tablestore ones.
+func (s *Store) Record(ctx context.Context, batchID string, index int) (*dispatch.Record, error) {
+	rs, err := s.recordsOf(ctx, batchID, []int{index})
 	if err != nil {
 		return nil, err
 	}
-	return recordFrom(e)
+	return rs[0], nil
+}
+
+// RecordsOf reads the records of indexes (ascending: one record message's) with their counter
+// shards in one query (dispatch.BatchStore). Errors: ErrRecordNotFound; the tablestore ones.
+func (s *Store) RecordsOf(ctx context.Context, batchID string, indexes []int) ([]*dispatch.Record, error) {
+	if len(indexes) == 0 {
+		return nil, nil
+	}
+	return s.recordsOf(ctx, batchID, indexes)
 }
 
 // Page is one page of a batch's records.
@@ -210,36 +316,36 @@ func (s *Store) RecordsFrom(ctx context.Context, batchID, filter string, from, l
 }
 
 // Processed records outcome o of record index: the record row and the batch's counters in one
-// transaction (dispatch.Processed), reloading both and trying again while other records of the
-// batch land first. It returns the batch and the change as written. Errors:
+// transaction (dispatch.Processed), reading both again and trying again while other records of
+// the batch land first. It returns the batch and the change as written. Errors:
 // dispatch.ErrRecordDone for a record processed before (a redelivered message: nothing is
 // written); dispatch.ErrNotProcessing; ErrConcurrent after recordAttempts lost races; the
 // tablestore ones.
 func (s *Store) Processed(ctx context.Context, batchID string, index int, o dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, error) {
+	b, err := s.Load(ctx, batchID)
+	if err != nil {
+		return nil, dispatch.Change{}, err
+	}
 	r, err := s.Record(ctx, batchID, index)
 	if err != nil {
 		return nil, dispatch.Change{}, err
 	}
-	return s.ProcessedFrom(ctx, r, o, now)
+	return s.Process(ctx, b, r, o, now)
 }
 
-// ProcessedFrom is Processed for a record the caller has just read (the record job reads it
-// for its data): its first attempt spares the record's read; a retry reads it again.
-func (s *Store) ProcessedFrom(ctx context.Context, rec *dispatch.Record, o dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, error) {
-	return s.Process(ctx, "", rec, o, now)
-}
-
-// Process is ProcessedFrom for a batch of tenant ("": any): another tenant's batch is
-// ErrNotFound with nothing written (dispatch.BatchStore).
-func (s *Store) Process(ctx context.Context, tenant string, rec *dispatch.Record, o dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, error) {
+// Process is Processed for a record rec just read (Record: with its counter shard) of batch b
+// as the caller loaded it (dispatch.BatchStore): the first attempt reads nothing more. A
+// batch stored before the counter shards counts on its row, reloaded for each attempt.
+func (s *Store) Process(ctx context.Context, b *dispatch.Batch, rec *dispatch.Record, o dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, error) {
+	if sh, ok := parseCounter(rec.Counter); ok {
+		after, ch, _, err := s.processShard(ctx, b, []*dispatch.Record{rec}, []dispatch.Outcome{o}, sh, now)
+		return after, ch, err
+	}
 	batchID, index := rec.BatchID, rec.Index
 	for attempt := 1; ; attempt++ {
-		b, err := s.Load(ctx, batchID)
+		b, err := s.tab.Load(ctx, batchID)
 		if err != nil {
 			return nil, dispatch.Change{}, err
-		}
-		if tenant != "" && b.TenantID != tenant {
-			return nil, dispatch.Change{}, ErrNotFound
 		}
 		r := rec
 		if attempt > 1 {
@@ -267,6 +373,48 @@ func (s *Store) Process(ctx context.Context, tenant string, rec *dispatch.Record
 		}
 		time.Sleep(time.Duration(rand.IntN(20*min(attempt, 10))) * time.Millisecond)
 	}
+}
+
+// ProcessMany is Process for several records just read (RecordsOf): those of one counter
+// shard in one transaction, a transaction per shard. written says which outcomes were written
+// (false: processed before). Errors: dispatch.ErrRecordDone when none was; the others of
+// Process (a batch stored before the shards: one record at a time on its row).
+func (s *Store) ProcessMany(ctx context.Context, b *dispatch.Batch, recs []*dispatch.Record, outs []dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, []bool, error) {
+	written := make([]bool, len(recs))
+	var all dispatch.Change
+	after := b
+	for from := 0; from < len(recs); {
+		to := from + 1
+		sh, sharded := parseCounter(recs[from].Counter)
+		for sharded && to < len(recs) && shardOf(recs[to].Index) == shardOf(recs[from].Index) && to-from < maxPerTransaction {
+			to++
+		}
+		var ch dispatch.Change
+		var w []bool
+		var err error
+		if sharded {
+			after, ch, w, err = s.processShard(ctx, b, recs[from:to], outs[from:to], sh, now)
+		} else {
+			after, ch, err = s.Process(ctx, b, recs[from], outs[from], now)
+			w = []bool{err == nil}
+		}
+		switch {
+		case errors.Is(err, dispatch.ErrRecordDone):
+		case err != nil:
+			return after, all, written, err
+		default:
+			copy(written[from:to], w)
+			all.Merge(ch)
+		}
+		from = to
+	}
+	if !slices.Contains(written, true) {
+		return b, all, written, dispatch.ErrRecordDone
+	}
+	if after == nil {
+		after = b
+	}
+	return after, all, written, nil
 }
 
 // Events is the batch's audit trail in time order (record events carry the record's index as

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/dispatch/batchstore"
@@ -24,6 +26,12 @@ var now = time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
 // every tenth invalid.
 func newBatch(t *testing.T, st *batchstore.Store, tenant string, n int, requireApproval, invalid bool) (*dispatch.Batch, []dispatch.Record) {
 	t.Helper()
+	return newBatchAt(t, st, tenant, n, requireApproval, invalid, now)
+}
+
+// newBatchAt is newBatch submitted at at.
+func newBatchAt(t *testing.T, st *batchstore.Store, tenant string, n int, requireApproval, invalid bool, at time.Time) (*dispatch.Batch, []dispatch.Record) {
+	t.Helper()
 	b := &dispatch.Batch{BatchID: uuid.NewString(), TenantID: tenant, CorrelationID: "batch-" + uuid.NewString(),
 		Title: "Offers", TemplatePath: "templates/offer.zip", TemplateName: "Offer letter", TemplateVersion: 1,
 		SubmittedBy: "oid-sub", Settings: dispatch.Settings{Mode: dispatch.ModeIndividual, DeliveryMode: dispatch.DeliveryNone}}
@@ -37,7 +45,7 @@ func newBatch(t *testing.T, st *batchstore.Store, tenant string, n int, requireA
 			recs[i].Warning, recs[i].Messages = true, []string{"start date in the past"}
 		}
 	}
-	ch := dispatch.Submit(b, recs, requireApproval, now)
+	ch := dispatch.Submit(b, recs, requireApproval, at)
 	if err := st.Create(context.Background(), b, recs, ch); err != nil {
 		t.Fatal(err)
 	}
@@ -45,9 +53,13 @@ func newBatch(t *testing.T, st *batchstore.Store, tenant string, n int, requireA
 }
 
 // TestCountersExactUnderConcurrentAndRedeliveredRecords processes every ready record of a
-// 250-record batch from 8 workers, each record twice (a redelivered message), and checks that
-// each record was counted once, the last one asked for the finish exactly once, and the batch
-// then finishes partially-failed.
+// 250-record batch from 8 workers through the use cases, each record message twice (a
+// redelivered message), and checks that each record was counted once, that no record outcome
+// wrote the batch row (its ETag is the one of the start: the counters live on shards, issue
+// 26), that the finish was asked exactly once, and that the finish, delivered to 8 workers
+// twice each, moves the batch to partially-failed exactly once with the exact counters on its
+// row. (The batch-row check fails on the code before issue 26, which wrote the batch row
+// with every record's outcome.)
 func TestCountersExactUnderConcurrentAndRedeliveredRecords(t *testing.T) {
 	t.Parallel()
 	st := storetest.New(t)
@@ -56,9 +68,12 @@ func TestCountersExactUnderConcurrentAndRedeliveredRecords(t *testing.T) {
 	if b.State != dispatch.StateQueued || b.ReadyCount != 250 || b.WarningCount != 35 || b.Readiness != dispatch.ReadyPartial {
 		t.Fatalf("submitted %s ready %d failed %d", b.State, b.ReadyCount, b.FailedCount)
 	}
-	if _, _, err := st.Update(ctx, b.BatchID, func(b *dispatch.Batch) (dispatch.Change, error) {
-		return dispatch.StartProcessing(b, now)
-	}); err != nil {
+	uc := &dispatch.Batches{Store: st, Now: func() time.Time { return now }}
+	if _, _, err := uc.Start(ctx, "t1", b.BatchID, jobActor); err != nil {
+		t.Fatal(err)
+	}
+	started, err := uc.Load(ctx, b.BatchID)
+	if err != nil {
 		t.Fatal(err)
 	}
 	work := make(chan int)
@@ -74,7 +89,12 @@ func TestCountersExactUnderConcurrentAndRedeliveredRecords(t *testing.T) {
 				if i%50 == 0 {
 					o.Err = "render failed"
 				}
-				_, ch, err := st.Processed(ctx, b.BatchID, i, o, now)
+				r, err := uc.Record(ctx, b.BatchID, i)
+				if err != nil {
+					t.Error(err)
+					continue
+				}
+				_, ch, err := uc.Processed(ctx, "t1", started, r, o)
 				mu.Lock()
 				switch {
 				case errors.Is(err, dispatch.ErrRecordDone):
@@ -107,14 +127,50 @@ func TestCountersExactUnderConcurrentAndRedeliveredRecords(t *testing.T) {
 	if got.ProcessedCount != 250 || got.ErrorCount != 5 || dups != 250 || finishes != 1 {
 		t.Fatalf("processed %d errors %d duplicates %d finishes %d", got.ProcessedCount, got.ErrorCount, dups, finishes)
 	}
-	if _, ch, err := st.Update(ctx, b.BatchID, func(b *dispatch.Batch) (dispatch.Change, error) {
-		return dispatch.Finish(b, "", "", now)
-	}); err != nil || len(ch.Effects) != 1 {
-		t.Fatalf("finish: %v %v", err, ch.Effects)
+	if got.ETag != started.ETag {
+		t.Fatalf("the batch row was written by record outcomes (ETag %s after the start, %s now)", started.ETag, got.ETag)
+	}
+	var ended, notProcessing int
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 2 {
+				_, ch, err := uc.Finish(ctx, "t1", b.BatchID, jobActor, dispatch.Artifacts{})
+				mu.Lock()
+				switch {
+				case errors.Is(err, dispatch.ErrNotProcessing):
+					notProcessing++
+				case err != nil:
+					t.Error(err)
+				default:
+					ended++
+					if len(ch.Effects) != 1 {
+						t.Errorf("finish effects %v", ch.Effects)
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if ended != 1 || notProcessing != 15 {
+		t.Fatalf("%d finishes ended the batch, %d found it ended; want 1 and 15", ended, notProcessing)
 	}
 	got, _ = st.Load(ctx, b.BatchID)
-	if got.State != dispatch.StatePartiallyFailed {
-		t.Fatalf("state %s", got.State)
+	if got.State != dispatch.StatePartiallyFailed || got.ProcessedCount != 250 || got.ErrorCount != 5 {
+		t.Fatalf("state %s processed %d errors %d", got.State, got.ProcessedCount, got.ErrorCount)
+	}
+	evs, err := st.Events(ctx, b.BatchID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, ev := range evs {
+		n[ev.Kind]++
+	}
+	if n[dispatch.EvPartiallyFailed] != 1 || n[dispatch.EvCompleted] != 0 || n[dispatch.EvRecordProcessed] != 245 || n[dispatch.EvRecordFailed] != 5 {
+		t.Fatalf("events %v", n)
 	}
 	page, err := st.Records(ctx, b.BatchID, string(dispatch.RecordFailed), "", 100)
 	if err != nil || len(page.Records) != 5 || page.Next != "" || page.Records[0].Error != "render failed" {
@@ -165,15 +221,62 @@ func TestRecordsPagesAndList(t *testing.T) {
 		t.Fatal("a forged token was accepted")
 	}
 	b2, _ := newBatch(t, st, "t2", 3, true, false)
-	list, err := st.List(ctx, "t2", dispatch.StatePendingApproval)
-	if err != nil || len(list) != 1 || list[0].BatchID != b2.BatchID {
-		t.Fatalf("pending batches %v %v", list, err)
+	list, err := st.List(ctx, "t2", dispatch.StatePendingApproval, "", 100)
+	if err != nil || len(list.Batches) != 1 || list.Total != 1 || list.Next != "" || list.Batches[0].BatchID != b2.BatchID {
+		t.Fatalf("pending batches %+v %v", list, err)
 	}
-	list, err = st.List(ctx, "t2", "")
-	if err != nil || len(list) != 2 {
-		t.Fatalf("all batches %v %v", list, err)
+	list, err = st.List(ctx, "t2", "", "", 100)
+	if err != nil || len(list.Batches) != 2 || list.Total != 2 {
+		t.Fatalf("all batches %+v %v", list, err)
 	}
-	if other, _ := st.List(ctx, "t3", ""); len(other) != 0 {
-		t.Fatalf("another tenant sees %d batches", len(other))
+	if other, _ := st.List(ctx, "t3", "", "", 100); len(other.Batches) != 0 || other.Total != 0 {
+		t.Fatalf("another tenant sees %d batches", len(other.Batches))
+	}
+}
+
+// TestListPagesNewestFirst pages a tenant's 5 batches 2 at a time with continuation tokens
+// (issue 26: the list read every batch row at once): newest first, each page with the total,
+// the last without a token; with a state filter the same; a forged token is 400 naming
+// continuationToken.
+func TestListPagesNewestFirst(t *testing.T) {
+	t.Parallel()
+	st := storetest.New(t)
+	ctx := context.Background()
+	tenant := "t-" + uuid.NewString()
+	var ids []string
+	for i := 0; i < 5; i++ {
+		b, _ := newBatchAt(t, st, tenant, 2, i%2 == 0, false, now.Add(time.Duration(i)*time.Second)) // 0, 2, 4 pending approval
+		ids = append(ids, b.BatchID)
+	}
+	var got []string
+	after := ""
+	for pages := 1; ; pages++ {
+		p, err := st.List(ctx, tenant, "", after, 2)
+		if err != nil || p.Total != 5 || len(p.Batches) > 2 {
+			t.Fatalf("page %d: %+v %v", pages, p, err)
+		}
+		for _, b := range p.Batches {
+			got = append(got, b.BatchID)
+		}
+		if after = p.Next; after == "" {
+			if pages != 3 {
+				t.Fatalf("%d pages, want 3", pages)
+			}
+			break
+		}
+	}
+	if !slices.Equal(got, []string{ids[4], ids[3], ids[2], ids[1], ids[0]}) {
+		t.Fatalf("order %v, want newest first %v", got, ids)
+	}
+	p, err := st.List(ctx, tenant, dispatch.StatePendingApproval, "", 2)
+	if err != nil || p.Total != 3 || len(p.Batches) != 2 || p.Next == "" || p.Batches[0].BatchID != ids[4] {
+		t.Fatalf("pending page 1: %+v %v", p, err)
+	}
+	p, err = st.List(ctx, tenant, dispatch.StatePendingApproval, p.Next, 2)
+	if err != nil || p.Total != 3 || len(p.Batches) != 1 || p.Next != "" || p.Batches[0].BatchID != ids[0] {
+		t.Fatalf("pending page 2: %+v %v", p, err)
+	}
+	if _, err := st.List(ctx, tenant, "", "rec-00001", 2); apperr.KindOf(err) != apperr.KindInvalid {
+		t.Fatalf("a forged token: %v", err)
 	}
 }

@@ -73,10 +73,10 @@ func TestBatchesReadsAnswerAnotherTenantAsNotFound(t *testing.T) {
 	if _, _, err := s.Get(ctx, "t2", b.BatchID); !errors.Is(err, dispatch.ErrBatchNotFound) {
 		t.Fatalf("another tenant's batch: %v", err)
 	}
-	if list, err := s.List(ctx, "t2", ""); err != nil || len(list) != 0 {
-		t.Fatalf("another tenant lists %d batch(es): %v", len(list), err)
+	if list, err := s.List(ctx, "t2", "", "", 100); err != nil || len(list.Batches) != 0 {
+		t.Fatalf("another tenant lists %d batch(es): %v", len(list.Batches), err)
 	}
-	if list, err := s.List(ctx, "t1", dispatch.StatePendingApproval); err != nil || len(list) != 1 || list[0].BatchID != b.BatchID {
+	if list, err := s.List(ctx, "t1", dispatch.StatePendingApproval, "", 100); err != nil || len(list.Batches) != 1 || list.Batches[0].BatchID != b.BatchID {
 		t.Fatalf("the tenant's pending batches: %v %v", list, err)
 	}
 }
@@ -147,21 +147,21 @@ func TestBatchesJobTransitions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := s.Processed(ctx, "t2", rec, dispatch.Outcome{}); !errors.Is(err, dispatch.ErrBatchNotFound) {
+		if _, _, err := s.Processed(ctx, "t2", started, rec, dispatch.Outcome{}); !errors.Is(err, dispatch.ErrBatchNotFound) {
 			t.Fatalf("another tenant's record outcome: %v", err)
 		}
 		o := dispatch.Outcome{CorrelationID: rec.CorrelationID, PDFBlobPath: "documents/t1/x.pdf"}
 		if r.Index == 4 {
 			o = dispatch.Outcome{Err: "render_failed: x"}
 		}
-		_, ch, err := s.Processed(ctx, "t1", rec, o)
+		_, ch, err := s.Processed(ctx, "t1", started, rec, o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if ch.Asks(dispatch.EffectFinish) {
 			finishes++
 		}
-		if _, _, err := s.Processed(ctx, "t1", rec, o); !errors.Is(err, dispatch.ErrRecordDone) {
+		if _, _, err := s.Processed(ctx, "t1", started, rec, o); !errors.Is(err, dispatch.ErrRecordDone) {
 			t.Fatalf("a redelivered record %d: %v, want ErrRecordDone", r.Index, err)
 		}
 	}
