@@ -54,11 +54,19 @@ type Blobs interface {
 	EnsureContainer(ctx context.Context, name string) error
 }
 
-// Store keeps batches (batchstore.Store).
+// Store keeps batches (batchstore.Store). The intake stores a batch's record rows a chunk
+// at a time while it reads them (CreateRecords, at most RecordChunk), then the batch
+// (CreateBatch, with every record's Index, Status and Warning only): a batch whose intake
+// fails before CreateBatch has no batch row and is seen by no read.
 type Store interface {
-	Create(ctx context.Context, b *Batch, records []Record, ch Change) error
+	CreateRecords(ctx context.Context, batchID string, records []Record) error
+	CreateBatch(ctx context.Context, b *Batch, records []Record, ch Change) error
 	Load(ctx context.Context, batchID string) (*Batch, error)
 }
+
+// RecordChunk is how many record rows the intake stores at once (one entity-group
+// transaction: the table service's limit is 100 operations).
+const RecordChunk = 100
 
 // Cipher encrypts personal data (pii.Cipher).
 type Cipher interface {
@@ -122,8 +130,7 @@ func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) 
 		return Submitted{}, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("options.correlationId",
 			"must be 1 to 128 letters, digits or . _ : ~ - and start with a letter or digit"))
 	}
-	raws, recs, err := splitRecords(req.DataSource)
-	if err != nil {
+	if err := scanRecords(req.DataSource); err != nil {
 		return Submitted{}, err
 	}
 	if err := template.Confine("templatePath", req.TemplatePath, by.TenantID); err != nil {
@@ -176,23 +183,50 @@ func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) 
 	if err := in.encryptContacts(b, by.Email, dist.ApproversEmail); err != nil {
 		return Submitted{}, err
 	}
-	records := make([]Record, len(raws))
-	results := make([]ValidationResult, len(raws))
+	// the records streamed from dataSource: each validated, encrypted and stored in a chunk of
+	// RecordChunk rows as it comes; kept past its chunk are its result (the receipt's) and its
+	// tally (the batch's counters and readiness)
+	var results []ValidationResult
+	var tally []Record
 	names := newFileNames()
-	var jsonl bytes.Buffer
-	for i, raw := range raws {
-		records[i], results[i] = checkRecord(pkg, recs[i], bs, now)
-		records[i].BatchID, records[i].Index, results[i].Index = b.BatchID, i, i
-		if records[i].Status == RecordReady { // equal names in the batch's folder and ZIP: " (2)" for the second
-			text := func(key string) string { return pkg.Text(recs[i], key) }
-			records[i].NameSeq = names.claim(baseName(bs.FileNameTemplate, i, b.RecordCorrelationID(i), text))
+	chunk := make([]Record, 0, RecordChunk)
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
 		}
-		if records[i].DataEnc, err = in.Cipher.Encrypt(raw, RecordAAD(b.BatchID, i)); err != nil {
-			return Submitted{}, err
-		}
-		jsonl.Write(raw)
-		jsonl.WriteByte('\n')
+		err := in.Store.CreateRecords(ctx, b.BatchID, chunk)
+		clear(chunk)
+		chunk = chunk[:0]
+		return err
 	}
+	err = eachRecord(req.DataSource, func(i int, raw json.RawMessage) error {
+		line, rec, err := recordLine(i, raw)
+		if err != nil {
+			return err
+		}
+		r, v := checkRecord(pkg, rec, bs, now)
+		r.BatchID, r.Index, v.Index = b.BatchID, i, i
+		if r.Status == RecordReady { // equal names in the batch's folder and ZIP: " (2)" for the second
+			text := func(key string) string { return pkg.Text(rec, key) }
+			r.NameSeq = names.claim(baseName(bs.FileNameTemplate, i, b.RecordCorrelationID(i), text))
+		}
+		if r.DataEnc, err = in.Cipher.Encrypt(line, RecordAAD(b.BatchID, i)); err != nil {
+			return err
+		}
+		results = append(results, v)
+		tally = append(tally, Record{Index: i, Status: r.Status, Warning: r.Warning})
+		if chunk = append(chunk, r); len(chunk) == RecordChunk {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return Submitted{}, err
+	}
+	records := tally
 	ch := Submit(b, records, dist.RequireApproval, now)
 	ch.By(by.Actor)
 	out := Submitted{Batch: b, Change: ch, Receipt: receiptOf(b, results)}
@@ -205,17 +239,17 @@ func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) 
 	}
 	for _, w := range []struct {
 		container, name, ctype string
-		data                   []byte
+		body                   func() io.ReadCloser
 	}{
-		{ContainerDispatch, strings.TrimPrefix(b.RecordsPath, ContainerDispatch+"/"), "application/x-ndjson", jsonl.Bytes()},
-		{ContainerDispatch, receiptJSONName(b), "application/json", receiptJSON},
-		{ContainerReceipts, strings.TrimPrefix(b.ReceiptPath, ContainerReceipts+"/"), "application/pdf", out.PDF},
+		{ContainerDispatch, strings.TrimPrefix(b.RecordsPath, ContainerDispatch+"/"), "application/x-ndjson", func() io.ReadCloser { return jsonlReader(req.DataSource) }},
+		{ContainerDispatch, receiptJSONName(b), "application/json", bytesBody(receiptJSON)},
+		{ContainerReceipts, strings.TrimPrefix(b.ReceiptPath, ContainerReceipts+"/"), "application/pdf", bytesBody(out.PDF)},
 	} {
-		if err := in.put(ctx, w.container, w.name, w.ctype, w.data); err != nil {
+		if err := in.put(ctx, w.container, w.name, w.ctype, w.body); err != nil {
 			return Submitted{}, err
 		}
 	}
-	if err := in.Store.Create(ctx, b, records, ch); err != nil {
+	if err := in.Store.CreateBatch(ctx, b, records, ch); err != nil {
 		return Submitted{}, err
 	}
 	return out, nil
@@ -246,55 +280,146 @@ func ReadReceipt(ctx context.Context, blobs Blobs, b *Batch) (Receipt, error) {
 	return r, nil
 }
 
-// put writes a blob, creating its container on first use.
-func (in *Intake) put(ctx context.Context, container, name, ctype string, data []byte) error {
-	_, err := in.Blobs.Put(ctx, container, name, bytes.NewReader(data), ctype, nil)
+// put writes a blob, creating its container on first use: body opens the blob's content
+// (again for the second try), closed once written.
+func (in *Intake) put(ctx context.Context, container, name, ctype string, body func() io.ReadCloser) error {
+	write := func() error {
+		r := body()
+		defer r.Close()
+		_, err := in.Blobs.Put(ctx, container, name, r, ctype, nil)
+		return err
+	}
+	err := write()
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		if err := in.Blobs.EnsureContainer(ctx, container); err != nil {
 			return err
 		}
-		_, err = in.Blobs.Put(ctx, container, name, bytes.NewReader(data), ctype, nil)
+		err = write()
 	}
 	return err
 }
 
-// splitRecords decodes dataSource as an array of 1 to MaxRecords objects of at most
-// MaxRecordBytes each, compacted (one line of records.jsonl each) and decoded. Errors: 400
-// naming dataSource or dataSource[i] (up to 20 of them).
-func splitRecords(ds json.RawMessage) ([]json.RawMessage, []map[string]any, error) {
-	var raws []json.RawMessage
-	if err := json.Unmarshal(ds, &raws); err != nil {
-		return nil, nil, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("dataSource", "must be an array of records (objects)"))
+func bytesBody(data []byte) func() io.ReadCloser {
+	return func() io.ReadCloser { return io.NopCloser(bytes.NewReader(data)) }
+}
+
+// jsonlReader streams dataSource (checked by scanRecords) as records.jsonl: one compact line
+// per record, produced as the blob's upload reads it. Closing it stops the producer.
+func jsonlReader(ds json.RawMessage) io.ReadCloser {
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(eachRecord(ds, func(i int, raw json.RawMessage) error {
+			line, _, err := recordLine(i, raw)
+			if err == nil {
+				_, err = pw.Write(append(line, '\n'))
+			}
+			return err
+		}))
+	}()
+	return pr
+}
+
+// notArray is the refusal of a dataSource that is no JSON array.
+func notArray() error {
+	return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("dataSource", "must be an array of records (objects)"))
+}
+
+// eachRecord decodes dataSource token by token and calls fn with each element of its array in
+// order, none held past its call. null is an array of none (as json.Unmarshal has it). Errors:
+// notArray for anything but one array of JSON values (fn may have been called for the
+// elements before the fault); fn's.
+func eachRecord(ds json.RawMessage, fn func(i int, raw json.RawMessage) error) error {
+	dec := json.NewDecoder(bytes.NewReader(ds))
+	tok, err := dec.Token()
+	if err != nil {
+		return notArray()
 	}
-	switch {
-	case len(raws) == 0:
-		return nil, nil, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("dataSource", "must hold at least one record"))
-	case len(raws) > MaxRecords:
-		return nil, nil, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("dataSource",
-			fmt.Sprintf("holds %d records; a batch holds at most %d", len(raws), MaxRecords)))
-	}
-	recs := make([]map[string]any, len(raws))
-	var errs []apperr.FieldError
-	for i, raw := range raws {
-		field := fmt.Sprintf("dataSource[%d]", i)
-		var err error
-		if len(raw) > MaxRecordBytes {
-			errs = append(errs, apperr.Field(field, fmt.Sprintf("is %d bytes; a record is at most %d", len(raw), MaxRecordBytes)))
-		} else if recs[i], err = render.DecodeRecord(field, raw); err != nil {
-			e, _ := apperr.As(err)
-			errs = append(errs, e.Fields...)
-		} else {
-			var buf bytes.Buffer
-			if json.Compact(&buf, raw) == nil {
-				raws[i] = buf.Bytes() // one line of records.jsonl
+	if tok != nil {
+		if d, ok := tok.(json.Delim); !ok || d != '[' {
+			return notArray()
+		}
+		for i := 0; dec.More(); i++ {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return notArray()
+			}
+			if err := fn(i, raw); err != nil {
+				return err
 			}
 		}
-		if len(errs) == 20 {
-			break
+		if _, err := dec.Token(); err != nil { // the closing ]
+			return notArray()
 		}
 	}
-	if len(errs) > 0 {
-		return nil, nil, apperr.Invalid(apperr.CodeInvalidRequest, errs...)
+	if _, err := dec.Token(); err != io.EOF {
+		return notArray()
+	}
+	return nil
+}
+
+// recordLine checks the record at index i of dataSource: at most MaxRecordBytes, a JSON
+// object; it returns the record compacted (its line of records.jsonl) and decoded. Errors: 400
+// naming dataSource[i].
+func recordLine(i int, raw json.RawMessage) ([]byte, map[string]any, error) {
+	field := fmt.Sprintf("dataSource[%d]", i)
+	if len(raw) > MaxRecordBytes {
+		return nil, nil, apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field(field, fmt.Sprintf("is %d bytes; a record is at most %d", len(raw), MaxRecordBytes)))
+	}
+	rec, err := render.DecodeRecord(field, raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) == nil {
+		raw = buf.Bytes()
+	}
+	return raw, rec, nil
+}
+
+// scanRecords checks dataSource as an array of 1 to MaxRecords records (recordLine), reading it
+// once and keeping none. Errors: 400 naming dataSource, or up to 20 dataSource[i].
+func scanRecords(ds json.RawMessage) error {
+	n := 0
+	var errs []apperr.FieldError
+	if err := eachRecord(ds, func(i int, raw json.RawMessage) error {
+		n++
+		if len(errs) < 20 {
+			if _, _, err := recordLine(i, raw); err != nil {
+				e, _ := apperr.As(err)
+				errs = append(errs, e.Fields...)
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	switch {
+	case n == 0:
+		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("dataSource", "must hold at least one record"))
+	case n > MaxRecords:
+		return apperr.Invalid(apperr.CodeInvalidRequest, apperr.Field("dataSource",
+			fmt.Sprintf("holds %d records; a batch holds at most %d", n, MaxRecords)))
+	case len(errs) > 0:
+		return apperr.Invalid(apperr.CodeInvalidRequest, errs...)
+	}
+	return nil
+}
+
+// splitRecords is dataSource's records as the intake streams them (scanRecords, then
+// recordLine for each), all at once: compacted lines and decoded records.
+func splitRecords(ds json.RawMessage) ([]json.RawMessage, []map[string]any, error) {
+	if err := scanRecords(ds); err != nil {
+		return nil, nil, err
+	}
+	var raws []json.RawMessage
+	var recs []map[string]any
+	err := eachRecord(ds, func(i int, raw json.RawMessage) error {
+		line, rec, err := recordLine(i, raw)
+		raws, recs = append(raws, line), append(recs, rec)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return raws, recs, nil
 }

@@ -43,7 +43,7 @@ type fixture struct {
 
 // newFixture is an intake on Azurite (its own tables; the shared containers) with the sample
 // package (examples/offer) stored as a blob folder.
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	st := storetest.New(t)
 	ctx := context.Background()

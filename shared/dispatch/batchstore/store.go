@@ -92,10 +92,18 @@ func tenantKey(tenant string) aggstore.Key {
 	return aggstore.Key{Kind: "batches", Scope: tenant, Value: "all"}
 }
 
-// Create stores a new batch: its record rows (in transactions of up to 100), then its member
-// row under the tenant, then the batch row with the events of ch. A batch row exists only once
-// all its records do, and List skips a member without one. Errors: the tablestore ones.
+// Create stores a new batch: its record rows (CreateRecords), then the batch (CreateBatch).
+// Errors: the tablestore ones.
 func (s *Store) Create(ctx context.Context, b *dispatch.Batch, records []dispatch.Record, ch dispatch.Change) error {
+	if err := s.CreateRecords(ctx, b.BatchID, records); err != nil {
+		return err
+	}
+	return s.CreateBatch(ctx, b, records, ch)
+}
+
+// CreateRecords stores record rows of a new batch in transactions of up to 100 (the intake
+// calls it for each chunk as it reads the records). Errors: the tablestore ones.
+func (s *Store) CreateRecords(ctx context.Context, batchID string, records []dispatch.Record) error {
 	for from := 0; from < len(records); from += chunk {
 		to := min(from+chunk, len(records))
 		ops := make([]tablestore.Op, 0, to-from)
@@ -107,10 +115,18 @@ func (s *Store) Create(ctx context.Context, b *dispatch.Batch, records []dispatc
 			e.ETag = ""
 			ops = append(ops, tablestore.UpsertOp(e)) // a retried create rewrites its own rows
 		}
-		if err := s.tab.Rows().Transact(ctx, b.BatchID, ops); err != nil {
+		if err := s.tab.Rows().Transact(ctx, batchID, ops); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// CreateBatch stores a new batch once all its record rows are (CreateRecords): its member row
+// under the tenant, then the batch row with the events of ch and its counter shards (from
+// records' Index and Status). A batch row exists only once all its records do, and List
+// skips a member without one. Errors: the tablestore ones.
+func (s *Store) CreateBatch(ctx context.Context, b *dispatch.Batch, records []dispatch.Record, ch dispatch.Change) error {
 	if err := s.index.AddMember(ctx, tenantKey(b.TenantID), b.BatchID, map[string]any{propCreated: kernel.Nanos(b.CreatedAt)}); err != nil {
 		return err
 	}
