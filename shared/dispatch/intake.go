@@ -56,11 +56,11 @@ type Blobs interface {
 
 // Store keeps batches (batchstore.Store). The intake stores a batch's record rows a chunk
 // at a time while it reads them (CreateRecords, at most RecordChunk), then the batch
-// (CreateBatch, with every record's Index, Status and Warning only): a batch whose intake
+// (CreateBatch, with the records' Tally): a batch whose intake
 // fails before CreateBatch has no batch row and is seen by no read.
 type Store interface {
 	CreateRecords(ctx context.Context, batchID string, records []Record) error
-	CreateBatch(ctx context.Context, b *Batch, records []Record, ch Change) error
+	CreateBatch(ctx context.Context, b *Batch, t Tally, ch Change) error
 	Load(ctx context.Context, batchID string) (*Batch, error)
 }
 
@@ -187,7 +187,7 @@ func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) 
 	// RecordChunk rows as it comes; kept past its chunk are its result (the receipt's) and its
 	// tally (the batch's counters and readiness)
 	var results []ValidationResult
-	var tally []Record
+	var tally Tally
 	names := newFileNames()
 	chunk := make([]Record, 0, RecordChunk)
 	flush := func() error {
@@ -214,7 +214,7 @@ func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) 
 			return err
 		}
 		results = append(results, v)
-		tally = append(tally, Record{Index: i, Status: r.Status, Warning: r.Warning})
+		tally.Add(r)
 		if chunk = append(chunk, r); len(chunk) == RecordChunk {
 			return flush()
 		}
@@ -226,8 +226,7 @@ func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) 
 	if err != nil {
 		return Submitted{}, err
 	}
-	records := tally
-	ch := Submit(b, records, dist.RequireApproval, now)
+	ch := SubmitTally(b, tally, dist.RequireApproval, now)
 	ch.By(by.Actor)
 	out := Submitted{Batch: b, Change: ch, Receipt: receiptOf(b, results)}
 	if out.PDF, err = receiptPDF(out.Receipt); err != nil {
@@ -249,7 +248,7 @@ func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) 
 			return Submitted{}, err
 		}
 	}
-	if err := in.Store.CreateBatch(ctx, b, records, ch); err != nil {
+	if err := in.Store.CreateBatch(ctx, b, tally, ch); err != nil {
 		return Submitted{}, err
 	}
 	return out, nil

@@ -69,25 +69,59 @@ func ReadinessOf(records []Record) Readiness {
 	return r
 }
 
+// Tally is a new batch's records as its counters need them: each record's readiness by
+// index, a byte each (the intake keeps no record past its chunk).
+type Tally struct {
+	Ready          []bool // Ready[i]: record i is DISPATCH_READY
+	Failed, Warned int
+}
+
+// Add counts the next record (index len(t.Ready)).
+func (t *Tally) Add(r Record) {
+	ready := r.Status != RecordInvalid
+	t.Ready = append(t.Ready, ready)
+	switch {
+	case !ready:
+		t.Failed++
+	case r.Warning:
+		t.Warned++
+	}
+}
+
+// TallyOf tallies records (in index order).
+func TallyOf(records []Record) Tally {
+	var t Tally
+	for _, r := range records {
+		t.Add(r)
+	}
+	return t
+}
+
+// Readiness is ReadinessOf the records tallied.
+func (t Tally) Readiness() Readiness {
+	switch {
+	case t.Failed > 0:
+		return ReadyInvalid
+	case t.Warned > 0:
+		return ReadyPartial
+	}
+	return ReadyAll
+}
+
 // Submit is the change of a new batch (spec "Batch states", first three rows): the counters
 // from its records, then invalid (any record invalid), pending-approval (approval required:
 // the approvers are notified) or queued (auto-approved: enqueued).
 func Submit(b *Batch, records []Record, requireApproval bool, now time.Time) Change {
+	return SubmitTally(b, TallyOf(records), requireApproval, now)
+}
+
+// SubmitTally is Submit from the records' tally.
+func SubmitTally(b *Batch, t Tally, requireApproval bool, now time.Time) Change {
 	var c Change
 	b.CreatedAt, b.UpdatedAt = now, now
-	b.DocumentCount, b.ReadyCount, b.FailedCount, b.WarningCount = len(records), 0, 0, 0
-	for _, r := range records {
-		switch {
-		case r.Status == RecordInvalid:
-			b.FailedCount++
-		case r.Warning:
-			b.ReadyCount++
-			b.WarningCount++
-		default:
-			b.ReadyCount++
-		}
-	}
-	b.Readiness = ReadinessOf(records)
+	b.DocumentCount, b.FailedCount, b.WarningCount = len(t.Ready), t.Failed, t.Warned
+	b.ReadyCount = b.DocumentCount - b.FailedCount
+	b.Readiness = t.Readiness()
 	c.Record(EvSubmitted, kernel.NoSlot, now, map[string]any{
 		"templatePath": b.TemplatePath, "templateName": b.TemplateName, "templateVersion": b.TemplateVersion,
 		"documentCount": b.DocumentCount, "readyCount": b.ReadyCount, "failedCount": b.FailedCount,

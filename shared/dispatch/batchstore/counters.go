@@ -57,11 +57,11 @@ func shardFrom(e tablestore.Entity) shard {
 
 // shardOps are the insert operations of a new batch's shard rows: each counts the ready
 // records of its index class.
-func shardOps(batchID string, records []dispatch.Record) []tablestore.Op {
+func shardOps(batchID string, t dispatch.Tally) []tablestore.Op {
 	var s [Shards]shard
-	for i := range records {
-		if records[i].Status == dispatch.RecordReady {
-			s[shardOf(records[i].Index)].ready++
+	for i, ready := range t.Ready {
+		if ready {
+			s[shardOf(i)].ready++
 		}
 	}
 	ops := make([]tablestore.Op, Shards)

@@ -98,7 +98,7 @@ func (s *Store) Create(ctx context.Context, b *dispatch.Batch, records []dispatc
 	if err := s.CreateRecords(ctx, b.BatchID, records); err != nil {
 		return err
 	}
-	return s.CreateBatch(ctx, b, records, ch)
+	return s.CreateBatch(ctx, b, dispatch.TallyOf(records), ch)
 }
 
 // CreateRecords stores record rows of a new batch in transactions of up to 100 (the intake
@@ -123,14 +123,14 @@ func (s *Store) CreateRecords(ctx context.Context, batchID string, records []dis
 }
 
 // CreateBatch stores a new batch once all its record rows are (CreateRecords): its member row
-// under the tenant, then the batch row with the events of ch and its counter shards (from
-// records' Index and Status). A batch row exists only once all its records do, and List
+// under the tenant, then the batch row with the events of ch and its counter shards (from the
+// records' tally t). A batch row exists only once all its records do, and List
 // skips a member without one. Errors: the tablestore ones.
-func (s *Store) CreateBatch(ctx context.Context, b *dispatch.Batch, records []dispatch.Record, ch dispatch.Change) error {
+func (s *Store) CreateBatch(ctx context.Context, b *dispatch.Batch, t dispatch.Tally, ch dispatch.Change) error {
 	if err := s.index.AddMember(ctx, tenantKey(b.TenantID), b.BatchID, map[string]any{propCreated: kernel.Nanos(b.CreatedAt)}); err != nil {
 		return err
 	}
-	return s.tab.Create(ctx, b, ch, shardOps(b.BatchID, records)...)
+	return s.tab.Create(ctx, b, ch, shardOps(b.BatchID, t)...)
 }
 
 // Load reads a batch row with its counter shards (one query): a processing batch's
