@@ -127,3 +127,37 @@ func TestRunExpiresDueDeliveriesOnce(t *testing.T) {
 		t.Fatalf("revoked delivery stored %s", got.State)
 	}
 }
+
+// TestRunReschedulesAnEarlyEntryAndForgetsAGoneDelivery: a due entry of a delivery not yet at
+// its expiry puts it back at its expiry (it expires then, once), and an entry of a delivery
+// that is not stored is forgotten without an error.
+func TestRunReschedulesAnEarlyEntryAndForgetsAGoneDelivery(t *testing.T) {
+	t.Parallel()
+	ctx, e := context.Background(), apptest.New(t)
+	st := e.Deliveries()
+	s := createDelivery(t, e, st, 2*time.Hour)
+	if err := st.Expiries().Add(ctx, s.DeliveryID, e.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Expiries().Add(ctx, "gone-"+apptest.Hex(8), e.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	job, err := New(Deps{Sessions: &esign.SessionJobs{Store: e.Sessions()}, Deliveries: &delivery.Expiries{Schedule: st.Expiries(), Store: st}, Now: e.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Clock.Add(time.Hour)
+	if n, err := job.Run(ctx); n != (Counts{}) || err != nil {
+		t.Fatalf("run at +1h = %+v, %v", n, err)
+	}
+	if due, err := st.Expiries().Due(ctx, e.Now(), 10); err != nil || len(due) != 0 {
+		t.Fatalf("due after the run at +1h: %v, %v", due, err)
+	}
+	e.Clock.Add(time.Hour)
+	if n, err := job.Run(ctx); n != (Counts{Deliveries: 1}) || err != nil {
+		t.Fatalf("run at +2h = %+v, %v", n, err)
+	}
+	if due, err := st.Expiries().Due(ctx, e.Now().Add(24*time.Hour), 10); err != nil || len(due) != 0 {
+		t.Fatalf("due after the delivery expired: %v, %v", due, err)
+	}
+}
