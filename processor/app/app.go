@@ -247,7 +247,8 @@ func Functions(d *Deps) ([]Function, error) {
 	var t table
 	t.add(notifier, nil)
 	t.add(deliveries, nil)
-	t.add(expiry.New(expiry.Deps{Sessions: jobs, Now: d.Now}))
+	t.add(expiry.New(expiry.Deps{Sessions: jobs, Now: d.Now,
+		Deliveries: &delivery.Expiries{Schedule: d.Deliveries.Expiries(), Store: d.Deliveries}}))
 	t.add(invitecheck.New(invitecheck.Deps{Sessions: jobs,
 		Deliveries: &delivery.InviteChecks{Schedule: d.Deliveries.InviteChecks(), Store: d.Deliveries}, Notify: notifier.Notify,
 		MessageID: notifyjob.MessageID, Invite: deliveries.Invite, Now: d.Now}))

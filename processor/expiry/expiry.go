@@ -2,15 +2,19 @@
 // sessions past their expiry to expired (their open slots too, with the audit events of the
 // transition: esign.Expire) and forgets the expiry index rows of sessions that ended otherwise.
 // Portal links of an expired session then answer 410 (the dispatcher checks the state and the
-// expiry itself, so the job's minute of lag never lets a signer act late).
+// expiry itself, so the job's minute of lag never lets a signer act late). The same run records
+// delivery.expired for live deliveries past their expiry (delivery.Expiries, issue 27), whose
+// links already answer 410 from their ExpiresAt on.
 package expiry
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/esign-svc/esign/processor/internal/jobkit"
+	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/funcproto"
 )
@@ -21,22 +25,26 @@ const FunctionName = "ExpireSessions"
 // Schedule is the NCRONTAB schedule in its function.json: every minute.
 const Schedule = "0 */1 * * * *"
 
-// BatchSize is how many due sessions one run handles; the rest wait for the next minute.
+// BatchSize is how many due sessions (and, apart, due delivery expiry entries) one run
+// handles; the rest wait for the next minute.
 const BatchSize = 100
 
 // Actor stamps the job's audit events.
 var Actor = esign.Actor{Kind: "system", ID: "expiry"}
 
-// Job expires due sessions through the session jobs' use cases (esign.SessionJobs.ExpireDue).
+// Job expires due sessions through the session jobs' use cases (esign.SessionJobs.ExpireDue)
+// and due deliveries through theirs (delivery.Expiries.Run).
 type Job struct {
-	sessions *esign.SessionJobs
-	now      func() time.Time
+	sessions   *esign.SessionJobs
+	deliveries *delivery.Expiries
+	now        func() time.Time
 }
 
-// Deps are the job's dependencies. Sessions is required.
+// Deps are the job's dependencies. Sessions and Deliveries are required.
 type Deps struct {
-	Sessions *esign.SessionJobs
-	Now      func() time.Time // default time.Now
+	Sessions   *esign.SessionJobs
+	Deliveries *delivery.Expiries
+	Now        func() time.Time // default time.Now
 }
 
 // New makes the job. It does no I/O. Errors: a missing dependency.
@@ -44,10 +52,13 @@ func New(d Deps) (*Job, error) {
 	if d.Sessions == nil || d.Sessions.Store == nil {
 		return nil, errors.New("expiry: Sessions is required")
 	}
+	if d.Deliveries == nil || d.Deliveries.Schedule == nil || d.Deliveries.Store == nil {
+		return nil, errors.New("expiry: Deliveries is required")
+	}
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &Job{sessions: d.Sessions, now: d.Now}, nil
+	return &Job{sessions: d.Sessions, deliveries: d.Deliveries, now: d.Now}, nil
 }
 
 // Functions is the job's function table: the expiry timer.
@@ -60,16 +71,31 @@ func (j *Job) Functions() []jobkit.Function {
 // Handle is the timer function.
 func (j *Job) Handle(ctx context.Context, _ funcproto.TimerInfo) error {
 	n, err := j.Run(ctx)
-	if n > 0 {
-		funcproto.Logf(ctx, "expiry: %d sessions expired", n)
+	if n.Sessions > 0 || n.Deliveries > 0 {
+		funcproto.Logf(ctx, "expiry: %d sessions, %d deliveries expired", n.Sessions, n.Deliveries)
 	}
 	return err
 }
 
-// Run handles up to BatchSize due sessions and returns how many it expired; cross-device
-// tokens that lapsed unredeemed are deleted in the same run. A failure on one session does not
-// stop the others; the errors come back joined (the session stays due and the next run tries
-// again).
-func (j *Job) Run(ctx context.Context) (int, error) {
-	return j.sessions.ExpireDue(ctx, j.now().UTC(), BatchSize, Actor)
+// Counts is what one run expired.
+type Counts struct {
+	Sessions   int
+	Deliveries int
+}
+
+// Run handles up to BatchSize due sessions and up to BatchSize due delivery expiry entries and
+// returns how many of each it expired; cross-device tokens that lapsed unredeemed are deleted
+// in the same run. A failure on one session or delivery does not stop the others; the errors
+// come back joined (it stays due and the next run tries again).
+func (j *Job) Run(ctx context.Context) (Counts, error) {
+	now := j.now().UTC()
+	var c Counts
+	var errSessions, errDeliveries error
+	c.Sessions, errSessions = j.sessions.ExpireDue(ctx, now, BatchSize, Actor)
+	run, errDeliveries := j.deliveries.Run(ctx, now, BatchSize, Actor)
+	c.Deliveries = run.Sent
+	if errDeliveries != nil {
+		errDeliveries = fmt.Errorf("deliveries: %w", errDeliveries)
+	}
+	return c, errors.Join(errSessions, errDeliveries)
 }

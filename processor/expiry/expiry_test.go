@@ -8,6 +8,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/apptest"
 	"github.com/esign-svc/esign/shared/azure/azuritetest"
+	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/esign/sessionstore"
 	"github.com/esign-svc/esign/shared/tokens"
@@ -16,6 +17,12 @@ import (
 func TestMain(m *testing.M) { azuritetest.Main(m) }
 
 func newStore(t *testing.T) *sessionstore.Store { return apptest.New(t).Sessions() }
+
+// deliveries is the delivery expiry use case on a fresh delivery store of the test's own.
+func deliveries(t *testing.T) *delivery.Expiries {
+	st := apptest.New(t).Deliveries()
+	return &delivery.Expiries{Schedule: st.Expiries(), Store: st}
+}
 
 func create(t *testing.T, st *sessionstore.Store, now time.Time, ttl time.Duration, mutate func(*esign.Session, []esign.Slot)) *esign.Session {
 	t.Helper()
@@ -48,13 +55,13 @@ func TestRunExpiresDueSessionsOnly(t *testing.T) {
 	ended := create(t, st, start, time.Minute, func(s *esign.Session, _ []esign.Slot) { s.State = esign.SessionComplete })
 
 	later := start.Add(2 * time.Minute)
-	job, err := New(Deps{Sessions: &esign.SessionJobs{Store: st}, Now: func() time.Time { return later }})
+	job, err := New(Deps{Sessions: &esign.SessionJobs{Store: st}, Deliveries: deliveries(t), Now: func() time.Time { return later }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	n, err := job.Run(ctx)
-	if err != nil || n != 1 {
-		t.Fatalf("Run = %d, %v; want 1 expired", n, err)
+	if err != nil || n != (Counts{Sessions: 1}) {
+		t.Fatalf("Run = %+v, %v; want 1 expired", n, err)
 	}
 	sess, slots, err := st.Load(ctx, due.GroupID)
 	if err != nil {
@@ -88,13 +95,13 @@ func TestRunExpiresDueSessionsOnly(t *testing.T) {
 	if err != nil || len(left) != 0 {
 		t.Fatalf("due after run: %v %v", left, err)
 	}
-	if n, err := job.Run(ctx); n != 0 || err != nil {
-		t.Fatalf("second run = %d, %v", n, err)
+	if n, err := job.Run(ctx); n != (Counts{}) || err != nil {
+		t.Fatalf("second run = %+v, %v", n, err)
 	}
 	// The session not yet due expires once its time comes.
 	job.now = func() time.Time { return start.Add(2 * time.Hour) }
-	if n, err := job.Run(ctx); n != 1 || err != nil {
-		t.Fatalf("run at +2h = %d, %v", n, err)
+	if n, err := job.Run(ctx); n != (Counts{Sessions: 1}) || err != nil {
+		t.Fatalf("run at +2h = %+v, %v", n, err)
 	}
 }
 
@@ -125,7 +132,7 @@ func TestRunSweepsLapsedTransferTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, err := New(Deps{Sessions: &esign.SessionJobs{Store: st}, Now: func() time.Time { return now }})
+	job, err := New(Deps{Sessions: &esign.SessionJobs{Store: st}, Deliveries: deliveries(t), Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}

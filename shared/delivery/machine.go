@@ -25,6 +25,7 @@ const (
 	EvUploaded      = "delivery.uploaded"
 	EvUploadFailed  = "delivery.upload_failed"
 	EvReminded      = "delivery.reminded"
+	EvExpired       = "delivery.expired"
 )
 
 // Errors of the transitions.
@@ -151,6 +152,22 @@ func Revoke(s *Session, now time.Time) Change {
 	prev := s.StateAt(now)
 	s.State, s.RevokedAt = StateRevoked, now
 	record(&c, EvRevoked, now, map[string]any{"previousState": string(prev)})
+	return c
+}
+
+// Expire records that a live session passed its expiry (the expiry timer, issue 27): state
+// expired (stored from now on; StateAt derived it already), delivery.expired {previousState}.
+// A downloaded session expires too: its link stops working at ExpiresAt like any other (the
+// download stays recorded in DownloadedAt). A revoked or already expired session, or one not
+// yet at its expiry, changes nothing (an empty change), so the event is recorded once.
+func Expire(s *Session, now time.Time) Change {
+	var c Change
+	if s.State == StateRevoked || s.State == StateExpired || now.Before(s.ExpiresAt) {
+		return c
+	}
+	prev := s.State
+	s.State = StateExpired
+	record(&c, EvExpired, now, map[string]any{"previousState": string(prev)})
 	return c
 }
 

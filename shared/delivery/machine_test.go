@@ -130,3 +130,38 @@ func TestVerifyOTPOutcomes(t *testing.T) {
 		t.Fatalf("gate after pass: %v", err)
 	}
 }
+
+// TestExpireRecordsOnceForALiveSessionPastExpiry (issue 27): Expire records delivery.expired
+// {previousState} and stores expired for a live session at or past its expiry (a downloaded one
+// too), and changes nothing before its expiry, after a revoke, or a second time.
+func TestExpireRecordsOnceForALiveSessionPastExpiry(t *testing.T) {
+	t.Parallel()
+	for _, from := range []State{StateSent, StateOpened, StateDownloaded} {
+		s := newSession(false)
+		s.State = from
+		if c := Expire(s, s.ExpiresAt.Add(-time.Nanosecond)); len(c.Events) != 0 || s.State != from {
+			t.Fatalf("%s before expiry: %d events, state %s", from, len(c.Events), s.State)
+		}
+		c := Expire(s, s.ExpiresAt)
+		if len(c.Events) != 1 || c.Events[0].Kind != EvExpired || c.Events[0].Data["previousState"] != string(from) || s.State != StateExpired {
+			t.Fatalf("%s at expiry: %+v, state %s", from, c.Events, s.State)
+		}
+		if c := Expire(s, s.ExpiresAt.Add(time.Hour)); len(c.Events) != 0 {
+			t.Fatalf("%s expired twice: %+v", from, c.Events)
+		}
+		if CheckLive(s, s.ExpiresAt) != ErrExpired {
+			t.Fatalf("%s: a stored expired session is live", from)
+		}
+	}
+	s := newSession(false)
+	Revoke(s, t0)
+	if c := Expire(s, s.ExpiresAt.Add(time.Hour)); len(c.Events) != 0 || s.State != StateRevoked {
+		t.Fatalf("after revoke: %+v, state %s", c.Events, s.State)
+	}
+	// a stored expired session may still be revoked (its end made explicit)
+	s = newSession(false)
+	Expire(s, s.ExpiresAt)
+	if c := Revoke(s, s.ExpiresAt); len(c.Events) != 1 || s.State != StateRevoked {
+		t.Fatalf("revoke after expire: %+v, state %s", c.Events, s.State)
+	}
+}

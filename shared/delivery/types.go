@@ -12,7 +12,8 @@
 //	opened     the recipient opened the link (first opened access)
 //	downloaded the recipient downloaded the document (a later opened access keeps downloaded)
 //	revoked    the initiator revoked it (terminal; every recipient route answers 410)
-//	expired    derived, never stored: now >= expiresAt (every recipient route answers 410)
+//	expired    now >= expiresAt (every recipient route answers 410): derived by StateAt, and
+//	           stored once the expiry timer records delivery.expired (Expire; issue 27)
 package delivery
 
 import (
@@ -50,7 +51,7 @@ const (
 	StateOpened     State = "opened"
 	StateDownloaded State = "downloaded"
 	StateRevoked    State = "revoked"
-	StateExpired    State = "expired" // derived by StateAt, never stored
+	StateExpired    State = "expired" // derived by StateAt; stored by Expire
 )
 
 // UploadState is the progress of the document-library upload (modes sharepoint and both).

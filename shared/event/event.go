@@ -48,8 +48,8 @@ var Types = []string{SessionCreated, SessionCompleted, SessionCancelled, Session
 	WorkflowPendingApproval, WorkflowCompleted, WorkflowRejected, WorkflowCancelled}
 
 // auditKinds maps the audit kinds of the aggregates to the event types they publish. An audit
-// kind not listed publishes nothing. delivery.expired has no audit kind (a delivery's expiry is
-// derived from its time, never stored), so no event of that type is sent yet.
+// kind not listed publishes nothing. delivery.expired is recorded by the expiry timer once a
+// live delivery is past its expiry (delivery.Expire, issue 27).
 var auditKinds = map[string]string{
 	"session.created":           SessionCreated,
 	"session.completed":         SessionCompleted,
@@ -62,6 +62,7 @@ var auditKinds = map[string]string{
 	"delivery.opened":           DeliveryOpened,
 	"delivery.downloaded":       DeliveryDownloaded,
 	"delivery.revoked":          DeliveryRevoked,
+	"delivery.expired":          DeliveryExpired,
 	"batch.pending_approval":    BatchPendingApproval,
 	"batch.completed":           BatchCompleted,
 	"batch.partially_failed":    BatchPartiallyFailed,

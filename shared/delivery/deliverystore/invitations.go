@@ -52,3 +52,11 @@ func (s *Store) Reminders() *aggstore.Checks { return s.remind }
 func (s *Store) SendReminder(ctx context.Context, deliveryID string, round int, now time.Time, lease time.Duration, send func() (time.Time, error), step Step) (*delivery.Session, delivery.Change, error) {
 	return s.tab.SendNoticeUpdate(ctx, deliveryID, "sent-remind-"+strconv.Itoa(round), now, lease, send, aggstore.Plain(step))
 }
+
+// ExpirySchedule is the name of the deliveries' expiry schedule in the index table (issue 27):
+// Create puts every delivery on it at its ExpiresAt, before the session is written; the expiry
+// timer (delivery.Expiries) reads only the due entries and records delivery.expired.
+const ExpirySchedule = "dexp"
+
+// Expiries is the deliveries' expiry schedule (delivery.Expiries.Schedule).
+func (s *Store) Expiries() *aggstore.Checks { return s.expire }

@@ -55,6 +55,7 @@ type Store struct {
 	index   *aggstore.Index
 	invites *aggstore.Checks // the invitation checks (invitations.go)
 	remind  *aggstore.Checks // the reminder schedule (invitations.go)
+	expire  *aggstore.Checks // the expiry schedule (invitations.go)
 }
 
 // New opens the store on two tables of the account. It does no I/O (call Ensure at start).
@@ -64,10 +65,11 @@ func New(acct *azconn.Account, sessionsTable, indexTable string) (*Store, error)
 		return nil, err
 	}
 	return &Store{tab: tab, index: index, invites: aggstore.NewChecks(index, InviteSchedule, aggstore.DefaultCheckAfter),
-		remind: aggstore.NewChecks(index, ReminderSchedule, aggstore.DefaultCheckAfter)}, nil
+		remind: aggstore.NewChecks(index, ReminderSchedule, aggstore.DefaultCheckAfter),
+		expire: aggstore.NewChecks(index, ExpirySchedule, aggstore.DefaultCheckAfter)}, nil
 }
 
-// Ensure creates the tables when missing and starts the invitation-check and reminder
+// Ensure creates the tables when missing and starts the invitation-check, reminder and expiry
 // schedules.
 func (s *Store) Ensure(ctx context.Context) error {
 	if err := aggstore.Ensure(ctx, s.tab, s.index); err != nil {
@@ -76,7 +78,10 @@ func (s *Store) Ensure(ctx context.Context) error {
 	if err := s.invites.Start(ctx, time.Now()); err != nil {
 		return err
 	}
-	return s.remind.Start(ctx, time.Now())
+	if err := s.remind.Start(ctx, time.Now()); err != nil {
+		return err
+	}
+	return s.expire.Start(ctx, time.Now())
 }
 
 func correlationKey(tenant, correlationID string) aggstore.Key {
@@ -86,7 +91,8 @@ func correlationKey(tenant, correlationID string) aggstore.Key {
 // Create stores a new session with the events of its Start change: first its member row under
 // the correlationId (a member without a session is skipped by List), then, when its mode
 // e-mails the recipient, its invitation check (due the check delay after CreatedAt) and, with a
-// reminders block, its first reminder (delivery.NextReminder), then the session row and the events in one transaction. Errors: delivery.ErrExists if the deliveryId
+// reminders block, its first reminder (delivery.NextReminder), then its expiry (every mode, at
+// ExpiresAt), then the session row and the events in one transaction. Errors: delivery.ErrExists if the deliveryId
 // is stored (its row is left as it is); the tablestore ones.
 func (s *Store) Create(ctx context.Context, sess *delivery.Session, ch delivery.Change) error {
 	if err := s.index.AddMember(ctx, correlationKey(sess.TenantID, sess.CorrelationID), sess.DeliveryID, nil); err != nil {
@@ -101,6 +107,9 @@ func (s *Store) Create(ctx context.Context, sess *delivery.Session, ch delivery.
 				return err
 			}
 		}
+	}
+	if err := s.expire.Add(ctx, sess.DeliveryID, sess.ExpiresAt); err != nil {
+		return err
 	}
 	err := s.tab.Create(ctx, sess, ch)
 	if apperr.KindOf(err) == apperr.KindConflict {
