@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/licence/licencetest"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/queues"
 	"github.com/esign-svc/esign/shared/template"
@@ -476,5 +478,36 @@ func TestRecordGroupsFromEightWorkersTwice(t *testing.T) {
 	got = must(e.Batches().Load(ctx, b.BatchID))
 	if got.State != dispatch.StateCompleted || got.ProcessedCount != 45 || e.eventCount(t, b.BatchID, dispatch.EvCompleted) != 1 {
 		t.Fatalf("batch %s processed %d, %d completed events", got.State, got.ProcessedCount, e.eventCount(t, b.BatchID, dispatch.EvCompleted))
+	}
+}
+
+// TestRecordGroupMeteredInOneMessage: a record group meters its made records in one
+// licence-usage message (one id per record; the failed one is left out), where each record
+// had its own message before; a redelivered group meters nothing.
+func TestRecordGroupMeteredInOneMessage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.job.Meter = licensing.Meter{On: true, Now: e.Now}
+	b := e.batch(t, []map[string]any{e.offer(0), e.offer(1), e.offer(2)}, dispatch.Settings{Mode: dispatch.ModeIndividual}, false,
+		func(_ *dispatch.Batch, recs []dispatch.Record) { recs[1].DataEnc = "not a ciphertext" })
+	deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant})
+	msg := dispatch.RecordMessage{BatchID: b.BatchID, TenantID: tenant, Indexes: []int{0, 1, 2}}
+	usage := deliver(t, e.job.HandleRecord, msg).Messages(queues.LicenceUsage.Binding())
+	if len(usage) != 1 {
+		t.Fatalf("%d licence-usage messages for one group: %s", len(usage), usage)
+	}
+	var m licensing.UsageMessage
+	if err := json.Unmarshal(usage[0], &m); err != nil || m.Validate() != nil {
+		t.Fatalf("%s: %v %v", usage[0], err, m.Validate())
+	}
+	var ids []string
+	for _, u := range m.All() {
+		ids = append(ids, u.ID)
+	}
+	if want := []string{"batch.record:" + b.BatchID + ":0", "batch.record:" + b.BatchID + ":2"}; !slices.Equal(ids, want) {
+		t.Fatalf("metered %v, want %v", ids, want)
+	}
+	if r := deliver(t, e.job.HandleRecord, msg); len(r.Messages(queues.LicenceUsage.Binding())) != 0 {
+		t.Fatalf("a redelivered group metered again: %v", r.Outputs)
 	}
 }

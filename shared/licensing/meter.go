@@ -23,3 +23,21 @@ func (m Meter) Record(kind Kind, tenantID string, parts ...string) (Usage, bool)
 	}
 	return NewUsage(kind, tenantID, now(), parts...), true
 }
+
+// Records are the records of kind for tenantID's objects, one named by each entry of names
+// (NewUsage), all at one m.Now, and whether m is on.
+func (m Meter) Records(kind Kind, tenantID string, names [][]string) ([]Usage, bool) {
+	if !m.On {
+		return nil, false
+	}
+	now := time.Now
+	if m.Now != nil {
+		now = m.Now
+	}
+	at := now()
+	us := make([]Usage, len(names))
+	for i, parts := range names {
+		us[i] = NewUsage(kind, tenantID, at, parts...)
+	}
+	return us, true
+}
