@@ -16,10 +16,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 
 	"github.com/esign-svc/esign/shared/apptest"
+	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/licence"
@@ -509,5 +511,79 @@ func TestRecordGroupMeteredInOneMessage(t *testing.T) {
 	}
 	if r := deliver(t, e.job.HandleRecord, msg); len(r.Messages(queues.LicenceUsage.Binding())) != 0 {
 		t.Fatalf("a redelivered group metered again: %v", r.Outputs)
+	}
+}
+
+// slowBlobs is the job's blobs with each Open taking a while, counting the opens under way and
+// their most at once.
+type slowBlobs struct {
+	Blobs
+	mu        sync.Mutex
+	cur, most int
+}
+
+func (s *slowBlobs) Open(ctx context.Context, container, name string) (io.ReadCloser, blobstore.Props, error) {
+	s.mu.Lock()
+	s.cur++
+	s.most = max(s.most, s.cur)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.cur--
+		s.mu.Unlock()
+	}()
+	time.Sleep(20 * time.Millisecond)
+	return s.Blobs.Open(ctx, container, name)
+}
+
+// TestFinishReadsAhead: the finish reads a few record PDFs ahead of the one it writes (before
+// issue 26's metering part it read them one after the other), at most readAhead+1 at once, and
+// the ZIP and the combined PDF still hold every record's PDF in index order; the records are
+// listed in pages of three.
+func TestFinishReadsAhead(t *testing.T) {
+	t.Parallel()
+	const n = 12
+	for _, s := range []dispatch.Settings{{Mode: dispatch.ModeIndividual, ZipBundle: true}, {Mode: dispatch.ModeCombined}} {
+		e := newEnv(t)
+		e.job.Page = 3
+		slow := &slowBlobs{Blobs: e.job.Blobs}
+		e.job.Blobs = slow
+		recs := make([]map[string]any, n)
+		for i := range recs {
+			recs[i] = e.offer(i)
+		}
+		b := e.batch(t, recs, s, false, nil)
+		e.run(t, b)
+		got := must(e.Batches().Load(context.Background(), b.BatchID))
+		if got.State != dispatch.StateCompleted {
+			t.Fatalf("%+v: %s", s, got.State)
+		}
+		if slow.most < 2 || slow.most > readAhead+1 {
+			t.Errorf("%+v: %d record PDFs read at once, want 2 to %d", s, slow.most, readAhead+1)
+		}
+		rs := e.records(t, b.BatchID)
+		if s.ZipBundle {
+			raw := e.Read(got.BundlePath)
+			zr := must(zip.NewReader(bytes.NewReader(raw), int64(len(raw))))
+			if len(zr.File) != n {
+				t.Fatalf("%d entries", len(zr.File))
+			}
+			for i, f := range zr.File {
+				rc := must(f.Open())
+				body, _ := io.ReadAll(rc)
+				rc.Close()
+				if !strings.HasSuffix(rs[i].PDFBlobPath, "/"+f.Name) || !bytes.Equal(body, e.Read(rs[i].PDFBlobPath)) {
+					t.Fatalf("entry %d %s is not record %d's PDF %s", i, f.Name, i, rs[i].PDFBlobPath)
+				}
+			}
+			continue
+		}
+		pages := 0
+		for i := range rs {
+			pages += must(api.PageCount(bytes.NewReader(e.Read(rs[i].PDFBlobPath)), nil))
+		}
+		if got, err := api.PageCount(bytes.NewReader(e.Read(got.CombinedPath)), nil); err != nil || got != pages {
+			t.Fatalf("combined: %d pages (%v), want %d", got, err, pages)
+		}
 	}
 }
