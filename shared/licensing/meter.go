@@ -17,11 +17,15 @@ func (m Meter) Record(kind Kind, tenantID string, parts ...string) (Usage, bool)
 	if !m.On {
 		return Usage{}, false
 	}
-	now := time.Now
+	return NewUsage(kind, tenantID, m.now(), parts...), true
+}
+
+// now is m.Now(), or time.Now() without it.
+func (m Meter) now() time.Time {
 	if m.Now != nil {
-		now = m.Now
+		return m.Now()
 	}
-	return NewUsage(kind, tenantID, now(), parts...), true
+	return time.Now()
 }
 
 // Records are the records of kind for tenantID's objects, one named by each entry of names
@@ -30,11 +34,7 @@ func (m Meter) Records(kind Kind, tenantID string, names [][]string) ([]Usage, b
 	if !m.On {
 		return nil, false
 	}
-	now := time.Now
-	if m.Now != nil {
-		now = m.Now
-	}
-	at := now()
+	at := m.now()
 	us := make([]Usage, len(names))
 	for i, parts := range names {
 		us[i] = NewUsage(kind, tenantID, at, parts...)
