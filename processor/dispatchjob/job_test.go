@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"maps"
 	"os"
@@ -585,5 +586,70 @@ func TestFinishReadsAhead(t *testing.T) {
 		if got, err := api.PageCount(bytes.NewReader(e.Read(got.CombinedPath)), nil); err != nil || got != pages {
 			t.Fatalf("combined: %d pages (%v), want %d", got, err, pages)
 		}
+	}
+}
+
+// failingBlobs fails the Open of one name.
+type failingBlobs struct {
+	Blobs
+	name string
+}
+
+func (f failingBlobs) Open(ctx context.Context, container, name string) (io.ReadCloser, blobstore.Props, error) {
+	if container+"/"+name == f.name {
+		return nil, blobstore.Props{}, errors.New("blob unavailable")
+	}
+	return f.Blobs.Open(ctx, container, name)
+}
+
+// eachDonePDF hands the records over in index order until the first error, a read's or the
+// caller's, and returns it (the reads ahead are abandoned, nothing waits on them).
+func TestEachDonePDFStopsAtTheFirstError(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.job.Page = 3
+	ctx := context.Background()
+	recs := make([]map[string]any, 12)
+	for i := range recs {
+		recs[i] = e.offer(i)
+	}
+	b := e.batch(t, recs, dispatch.Settings{Mode: dispatch.ModeIndividual}, false, nil)
+	var msgs []json.RawMessage
+	for pages := []any{dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant}}; len(pages) > 0; pages = pages[1:] {
+		r := deliver(t, e.job.HandleDispatch, pages[0])
+		msgs = append(msgs, r.Messages(queues.DispatchRecord.Binding())...)
+		for _, n := range r.Messages(queues.Dispatch.Binding()) {
+			pages = append(pages, n)
+		}
+	}
+	for _, m := range msgs {
+		deliver(t, e.job.HandleRecord, m)
+	}
+	got := must(e.Batches().Load(ctx, b.BatchID))
+	rs := e.records(t, b.BatchID)
+	e.job.Blobs = failingBlobs{Blobs: e.job.Blobs, name: rs[5].PDFBlobPath}
+	var seen []int
+	err := e.job.eachDonePDF(ctx, got, func(r *dispatch.Record, raw []byte) error {
+		if !bytes.HasPrefix(raw, []byte("%PDF")) {
+			t.Errorf("record %d: no PDF", r.Index)
+		}
+		seen = append(seen, r.Index)
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "blob unavailable") || !slices.Equal(seen, []int{0, 1, 2, 3, 4}) {
+		t.Fatalf("read failure: %v after %v", err, seen)
+	}
+	e.job.Blobs = e.job.Blobs.(failingBlobs).Blobs
+	stop := errors.New("stop")
+	seen = nil
+	err = e.job.eachDonePDF(ctx, got, func(r *dispatch.Record, _ []byte) error {
+		seen = append(seen, r.Index)
+		if r.Index == 2 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || !slices.Equal(seen, []int{0, 1, 2}) {
+		t.Fatalf("caller's error: %v after %v", err, seen)
 	}
 }
