@@ -15,7 +15,7 @@ import (
 	"github.com/esign-svc/esign/shared/render"
 )
 
-// maxRecordPDF bounds one record PDF read for the combined PDF.
+// maxRecordPDF bounds one record PDF read for the combined PDF or the bundle.
 const maxRecordPDF = 64 << 20
 
 // EvArtifactFailed records that a finish given up by the host ended the batch without its
@@ -89,8 +89,8 @@ func (j *Job) eachDone(ctx context.Context, b *dispatch.Batch, fn func(r *dispat
 
 // combine merges every done record's PDF in index order into
 // documents/<tid>/dispatch/<batchId>/combined.pdf: the merger writes each record's pages as it reads
-// them into a pipe read by a block-by-block upload, so memory holds one record PDF and the
-// output's object offsets, never the merged document.
+// them into a pipe read by a block-by-block upload, so memory holds the record PDFs read ahead
+// (eachDonePDF) and the output's object offsets, never the merged document.
 func (j *Job) combine(ctx context.Context, b *dispatch.Batch) (string, error) {
 	name := blobpath.TenantName(b.TenantID, recordDir, b.BatchID, "/", combinedName, ".pdf")
 	err := j.upload(ctx, render.ContainerDocuments, name, "application/pdf", func(w io.Writer) error {
@@ -98,11 +98,7 @@ func (j *Job) combine(ctx context.Context, b *dispatch.Batch) (string, error) {
 		if err != nil {
 			return err
 		}
-		err = j.eachDone(ctx, b, func(r *dispatch.Record) error {
-			raw, err := j.read(ctx, r.PDFBlobPath)
-			if err != nil {
-				return err
-			}
+		err = j.eachDonePDF(ctx, b, func(r *dispatch.Record, raw []byte) error {
 			if err := m.add(raw); err != nil {
 				return apperr.Wrap(err, apperr.KindInternal, "combine_failed", "record %d's PDF does not merge", r.Index)
 			}
@@ -117,25 +113,19 @@ func (j *Job) combine(ctx context.Context, b *dispatch.Batch) (string, error) {
 }
 
 // bundle streams every done record's PDF, in index order, into bundles/<tenant>/<batchId>.zip
-// (under the tenant's folder, DESIGN 14): the ZIP
-// is written into a pipe read by a block-by-block upload, so neither the archive nor a PDF is
-// ever whole in memory.
+// (under the tenant's folder, DESIGN 14): the ZIP is written into a pipe read by a
+// block-by-block upload, so the archive is never whole in memory, only the record PDFs read
+// ahead (eachDonePDF).
 func (j *Job) bundle(ctx context.Context, b *dispatch.Batch) (string, error) {
 	name := blobpath.TenantName(b.TenantID, b.BatchID, ".zip")
 	err := j.upload(ctx, ContainerBundle, name, "application/zip", func(w io.Writer) error {
 		zw := zip.NewWriter(w)
-		err := j.eachDone(ctx, b, func(r *dispatch.Record) error {
-			c, n, _ := strings.Cut(r.PDFBlobPath, "/")
-			body, _, err := j.Blobs.Open(ctx, c, n)
+		err := j.eachDonePDF(ctx, b, func(r *dispatch.Record, raw []byte) error {
+			f, err := zw.CreateHeader(&zip.FileHeader{Name: r.PDFBlobPath[strings.LastIndexByte(r.PDFBlobPath, '/')+1:], Method: zip.Store, Modified: r.ProcessedAt})
 			if err != nil {
 				return err
 			}
-			defer body.Close()
-			f, err := zw.CreateHeader(&zip.FileHeader{Name: n[strings.LastIndexByte(n, '/')+1:], Method: zip.Store, Modified: r.ProcessedAt})
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(f, body)
+			_, err = f.Write(raw)
 			return err
 		})
 		if err != nil {
@@ -157,6 +147,57 @@ func (j *Job) upload(ctx context.Context, container, name, ctype string, write f
 	_, err := j.Blobs.Put(ctx, container, name, pr, ctype, nil)
 	pr.CloseWithError(errors.New("dispatch: upload ended")) // unblocks the writer when Put stopped early
 	return err
+}
+
+// readAhead is how many record PDFs the finish reads ahead of the one it writes: the reads of a
+// 10,000-record finish overlap instead of waiting one after the other, and memory holds at most
+// readAhead+1 record PDFs whatever the number of records.
+const readAhead = 4
+
+// donePDF is a done record and its PDF as read (or the read's error).
+type donePDF struct {
+	r   *dispatch.Record
+	raw []byte
+	err error
+}
+
+// eachDonePDF calls fn with every done record of the batch and its PDF, in index order, while
+// up to readAhead of the following PDFs are read concurrently. The first error (a page, a read,
+// fn) stops it and is returned; the reads still under way are cancelled.
+func (j *Job) eachDonePDF(ctx context.Context, b *dispatch.Batch, fn func(r *dispatch.Record, raw []byte) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pending := make(chan chan donePDF, readAhead) // the reads in index order; a full channel holds the lister
+	listed := make(chan error, 1)
+	go func() {
+		defer close(pending)
+		listed <- j.eachDone(ctx, b, func(r *dispatch.Record) error {
+			res := make(chan donePDF, 1)
+			select {
+			case pending <- res:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			go func() {
+				raw, err := j.read(ctx, r.PDFBlobPath)
+				res <- donePDF{r: r, raw: raw, err: err}
+			}()
+			return nil
+		})
+	}()
+	for res := range pending {
+		d := <-res
+		if d.err == nil {
+			d.err = fn(d.r, d.raw)
+		}
+		if d.err != nil {
+			cancel()
+			for range pending { // let the lister end; each read sends into its own buffer
+			}
+			return d.err
+		}
+	}
+	return <-listed
 }
 
 // read is one record PDF, whole (bounded by maxRecordPDF).

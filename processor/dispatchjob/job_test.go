@@ -7,22 +7,27 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 
 	"github.com/esign-svc/esign/shared/apptest"
+	"github.com/esign-svc/esign/shared/azure/blobstore"
 	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/licence"
 	"github.com/esign-svc/esign/shared/licence/licencetest"
+	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/pii"
 	"github.com/esign-svc/esign/shared/queues"
 	"github.com/esign-svc/esign/shared/template"
@@ -476,5 +481,175 @@ func TestRecordGroupsFromEightWorkersTwice(t *testing.T) {
 	got = must(e.Batches().Load(ctx, b.BatchID))
 	if got.State != dispatch.StateCompleted || got.ProcessedCount != 45 || e.eventCount(t, b.BatchID, dispatch.EvCompleted) != 1 {
 		t.Fatalf("batch %s processed %d, %d completed events", got.State, got.ProcessedCount, e.eventCount(t, b.BatchID, dispatch.EvCompleted))
+	}
+}
+
+// TestRecordGroupMeteredInOneMessage: a record group meters its made records in one
+// licence-usage message (one id per record; the failed one is left out), where each record
+// had its own message before; a redelivered group meters nothing.
+func TestRecordGroupMeteredInOneMessage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.job.Meter = licensing.Meter{On: true, Now: e.Now}
+	b := e.batch(t, []map[string]any{e.offer(0), e.offer(1), e.offer(2)}, dispatch.Settings{Mode: dispatch.ModeIndividual}, false,
+		func(_ *dispatch.Batch, recs []dispatch.Record) { recs[1].DataEnc = "not a ciphertext" })
+	deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant})
+	msg := dispatch.RecordMessage{BatchID: b.BatchID, TenantID: tenant, Indexes: []int{0, 1, 2}}
+	usage := deliver(t, e.job.HandleRecord, msg).Messages(queues.LicenceUsage.Binding())
+	if len(usage) != 1 {
+		t.Fatalf("%d licence-usage messages for one group: %s", len(usage), usage)
+	}
+	var m licensing.UsageMessage
+	if err := json.Unmarshal(usage[0], &m); err != nil || m.Validate() != nil {
+		t.Fatalf("%s: %v %v", usage[0], err, m.Validate())
+	}
+	var ids []string
+	for _, u := range m.All() {
+		ids = append(ids, u.ID)
+	}
+	if want := []string{"batch.record:" + b.BatchID + ":0", "batch.record:" + b.BatchID + ":2"}; !slices.Equal(ids, want) {
+		t.Fatalf("metered %v, want %v", ids, want)
+	}
+	if r := deliver(t, e.job.HandleRecord, msg); len(r.Messages(queues.LicenceUsage.Binding())) != 0 {
+		t.Fatalf("a redelivered group metered again: %v", r.Outputs)
+	}
+}
+
+// slowBlobs is the job's blobs with each Open taking a while, counting the opens under way and
+// their most at once.
+type slowBlobs struct {
+	Blobs
+	mu        sync.Mutex
+	cur, most int
+}
+
+func (s *slowBlobs) Open(ctx context.Context, container, name string) (io.ReadCloser, blobstore.Props, error) {
+	s.mu.Lock()
+	s.cur++
+	s.most = max(s.most, s.cur)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.cur--
+		s.mu.Unlock()
+	}()
+	time.Sleep(20 * time.Millisecond)
+	return s.Blobs.Open(ctx, container, name)
+}
+
+// TestFinishReadsAhead: the finish reads a few record PDFs ahead of the one it writes (before
+// issue 26's metering part it read them one after the other), at most readAhead+1 at once, and
+// the ZIP and the combined PDF still hold every record's PDF in index order; the records are
+// listed in pages of three.
+func TestFinishReadsAhead(t *testing.T) {
+	t.Parallel()
+	const n = 12
+	for _, s := range []dispatch.Settings{{Mode: dispatch.ModeIndividual, ZipBundle: true}, {Mode: dispatch.ModeCombined}} {
+		e := newEnv(t)
+		e.job.Page = 3
+		slow := &slowBlobs{Blobs: e.job.Blobs}
+		e.job.Blobs = slow
+		recs := make([]map[string]any, n)
+		for i := range recs {
+			recs[i] = e.offer(i)
+		}
+		b := e.batch(t, recs, s, false, nil)
+		e.run(t, b)
+		got := must(e.Batches().Load(context.Background(), b.BatchID))
+		if got.State != dispatch.StateCompleted {
+			t.Fatalf("%+v: %s", s, got.State)
+		}
+		if slow.most < 2 || slow.most > readAhead+1 {
+			t.Errorf("%+v: %d record PDFs read at once, want 2 to %d", s, slow.most, readAhead+1)
+		}
+		rs := e.records(t, b.BatchID)
+		if s.ZipBundle {
+			raw := e.Read(got.BundlePath)
+			zr := must(zip.NewReader(bytes.NewReader(raw), int64(len(raw))))
+			if len(zr.File) != n {
+				t.Fatalf("%d entries", len(zr.File))
+			}
+			for i, f := range zr.File {
+				rc := must(f.Open())
+				body, _ := io.ReadAll(rc)
+				rc.Close()
+				if !strings.HasSuffix(rs[i].PDFBlobPath, "/"+f.Name) || !bytes.Equal(body, e.Read(rs[i].PDFBlobPath)) {
+					t.Fatalf("entry %d %s is not record %d's PDF %s", i, f.Name, i, rs[i].PDFBlobPath)
+				}
+			}
+			continue
+		}
+		pages := 0
+		for i := range rs {
+			pages += must(api.PageCount(bytes.NewReader(e.Read(rs[i].PDFBlobPath)), nil))
+		}
+		if got, err := api.PageCount(bytes.NewReader(e.Read(got.CombinedPath)), nil); err != nil || got != pages {
+			t.Fatalf("combined: %d pages (%v), want %d", got, err, pages)
+		}
+	}
+}
+
+// failingBlobs fails the Open of one name.
+type failingBlobs struct {
+	Blobs
+	name string
+}
+
+func (f failingBlobs) Open(ctx context.Context, container, name string) (io.ReadCloser, blobstore.Props, error) {
+	if container+"/"+name == f.name {
+		return nil, blobstore.Props{}, errors.New("blob unavailable")
+	}
+	return f.Blobs.Open(ctx, container, name)
+}
+
+// eachDonePDF hands the records over in index order until the first error, a read's or the
+// caller's, and returns it (the reads ahead are abandoned, nothing waits on them).
+func TestEachDonePDFStopsAtTheFirstError(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.job.Page = 3
+	ctx := context.Background()
+	recs := make([]map[string]any, 12)
+	for i := range recs {
+		recs[i] = e.offer(i)
+	}
+	b := e.batch(t, recs, dispatch.Settings{Mode: dispatch.ModeIndividual}, false, nil)
+	var msgs []json.RawMessage
+	for pages := []any{dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant}}; len(pages) > 0; pages = pages[1:] {
+		r := deliver(t, e.job.HandleDispatch, pages[0])
+		msgs = append(msgs, r.Messages(queues.DispatchRecord.Binding())...)
+		for _, n := range r.Messages(queues.Dispatch.Binding()) {
+			pages = append(pages, n)
+		}
+	}
+	for _, m := range msgs {
+		deliver(t, e.job.HandleRecord, m)
+	}
+	got := must(e.Batches().Load(ctx, b.BatchID))
+	rs := e.records(t, b.BatchID)
+	e.job.Blobs = failingBlobs{Blobs: e.job.Blobs, name: rs[5].PDFBlobPath}
+	var seen []int
+	err := e.job.eachDonePDF(ctx, got, func(r *dispatch.Record, raw []byte) error {
+		if !bytes.HasPrefix(raw, []byte("%PDF")) {
+			t.Errorf("record %d: no PDF", r.Index)
+		}
+		seen = append(seen, r.Index)
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "blob unavailable") || !slices.Equal(seen, []int{0, 1, 2, 3, 4}) {
+		t.Fatalf("read failure: %v after %v", err, seen)
+	}
+	e.job.Blobs = e.job.Blobs.(failingBlobs).Blobs
+	stop := errors.New("stop")
+	seen = nil
+	err = e.job.eachDonePDF(ctx, got, func(r *dispatch.Record, _ []byte) error {
+		seen = append(seen, r.Index)
+		if r.Index == 2 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || !slices.Equal(seen, []int{0, 1, 2}) {
+		t.Fatalf("caller's error: %v after %v", err, seen)
 	}
 }

@@ -61,6 +61,7 @@ func (j *Job) HandleRecord(ctx context.Context, qm funcproto.QueueMessage) error
 	if err != nil {
 		return err
 	}
+	var metered [][]string // the group's records made now: one usage message for them all
 	for i, r := range recs {
 		if !written[i] {
 			continue
@@ -70,14 +71,11 @@ func (j *Job) HandleRecord(ctx context.Context, qm funcproto.QueueMessage) error
 				return err
 			}
 		}
-		if outs[i].Err != "" { // a failed record made nothing to meter
-			continue
-		}
-		if err := effects.Meter(ctx, j.Meter, licensing.KindBatchRecord, b.TenantID, b.BatchID, strconv.Itoa(r.Index)); err != nil {
-			return err
+		if outs[i].Err == "" { // a failed record made nothing to meter
+			metered = append(metered, []string{b.BatchID, strconv.Itoa(r.Index)})
 		}
 	}
-	return nil
+	return effects.MeterGroup(ctx, j.Meter, licensing.KindBatchRecord, b.TenantID, metered)
 }
 
 // HandleRecordPoison is the DispatchRecordPoison function: the host gave up on a record

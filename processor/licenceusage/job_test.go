@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -19,13 +21,19 @@ type service struct {
 	status int
 	ids    []string
 	auth   []string
+	strict int // posts that were not exactly a Usage
 }
 
 func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var u licensing.Usage
-	_ = json.NewDecoder(r.Body).Decode(&u)
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	bad := dec.Decode(&u) != nil
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if bad {
+		s.strict++
+	}
 	s.auth = append(s.auth, r.Header.Get("Authorization"))
 	if s.status/100 == 2 && r.URL.Path == licensing.PathUsage {
 		s.ids = append(s.ids, u.ID)
@@ -95,12 +103,44 @@ func TestNotTakenIsRetried(t *testing.T) {
 func TestMalformedIsAcknowledged(t *testing.T) {
 	t.Parallel()
 	j, s := newJob(t, http.StatusOK)
-	for _, body := range []string{`not json`, `{}`, `{"id":"x","tenantId":"t","kind":"session.opened","at":"2026-01-01T00:00:00Z"}`} {
+	for _, body := range []string{`not json`, `{}`, `{"id":"x","tenantId":"t","kind":"session.opened","at":"2026-01-01T00:00:00Z"}`,
+		`{"records":[]}`, `{"records":[{"id":"x","tenantId":"t","kind":"batch.record"}]}`,
+		`{"id":"x","tenantId":"t","kind":"batch.record","at":"2026-01-01T00:00:00Z","records":[{"id":"y","tenantId":"t","kind":"batch.record","at":"2026-01-01T00:00:00Z"}]}`} {
 		if code := invoke(t, j, body); code != http.StatusOK {
 			t.Errorf("%s: reply %d", body, code)
 		}
 	}
 	if len(s.auth) != 0 {
 		t.Fatalf("a malformed record was sent: %v", s.auth)
+	}
+}
+
+// group is a licence-usage message of a batch's records 0..n-1.
+func group(n int) string {
+	us := make([]licensing.Usage, n)
+	for i := range us {
+		us[i] = licensing.NewUsage(licensing.KindBatchRecord, "tid", time.Now(), "b1", strconv.Itoa(i))
+	}
+	b, _ := json.Marshal(licensing.GroupMessage(us))
+	return string(b)
+}
+
+// A group message posts each of its records, one call each in the operator's one-record format
+// (no other member), and is acknowledged once all were taken; a refusal midway fails the
+// invocation, and the retry posts the group again (the service keeps each id once).
+func TestGroupPostsEachRecord(t *testing.T) {
+	t.Parallel()
+	j, s := newJob(t, http.StatusCreated)
+	if code := invoke(t, j, group(3)); code != http.StatusOK {
+		t.Fatalf("reply %d", code)
+	}
+	if want := []string{"batch.record:b1:0", "batch.record:b1:1", "batch.record:b1:2"}; !slices.Equal(s.ids, want) || s.strict != 0 {
+		t.Fatalf("service got %v (%d posts with other members)", s.ids, s.strict)
+	}
+	s.mu.Lock()
+	s.status = http.StatusServiceUnavailable
+	s.mu.Unlock()
+	if code := invoke(t, j, group(2)); code == http.StatusOK {
+		t.Fatal("a group the service did not take was acknowledged")
 	}
 }

@@ -25,7 +25,7 @@ func EmitDeliveries(ctx context.Context, c delivery.Created, mode delivery.Mode,
 	if !c.Replayed {
 		for _, id := range c.DeliveryIDs {
 			if u, on := meter.Record(licensing.KindDeliveryCreated, tenant, id); on {
-				outs = append(outs, to(queues.LicenceUsage, u))
+				outs = append(outs, to(queues.LicenceUsage, licensing.UsageMessage{Usage: u}))
 			}
 		}
 	}
@@ -40,5 +40,17 @@ func Meter(ctx context.Context, m licensing.Meter, kind licensing.Kind, tenantID
 	if !on {
 		return nil
 	}
-	return Send(ctx, queues.LicenceUsage, u)
+	return Send(ctx, queues.LicenceUsage, licensing.UsageMessage{Usage: u})
+}
+
+// MeterGroup queues, when m is on, the usage records of kind for tenantID's objects, one named
+// by each entry of names, in one licence-usage message (licensing.GroupMessage: a batch's
+// record group is one message, not one per record); nothing for no names. Errors:
+// funcproto.AddOutput's.
+func MeterGroup(ctx context.Context, m licensing.Meter, kind licensing.Kind, tenantID string, names [][]string) error {
+	us, on := m.Records(kind, tenantID, names)
+	if !on || len(us) == 0 {
+		return nil
+	}
+	return Send(ctx, queues.LicenceUsage, licensing.GroupMessage(us))
 }

@@ -68,3 +68,43 @@ func TestMeter(t *testing.T) {
 		t.Fatalf("an off meter queued %v", outs)
 	}
 }
+
+// MeterGroup queues a group's records in one message (one id per name), one record in the
+// single-record shape, nothing for no names or an off meter.
+func TestMeterGroup(t *testing.T) {
+	t.Parallel()
+	binding := queues.LicenceUsage.Binding()
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	on := licensing.Meter{On: true, Now: func() time.Time { return at }}
+	outs := invoke(t, func(r *http.Request) error {
+		return MeterGroup(r.Context(), on, licensing.KindBatchRecord, "tid", [][]string{{"b1", "0"}, {"b1", "3"}, {"b1", "9"}})
+	})
+	if len(outs[binding]) != 1 {
+		t.Fatalf("outputs %v", outs)
+	}
+	var m licensing.UsageMessage
+	if err := json.Unmarshal(outs[binding][0], &m); err != nil || m.Validate() != nil {
+		t.Fatalf("%s: %v %v", outs[binding][0], err, m.Validate())
+	}
+	if len(m.Records) != 3 || m.Records[1] != (licensing.Usage{ID: "batch.record:b1:3", TenantID: "tid", Kind: licensing.KindBatchRecord, At: at}) {
+		t.Fatalf("message %s", outs[binding][0])
+	}
+	outs = invoke(t, func(r *http.Request) error {
+		return MeterGroup(r.Context(), on, licensing.KindBatchRecord, "tid", [][]string{{"b1", "4"}})
+	})
+	if len(outs[binding]) != 1 || string(outs[binding][0]) != `{"id":"batch.record:b1:4","tenantId":"tid","kind":"batch.record","at":"2026-03-04T05:06:07Z"}` {
+		t.Fatalf("one record: %s", outs[binding])
+	}
+	for _, m := range []licensing.Meter{on, {}} {
+		outs = invoke(t, func(r *http.Request) error {
+			names := [][]string{{"b1", "5"}}
+			if m.On {
+				names = nil
+			}
+			return MeterGroup(r.Context(), m, licensing.KindBatchRecord, "tid", names)
+		})
+		if len(outs[binding]) != 0 {
+			t.Fatalf("queued %v", outs)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -240,6 +241,38 @@ func BenchmarkValidate(b *testing.B) {
 	for b.Loop() {
 		if err := c.Validate(ctx, "tid", licence.FeatureEsign, "corr"); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// A usage message is one record (the shape before issue 26) or a group of records with no
+// other member; a group's faults name the record by its JSON path.
+func TestUsageMessageValidate(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	one := NewUsage(KindBatchRecord, "t", at, "b", "0")
+	if err := (UsageMessage{Usage: one}).Validate(); err != nil {
+		t.Fatalf("one record: %v", err)
+	}
+	if got := GroupMessage([]Usage{one}); got.Records != nil || got.Usage != one {
+		t.Fatalf("one record as a group: %+v", got)
+	}
+	two := GroupMessage([]Usage{one, NewUsage(KindBatchRecord, "t", at, "b", "1")})
+	if err := two.Validate(); err != nil || len(two.All()) != 2 || two.All()[1].ID != "batch.record:b:1" {
+		t.Fatalf("group: %v %+v", err, two.All())
+	}
+	for _, c := range []struct {
+		m     UsageMessage
+		field string
+	}{
+		{UsageMessage{Records: []Usage{}}, "records"},
+		{UsageMessage{Usage: one, Records: []Usage{one}}, "records"},
+		{UsageMessage{Records: []Usage{one, {ID: "x", TenantID: "t", At: at}}}, "records[1].kind"},
+		{UsageMessage{Records: make([]Usage, MaxGroup+1)}, "records"},
+	} {
+		e, ok := apperr.As(c.m.Validate())
+		if !ok || e.Code != CodeInvalidUsage || len(e.Fields) == 0 || !slices.ContainsFunc(e.Fields, func(f apperr.FieldError) bool { return f.Field == c.field }) {
+			t.Errorf("%+v: %v, want %s", c.m, c.m.Validate(), c.field)
 		}
 	}
 }

@@ -17,9 +17,27 @@ func (m Meter) Record(kind Kind, tenantID string, parts ...string) (Usage, bool)
 	if !m.On {
 		return Usage{}, false
 	}
-	now := time.Now
+	return NewUsage(kind, tenantID, m.now(), parts...), true
+}
+
+// now is m.Now(), or time.Now() without it.
+func (m Meter) now() time.Time {
 	if m.Now != nil {
-		now = m.Now
+		return m.Now()
 	}
-	return NewUsage(kind, tenantID, now(), parts...), true
+	return time.Now()
+}
+
+// Records are the records of kind for tenantID's objects, one named by each entry of names
+// (NewUsage), all at one m.Now, and whether m is on.
+func (m Meter) Records(kind Kind, tenantID string, names [][]string) ([]Usage, bool) {
+	if !m.On {
+		return nil, false
+	}
+	at := m.now()
+	us := make([]Usage, len(names))
+	for i, parts := range names {
+		us[i] = NewUsage(kind, tenantID, at, parts...)
+	}
+	return us, true
 }

@@ -109,7 +109,7 @@ var (
 	WorkflowTrigger = declare[workflow.TriggerMessage](Spec{Name: workflow.QueueTrigger, Binding: "workflowtrigger", Writers: processor,
 		Reader: "WorkflowTrigger", PoisonReader: "WorkflowTriggerPoison",
 		Poison: "workflow.trigger_failed (retries_exhausted) recorded unless the trigger ended"})
-	LicenceUsage = declare[licensing.Usage](Spec{Name: licensing.Queue, Binding: "usage", Writers: both,
+	LicenceUsage = declare[licensing.UsageMessage](Spec{Name: licensing.Queue, Binding: "usage", Writers: both,
 		Reader: "LicenceUsage",
 		Poison: "kept in licence-usage-poison for the operator to queue again (no poison function)"})
 )

@@ -196,7 +196,7 @@ func TestMessagesOnTheQueuesStillDecode(t *testing.T) {
 		"workflow-seal":     {`{"workflowId":"w","tenantId":"t"}`},
 		"workflow-callback": {`{"workflowId":"w","tenantId":"t","state":"complete"}`, `{"workflowId":"w","tenantId":"t","attempt":1}`},
 		"workflow-trigger":  {`{"workflowId":"w","tenantId":"t"}`},
-		"licence-usage":     {`{"id":"batch.record:b:7","tenantId":"t","kind":"batch.record","at":"2026-03-04T05:06:07Z"}`},
+		"licence-usage":     {`{"id":"batch.record:b:7","tenantId":"t","kind":"batch.record","at":"2026-03-04T05:06:07Z"}`, `{"records":[{"id":"batch.record:b:7","tenantId":"t","kind":"batch.record","at":"2026-03-04T05:06:07Z"},{"id":"batch.record:b:8","tenantId":"t","kind":"batch.record","at":"2026-03-04T05:06:07Z"}]}`},
 	}
 	for _, s := range All() {
 		if len(samples[s.Name]) == 0 {
