@@ -54,21 +54,6 @@ var (
 	ErrRecordDone = apperr.New(apperr.KindConflict, "record_already_processed", "the record was processed already")
 )
 
-// Readiness of results: INVALID when any record is invalid, PARTIAL when any has warnings,
-// else READY.
-func ReadinessOf(records []Record) Readiness {
-	r := ReadyAll
-	for _, rec := range records {
-		if rec.Status == RecordInvalid {
-			return ReadyInvalid
-		}
-		if rec.Warning {
-			r = ReadyPartial
-		}
-	}
-	return r
-}
-
 // Tally is a new batch's records as its counters need them: each record's readiness by
 // index, a byte each (the intake keeps no record past its chunk).
 type Tally struct {
@@ -97,7 +82,8 @@ func TallyOf(records []Record) Tally {
 	return t
 }
 
-// Readiness is ReadinessOf the records tallied.
+// Readiness of the records tallied: INVALID when any record is invalid, PARTIAL when any has
+// warnings, else READY.
 func (t Tally) Readiness() Readiness {
 	switch {
 	case t.Failed > 0:
