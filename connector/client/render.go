@@ -202,19 +202,34 @@ type Decided struct {
 	DecidedAt string `json:"decidedAt"`
 }
 
-// ListBatches lists the tenant's batches, newest first (state "" : all).
+// ListBatches lists the tenant's batches, newest first (state "" : all), every page: it follows
+// the list's continuationToken until the service gives none (at most maxListPages pages).
 func (c *Client) ListBatches(ctx context.Context, state string) (total int, batches []BatchSummary, err error) {
 	q := url.Values{}
 	if state != "" {
 		q.Set("state", state)
 	}
-	var out struct {
-		Total   int            `json:"total"`
-		Batches []BatchSummary `json:"batches"`
+	for page := 0; page < maxListPages; page++ {
+		var out struct {
+			Total             int            `json:"total"`
+			Batches           []BatchSummary `json:"batches"`
+			ContinuationToken string         `json:"continuationToken"`
+		}
+		if _, err = c.do(ctx, call{method: http.MethodGet, path: "/dispatch/batch", query: q}, &out); err != nil {
+			return total, batches, err
+		}
+		total = out.Total
+		batches = append(batches, out.Batches...)
+		if out.ContinuationToken == "" {
+			return total, batches, nil
+		}
+		q.Set("continuationToken", out.ContinuationToken)
 	}
-	_, err = c.do(ctx, call{method: http.MethodGet, path: "/dispatch/batch", query: q}, &out)
-	return out.Total, out.Batches, err
+	return total, batches, nil
 }
+
+// maxListPages bounds the pages ListBatches reads (the service's pages hold up to 100 batches).
+const maxListPages = 1000
 
 // GetBatch reads one batch. Errors: *Error (404 batch_not_found).
 func (c *Client) GetBatch(ctx context.Context, batchID string) (*Batch, error) {
