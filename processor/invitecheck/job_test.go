@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,31 +37,22 @@ type env struct {
 	inviter    *deliveryupload.Job
 	job        *Job
 	start      time.Time
-	failing    atomic.Bool // the e-mail provider is down (a retryable failure)
-}
-
-// flaky is the outbox, or a retryable failure while the test says the provider is down.
-type flaky struct{ e *env }
-
-func (f flaky) Send(ctx context.Context, m notify.Message) error {
-	if f.e.failing.Load() {
-		return apperr.New(apperr.KindUnavailable, "provider_down", "the provider is down")
-	}
-	return f.e.box.Send(ctx, m)
+	provider   *apptest.Flaky // the outbox, or a retryable failure while the provider is down
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	x := apptest.New(t)
 	e := &env{Env: x, sessions: x.Sessions(), deliveries: x.Deliveries(), box: x.Outbox(), start: x.Now()}
+	e.provider = &apptest.Flaky{To: e.box}
 	clock, codec := x.Now, x.Tokens
 	var err error
-	if e.notifier, err = notifyjob.New(notifyjob.Deps{Sessions: &esign.SessionJobs{Store: e.sessions}, Tokens: codec, Cipher: x.Cipher, Email: flaky{e},
+	if e.notifier, err = notifyjob.New(notifyjob.Deps{Sessions: &esign.SessionJobs{Store: e.sessions}, Tokens: codec, Cipher: x.Cipher, Email: e.provider,
 		PortalURL: "https://portal.example.test", Now: clock}); err != nil {
 		t.Fatal(err)
 	}
 	if e.inviter, err = deliveryupload.New(deliveryupload.Deps{Deliveries: &delivery.Deliveries{Store: e.deliveries, Now: clock}, Blobs: x.Blobs, Tokens: codec,
-		Cipher: x.Cipher, Email: flaky{e}, PortalURL: "https://portal.example.test", Now: clock}); err != nil {
+		Cipher: x.Cipher, Email: e.provider, PortalURL: "https://portal.example.test", Now: clock}); err != nil {
 		t.Fatal(err)
 	}
 	if e.job, err = New(Deps{Sessions: &esign.SessionJobs{Store: e.sessions, InviteChecks: e.sessions.InviteChecks()},
@@ -260,7 +250,7 @@ func TestFailedSendKeepsTheCheck(t *testing.T) {
 	e := newEnv(t)
 	e.session(t, 1)
 	e.delivery(t)
-	e.failing.Store(true)
+	e.provider.Down.Store(true)
 	e.Clock.Set(e.start.Add(aggstore.DefaultCheckAfter))
 	r, err := e.job.Run(context.Background())
 	if err == nil || r.Checked != 0 || r.Sent != 2 {
@@ -270,7 +260,7 @@ func TestFailedSendKeepsTheCheck(t *testing.T) {
 	if !errors.As(err, &unavailable) || unavailable.Code != "provider_down" {
 		t.Fatalf("error %v", err)
 	}
-	e.failing.Store(false)
+	e.provider.Down.Store(false)
 	e.run(t, aggstore.DefaultCheckAfter+5*time.Minute, 2)
 	if got := e.mail(t, notify.KindInvitation) + e.mail(t, deliveryupload.KindInvitation); got != 2 {
 		t.Fatalf("%d invitations after the provider came back, want 2", got)
