@@ -30,6 +30,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/keyvault"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
+	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/dispatch/batchstore"
 	"github.com/esign-svc/esign/shared/document/documentstore"
 	"github.com/esign-svc/esign/shared/esign"
@@ -248,7 +249,8 @@ func Functions(d *Deps) ([]Function, error) {
 	t.add(notifier, nil)
 	t.add(deliveries, nil)
 	t.add(expiry.New(expiry.Deps{Sessions: jobs, Now: d.Now,
-		Deliveries: &delivery.Expiries{Schedule: d.Deliveries.Expiries(), Store: d.Deliveries}}))
+		Deliveries: &delivery.Expiries{Schedule: d.Deliveries.Expiries(), Store: d.Deliveries},
+		Intakes:    &dispatch.IntakeSweep{Schedule: d.Batches.Intakes(), Store: d.Batches, Blobs: blobs}}))
 	t.add(invitecheck.New(invitecheck.Deps{Sessions: jobs,
 		Deliveries: &delivery.InviteChecks{Schedule: d.Deliveries.InviteChecks(), Store: d.Deliveries}, Notify: notifier.Notify,
 		MessageID: notifyjob.MessageID, Invite: deliveries.Invite, Now: d.Now}))
