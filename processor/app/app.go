@@ -212,8 +212,8 @@ func (t *table) add(j job, err error) {
 
 // Functions are the processor's jobs' function tables: every job package is built the same
 // way (New with its Deps) and brings its own functions (the constants next to its
-// processor/functions folders): the notifications (notifyjob), session expiry (expiry), the
-// seal (seal), the delivery uploads and invitations (deliveryupload), the portal purge
+// processor/functions folders): the notifications (notifyjob), session expiry and the sweep of
+// dead batch intakes (expiry), the seal (seal), the delivery uploads and invitations (deliveryupload), the portal purge
 // (portalpurge), the invitation reconciler (invitecheck), the delivery that waited for signing
 // (signeddelivery), batch dispatch (dispatchjob), the workflow seal (workflowseal), its
 // auto-trigger (workflowtrigger), the workflows' terminal callbacks (workflowcallback) and
