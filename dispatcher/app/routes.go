@@ -101,8 +101,8 @@ func routes(mux *http.ServeMux, d *Deps) {
 
 	(&renderapi.API{Renderer: &render.Renderer{Templates: d.Templates, Blobs: d.Blobs, Store: d.Documents,
 		Sessions: d.Sessions, ESign: sessions, Delivery: deliveries, Now: time.Now, Licensing: remote},
-		Intake: &dispatch.Intake{Templates: d.Templates, Blobs: d.Blobs, Store: d.Batches, Cipher: d.Config.PIICipher,
-			Now: time.Now, NewID: uuid.NewString, Licensing: remote},
+		Intake: &dispatch.Intake{Templates: d.Templates, Blobs: d.Blobs, Store: d.Batches, Intakes: d.Batches.Intakes(),
+			Cipher: d.Config.PIICipher, Now: time.Now, NewID: uuid.NewString, Licensing: remote},
 		Verifier: d.Verifier, Licence: d.Licence, Meter: meter}).Routes(mux)
 	(&documentapi.API{
 		Uploader: &document.Uploader{Blobs: d.Blobs, Now: time.Now, NewID: document.NewID},

@@ -30,6 +30,7 @@ import (
 	"github.com/esign-svc/esign/shared/azure/keyvault"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
+	"github.com/esign-svc/esign/shared/dispatch"
 	"github.com/esign-svc/esign/shared/dispatch/batchstore"
 	"github.com/esign-svc/esign/shared/document/documentstore"
 	"github.com/esign-svc/esign/shared/esign"
@@ -211,8 +212,8 @@ func (t *table) add(j job, err error) {
 
 // Functions are the processor's jobs' function tables: every job package is built the same
 // way (New with its Deps) and brings its own functions (the constants next to its
-// processor/functions folders): the notifications (notifyjob), session expiry (expiry), the
-// seal (seal), the delivery uploads and invitations (deliveryupload), the portal purge
+// processor/functions folders): the notifications (notifyjob), session expiry and the sweep of
+// dead batch intakes (expiry), the seal (seal), the delivery uploads and invitations (deliveryupload), the portal purge
 // (portalpurge), the invitation reconciler (invitecheck), the delivery that waited for signing
 // (signeddelivery), batch dispatch (dispatchjob), the workflow seal (workflowseal), its
 // auto-trigger (workflowtrigger), the workflows' terminal callbacks (workflowcallback) and
@@ -248,7 +249,8 @@ func Functions(d *Deps) ([]Function, error) {
 	t.add(notifier, nil)
 	t.add(deliveries, nil)
 	t.add(expiry.New(expiry.Deps{Sessions: jobs, Now: d.Now,
-		Deliveries: &delivery.Expiries{Schedule: d.Deliveries.Expiries(), Store: d.Deliveries}}))
+		Deliveries: &delivery.Expiries{Schedule: d.Deliveries.Expiries(), Store: d.Deliveries},
+		Intakes:    &dispatch.IntakeSweep{Schedule: d.Batches.Intakes(), Store: d.Batches, Blobs: blobs}}))
 	t.add(invitecheck.New(invitecheck.Deps{Sessions: jobs,
 		Deliveries: &delivery.InviteChecks{Schedule: d.Deliveries.InviteChecks(), Store: d.Deliveries}, Notify: notifier.Notify,
 		MessageID: notifyjob.MessageID, Invite: deliveries.Invite, Now: d.Now}))

@@ -89,7 +89,7 @@ func TestRunExpiresDueDeliveriesOnce(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	job, err := New(Deps{Sessions: &esign.SessionJobs{Store: e.Sessions()}, Deliveries: &delivery.Expiries{Schedule: st.Expiries(), Store: st}, Now: e.Now})
+	job, err := New(Deps{Sessions: &esign.SessionJobs{Store: e.Sessions()}, Deliveries: &delivery.Expiries{Schedule: st.Expiries(), Store: st}, Intakes: intakes(t), Now: e.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestRunReschedulesAnEarlyEntryAndForgetsAGoneDelivery(t *testing.T) {
 	if err := st.Expiries().Add(ctx, "gone-"+apptest.Hex(8), e.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	job, err := New(Deps{Sessions: &esign.SessionJobs{Store: e.Sessions()}, Deliveries: &delivery.Expiries{Schedule: st.Expiries(), Store: st}, Now: e.Now})
+	job, err := New(Deps{Sessions: &esign.SessionJobs{Store: e.Sessions()}, Deliveries: &delivery.Expiries{Schedule: st.Expiries(), Store: st}, Intakes: intakes(t), Now: e.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func TestRunExpiresDueSessionsOnly(t *testing.T) {
 	ended := create(t, st, start, time.Minute, func(s *esign.Session, _ []esign.Slot) { s.State = esign.SessionComplete })
 
 	later := start.Add(2 * time.Minute)
-	job, err := New(Deps{Sessions: &esign.SessionJobs{Store: st}, Deliveries: deliveries(t), Now: func() time.Time { return later }})
+	job, err := New(Deps{Sessions: &esign.SessionJobs{Store: st}, Deliveries: deliveries(t), Intakes: intakes(t), Now: func() time.Time { return later }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestRunSweepsLapsedTransferTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, err := New(Deps{Sessions: &esign.SessionJobs{Store: st}, Deliveries: deliveries(t), Now: func() time.Time { return now }})
+	job, err := New(Deps{Sessions: &esign.SessionJobs{Store: st}, Deliveries: deliveries(t), Intakes: intakes(t), Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}

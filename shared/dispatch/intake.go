@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/mail"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
-	"github.com/esign-svc/esign/shared/blobpath"
 	"github.com/esign-svc/esign/shared/delivery"
 	"github.com/esign-svc/esign/shared/esign"
 	"github.com/esign-svc/esign/shared/kernel"
@@ -57,11 +57,13 @@ type Blobs interface {
 // Store keeps batches (batchstore.Store). The intake stores a batch's record rows a chunk
 // at a time while it reads them (CreateRecords, at most RecordChunk), then the batch
 // (CreateBatch, with the records' Tally): a batch whose intake
-// fails before CreateBatch has no batch row and is seen by no read.
+// fails before CreateBatch has no batch row and is seen by no read, and its record rows are
+// deleted (DeleteRecords; intake_sweep.go).
 type Store interface {
 	CreateRecords(ctx context.Context, batchID string, records []Record) error
 	CreateBatch(ctx context.Context, b *Batch, t Tally, ch Change) error
 	Load(ctx context.Context, batchID string) (*Batch, error)
+	RecordDeleter
 }
 
 // RecordChunk is how many record rows the intake stores at once (one entity-group
@@ -77,11 +79,14 @@ type Cipher interface {
 // receipt. Safe for concurrent use.
 type Intake struct {
 	Templates Templates
-	Blobs     Blobs
+	Blobs     IntakeBlobs
 	Store     Store
-	Cipher    Cipher
-	Now       func() time.Time
-	NewID     func() string
+	// Intakes is the schedule of intakes under way (required): each intake's batch is on it
+	// before its first record row is stored (IntakeSweep).
+	Intakes IntakeSchedule
+	Cipher  Cipher
+	Now     func() time.Time
+	NewID   func() string
 	// Licensing is asked once the batch is checked, before anything is stored (DESIGN 19);
 	// nil: the offline licence alone.
 	Licensing licensing.Validator
@@ -114,8 +119,13 @@ type Submitted struct {
 // dispatch_required when neither features.dispatch nor an enabled distribution requiring
 // approval asks for dispatch; 403 licence_feature_missing when the licence lacks dispatch, or
 // delivery for a batch delivered by secure e-mail (licence_missing, licence_expired); the
-// template loader's; the stores'.
-func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) (Submitted, error) {
+// template loader's; the stores'. A failure once the first record row may be stored leaves
+// nothing behind: the rows and blobs written are deleted before the error comes back (on a
+// context of their own), or else by the processor's sweep of the intake schedule.
+func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) (_ Submitted, err error) {
+	if in.Intakes == nil {
+		return Submitted{}, errors.New("dispatch: the intake schedule is not wired")
+	}
 	if err := by.Licence.Allow(licence.Plan{Batch: true}); err != nil {
 		return Submitted{}, err
 	}
@@ -177,12 +187,22 @@ func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) 
 	if b.Title == "" {
 		b.Title = pkg.Name
 	}
-	// under the tenant's folders (DESIGN 14); later reads take the stored paths
-	b.RecordsPath = ContainerDispatch + "/" + blobpath.TenantName(b.TenantID, b.BatchID, "/records.jsonl")
-	b.ReceiptPath = ContainerReceipts + "/" + blobpath.TenantName(b.TenantID, b.BatchID, ".pdf")
+	placeBlobs(b)
 	if err := in.encryptContacts(b, by.Email, dist.ApproversEmail); err != nil {
 		return Submitted{}, err
 	}
+	// on the schedule of intakes under way before anything of the batch is stored: from here on
+	// a failure deletes what was stored (abandon), and an intake that dies is found by the sweep
+	due := now.Add(IntakeSafeAge)
+	if err := in.Intakes.Add(ctx, IntakeEntry(b), due); err != nil {
+		return Submitted{}, err
+	}
+	createTried := false
+	defer func() {
+		if err != nil {
+			in.abandon(ctx, b, due, createTried)
+		}
+	}()
 	// the records streamed from dataSource: each validated, encrypted and stored in a chunk of
 	// RecordChunk rows as it comes; kept past its chunk are its result (the receipt's) and its
 	// tally (the batch's counters and readiness)
@@ -236,18 +256,20 @@ func (in *Intake) Submit(ctx context.Context, by Submitter, req render.Request) 
 	if err != nil {
 		return Submitted{}, err
 	}
-	for _, w := range []struct {
-		container, name, ctype string
-		body                   func() io.ReadCloser
+	blobs := intakeBlobs(b)
+	for i, w := range []struct {
+		ctype string
+		body  func() io.ReadCloser
 	}{
-		{ContainerDispatch, strings.TrimPrefix(b.RecordsPath, ContainerDispatch+"/"), "application/x-ndjson", func() io.ReadCloser { return jsonlReader(req.DataSource) }},
-		{ContainerDispatch, receiptJSONName(b), "application/json", bytesBody(receiptJSON)},
-		{ContainerReceipts, strings.TrimPrefix(b.ReceiptPath, ContainerReceipts+"/"), "application/pdf", bytesBody(out.PDF)},
+		{"application/x-ndjson", func() io.ReadCloser { return jsonlReader(req.DataSource) }},
+		{"application/json", bytesBody(receiptJSON)},
+		{"application/pdf", bytesBody(out.PDF)},
 	} {
-		if err := in.put(ctx, w.container, w.name, w.ctype, w.body); err != nil {
+		if err := in.put(ctx, blobs[i].container, blobs[i].name, w.ctype, w.body); err != nil {
 			return Submitted{}, err
 		}
 	}
+	createTried = true
 	if err := in.Store.CreateBatch(ctx, b, tally, ch); err != nil {
 		return Submitted{}, err
 	}

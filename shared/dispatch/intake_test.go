@@ -65,7 +65,7 @@ func newFixture(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &dispatch.Intake{Templates: &template.Loader{Blobs: blobs}, Blobs: blobs, Store: st, Cipher: c,
+	in := &dispatch.Intake{Templates: &template.Loader{Blobs: blobs}, Blobs: blobs, Store: st, Intakes: st.Intakes(), Cipher: c,
 		Now: func() time.Time { return now }, NewID: uuid.NewString}
 	return &fixture{in: in, store: st, blobs: blobs, cipher: c, pkg: "templates/" + dir}
 }

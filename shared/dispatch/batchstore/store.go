@@ -72,8 +72,9 @@ var _ dispatch.BatchStore = (*Store)(nil)
 
 // Store is the table-backed batch store. Safe for concurrent use.
 type Store struct {
-	tab   *aggstore.Table[*dispatch.Batch]
-	index *aggstore.Index
+	tab     *aggstore.Table[*dispatch.Batch]
+	index   *aggstore.Index
+	intakes *aggstore.Checks // the intakes under way (intake.go)
 }
 
 // New opens the store on two tables of the account (no I/O; Ensure creates them).
@@ -82,11 +83,16 @@ func New(acct *azconn.Account, batchesTable, indexTable string) (*Store, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &Store{tab: tab, index: index}, nil
+	return &Store{tab: tab, index: index, intakes: aggstore.NewChecks(index, IntakeSchedule, dispatch.IntakeSafeAge)}, nil
 }
 
-// Ensure creates the tables when missing.
-func (s *Store) Ensure(ctx context.Context) error { return aggstore.Ensure(ctx, s.tab, s.index) }
+// Ensure creates the tables when missing, and the intake schedule's watermark.
+func (s *Store) Ensure(ctx context.Context) error {
+	if err := aggstore.Ensure(ctx, s.tab, s.index); err != nil {
+		return err
+	}
+	return s.intakes.Start(ctx, time.Now())
+}
 
 func tenantKey(tenant string) aggstore.Key {
 	return aggstore.Key{Kind: "batches", Scope: tenant, Value: "all"}
