@@ -18,8 +18,6 @@ import (
 	"io"
 	"net/url"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -107,41 +105,6 @@ type Renderer struct {
 	// records, all rendered from one template, have the same manifest. The PDF's esignmanifest
 	// metadata and the document's ManifestPath name that blob. Nil: one manifest per document.
 	SharedManifests *ManifestNames
-}
-
-// ManifestNames are the shared manifests a renderer has written or found (SharedManifests), so
-// that only the first document of a folder in a process writes its manifest. At most
-// maxManifestNames are kept: past it the set starts again (a name forgotten costs one create
-// that conflicts). The zero value is ready; safe for concurrent use.
-type ManifestNames struct {
-	mu    sync.Mutex
-	known map[string]struct{}
-}
-
-const maxManifestNames = 1024
-
-// has reports whether name was written or found; false on a nil set.
-func (m *ManifestNames) has(name string) bool {
-	if m == nil {
-		return false
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, ok := m.known[name]
-	return ok
-}
-
-// add remembers name; nothing on a nil set.
-func (m *ManifestNames) add(name string) {
-	if m == nil {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.known == nil || len(m.known) >= maxManifestNames {
-		m.known = make(map[string]struct{})
-	}
-	m.known[name] = struct{}{}
 }
 
 // Caller is who renders: the tenant, the caller's id, the audit actor and the deployment's
@@ -408,20 +371,6 @@ func (r *Renderer) writeBlobs(ctx context.Context, d *document.Document, f stamp
 		return nil
 	}
 	return err
-}
-
-// manifestBlob is where the manifest of the PDF named pdf goes, its metadata, and the metadata
-// key that says an existing blob of that name is this one: beside the PDF as
-// <pdf>.manifest.json, the render's (its request hash); with SharedManifests, in the PDF's
-// folder named by its content, any document's of that folder (its full hash). A batch record's
-// name always ends in .pdf, so it is never a shared manifest's.
-func (r *Renderer) manifestBlob(pdf string, d *document.Document, manifest []byte) (name string, meta map[string]string, key string) {
-	if r.SharedManifests == nil {
-		return pdf + ".manifest.json", map[string]string{metaRequestHash: d.RequestHash}, metaRequestHash
-	}
-	sum := sha256Hex(manifest)
-	return pdf[:strings.LastIndexByte(pdf, '/')+1] + "manifest-" + sum[:32] + ".json",
-		map[string]string{metaManifestHash: sum}, metaManifestHash
 }
 
 type adoptedBlob struct{ meta map[string]string }
