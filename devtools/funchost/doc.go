@@ -9,7 +9,8 @@
 //     body was read to its end (a handler's early 413, the invocation limit) says
 //     Connection: close, so a kept-alive client never sends its next request into the old body;
 //   - queue triggers with polling and back-off, batchSize, newBatchThreshold, visibilityTimeout,
-//     DequeueCount, maxDequeueCount and <queue>-poison queues;
+//     DequeueCount, maxDequeueCount and <queue>-poison queues, and the shared queue watcher
+//     (a message an app's function writes to a queue wakes that app's listener of it at once);
 //   - timer triggers on six-field NCRONTAB schedules, runOnStartup, RunTimer and the admin
 //     endpoint POST /admin/functions/{name};
 //   - queue output bindings written only when the handler's reply is 2xx JSON;

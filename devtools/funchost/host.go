@@ -58,6 +58,10 @@ type Options struct {
 	// with Connection: close); default 100 MB, the real host's limit. Forwarded requests are
 	// streamed and have no limit here.
 	MaxInvocationBody int64
+	// MinPollingInterval is a queue listener's first wait after an empty poll, from which it
+	// backs off; default 100ms, the real host's fixed minimum. A test sets it long to see that
+	// only a wake-up (queueWatcher) can have started an invocation.
+	MinPollingInterval time.Duration
 	// DropOutput is a test hook, nil (off) by default and never set by cmd/funchost: when it
 	// returns true for a queue output message (the function's name, the output binding's name
 	// and the message's JSON text) the host does not write that message, as if the host had
@@ -80,19 +84,20 @@ type app struct {
 
 // Host is a running local Functions host. Close it when done.
 type Host struct {
-	opts   Options
-	log    *logger
-	apps   []*app
-	fns    []*function
-	ln     net.Listener
-	srv    *http.Server
-	queues *queueClients
-	client *http.Client
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	once   sync.Once
-	paused atomic.Bool // queue triggers hold off polling (benchmarks time one app alone)
+	opts    Options
+	log     *logger
+	apps    []*app
+	fns     []*function
+	ln      net.Listener
+	srv     *http.Server
+	queues  *queueClients
+	watcher queueWatcher
+	client  *http.Client
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	once    sync.Once
+	paused  atomic.Bool // queue triggers hold off polling (benchmarks time one app alone)
 }
 
 // PauseQueues stops every queue trigger from fetching new messages (those already running
@@ -121,6 +126,9 @@ func Start(ctx context.Context, opts Options) (*Host, error) {
 	}
 	if opts.ReadyTimeout == 0 {
 		opts.ReadyTimeout = 30 * time.Second
+	}
+	if opts.MinPollingInterval == 0 {
+		opts.MinPollingInterval = minPollingInterval
 	}
 	if opts.MaxInvocationBody == 0 {
 		opts.MaxInvocationBody = 100 << 20

@@ -13,7 +13,8 @@ import (
 // writeOutputs enqueues the function's queue outputs present in Outputs: one JSON object, a
 // string, or an array of those (one message each). Each message's JSON text is base64-encoded
 // when the app's messageEncoding is base64 (the default). Outputs the function does not declare
-// are ignored, as the real host does. A message Options.DropOutput picks is not written.
+// are ignored, as the real host does. Each message written wakes the app's listener of that
+// queue (queueWatcher). A message Options.DropOutput picks is not written.
 // Errors: an output that is not valid JSON, or storage refusing the enqueue (messages before the
 // failing one stay enqueued, as with the real host).
 func (h *Host) writeOutputs(ctx context.Context, f *function, outputs map[string]json.RawMessage) error {
@@ -45,6 +46,7 @@ func (h *Host) writeOutputs(ctx context.Context, f *function, outputs map[string
 			if _, err := c.EnqueueMessage(ctx, text, nil); err != nil {
 				return fmt.Errorf("output %s: enqueue to %s: %w", o.name, o.queue, err)
 			}
+			h.watcher.notify(f.app, o.conn, o.queue)
 		}
 	}
 	return nil

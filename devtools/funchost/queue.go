@@ -24,9 +24,11 @@ const minPollingInterval = 100 * time.Millisecond
 // batchSize messages, runs them concurrently, and fetches again once no more than
 // newBatchThreshold are still running, so at most batchSize+newBatchThreshold run at once.
 // After an empty poll it waits with a randomised exponential back-off from 100ms up to
-// maxPollingInterval; after a non-empty one it polls again at once.
+// maxPollingInterval, cut short when a function of the same app adds a message to the queue
+// (queueWatcher); after a non-empty one it polls again at once.
 func (h *Host) startQueueListener(f *function) {
 	qs := f.app.queues
+	woken := h.watcher.register(f.app, f.queueConn, f.trigger.QueueName)
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
@@ -37,7 +39,7 @@ func (h *Host) startQueueListener(f *function) {
 		defer inflight.Wait()
 		stop := context.AfterFunc(h.ctx, func() { mu.Lock(); cond.Broadcast(); mu.Unlock() })
 		defer stop()
-		wait := minPollingInterval
+		wait := h.opts.MinPollingInterval
 		for {
 			mu.Lock()
 			for running > qs.NewBatchThreshold && h.ctx.Err() == nil {
@@ -63,12 +65,13 @@ func (h *Host) startQueueListener(f *function) {
 				select {
 				case <-h.ctx.Done():
 					return
+				case <-woken:
 				case <-time.After(wait):
 				}
-				wait = nextWait(wait, qs.MaxPollingInterval)
+				wait = nextWait(wait, max(qs.MaxPollingInterval, h.opts.MinPollingInterval))
 				continue
 			}
-			wait = minPollingInterval
+			wait = h.opts.MinPollingInterval
 			mu.Lock()
 			running += len(msgs)
 			mu.Unlock()
@@ -190,6 +193,9 @@ func (h *Host) poison(ctx context.Context, f *function, m *azqueue.DequeuedMessa
 	pq, err := h.queues.get(ctx, f.queueConn, f.trigger.QueueName+"-poison")
 	if err == nil {
 		_, err = pq.EnqueueMessage(ctx, deref(m.MessageText), nil)
+	}
+	if err == nil {
+		h.watcher.notify(f.app, f.queueConn, f.trigger.QueueName+"-poison")
 	}
 	if err != nil {
 		h.log.printf("[host] function %s: move message %s to poison queue: %v (it will be retried)", f.name, deref(m.MessageID), err)

@@ -5,9 +5,14 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/queueerror"
 )
+
+// UserAgent leads the User-Agent of the host's own storage requests (its queue polling,
+// deletes, releases and output bindings), so a counting proxy tells them from the apps'.
+const UserAgent = "funchost"
 
 // queueClients caches one service client per connection string and creates each queue the
 // host touches once.
@@ -28,7 +33,8 @@ func (q *queueClients) get(ctx context.Context, conn, name string) (*azqueue.Que
 	svc, ok := q.svc[conn]
 	if !ok {
 		var err error
-		svc, err = azqueue.NewServiceClientFromConnectionString(conn, nil)
+		svc, err = azqueue.NewServiceClientFromConnectionString(conn, &azqueue.ClientOptions{
+			ClientOptions: policy.ClientOptions{Telemetry: policy.TelemetryOptions{ApplicationID: UserAgent}}})
 		if err != nil {
 			q.mu.Unlock()
 			return nil, fmt.Errorf("storage connection: %w", err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/esign-svc/esign/devtools/funchost"
 	"github.com/esign-svc/esign/shared/azure/azconn"
 	"github.com/esign-svc/esign/shared/azure/queuestore"
 	"github.com/esign-svc/esign/shared/delivery/deliverystore"
@@ -219,7 +220,10 @@ func TestBatchDispatchThroughTheHost(t *testing.T) {
 // "zip" also streams the ZIP bundle, "combined" merges them into one PDF. Each reports records per second
 // and the processor handler's peak resident memory during the run (VmHWM, reset before the
 // batch through /proc/<pid>/clear_refs), the seconds of those spent finishing (merging or
-// bundling after the last record) and Azurite's CPU time per record.
+// bundling after the last record), Azurite's CPU time per record, and the storage calls per
+// record through the counting proxy: the processor's (calls/record) and the local host's queue
+// calls (host-calls/record: polls, deletes, output bindings, for every queue while the batch
+// runs).
 func BenchmarkBatch(b *testing.B) {
 	for _, m := range []struct {
 		name string
@@ -249,6 +253,7 @@ func benchBatch(b *testing.B, s dispatch.Settings) {
 		b.Fatalf("reset the handler's peak memory: %v", err)
 	}
 	azCPU := cpuTime(b, svc.azurite.PID())
+	calls := [2]int{svc.counter.mark("esign-processor"), svc.counter.mark(funchost.UserAgent)}
 	b.ResetTimer()
 	start := time.Now()
 	var finishing time.Duration
@@ -265,6 +270,8 @@ func benchBatch(b *testing.B, s dispatch.Settings) {
 	b.ReportMetric(finishing.Seconds(), "finish-s")
 	b.ReportMetric(float64(peakKB(b, pid))/1024, "peak-MB")
 	b.ReportMetric(float64((cpuTime(b, svc.azurite.PID())-azCPU).Microseconds())/1000/float64(b.N), "azurite-ms/record")
+	b.ReportMetric(float64(len(svc.counter.since("esign-processor", calls[0])))/float64(b.N), "calls/record")
+	b.ReportMetric(float64(len(svc.counter.since(funchost.UserAgent, calls[1])))/float64(b.N), "host-calls/record")
 	b.ReportMetric(0, "ns/op")
 }
 

@@ -7,14 +7,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/esign-svc/esign/devtools/funchost"
 	"github.com/esign-svc/esign/shared/dispatch"
 )
 
-// recordCallsLimit is the processor's storage calls per batch record issue 26 allows: 2.75
+// recordCallsLimit is the processor's storage calls per batch record issue 26 allows: 2.76
 // measured with one field manifest per batch folder (3.64 with one per record, 9.15 before
-// issue 26) and a small margin (tables and blobs as sent by the processor; its queue messages
-// leave through the host's output bindings and the host's polling and deletes go straight to
-// storage: docs/storage.md counts those per message).
+// issue 26) and a small margin (tables and blobs as sent by the processor). Its queue messages
+// leave through the host's output bindings; those and the host's polls and deletes are listed
+// apart ("host: ..."), not held here: the polls of every other queue of the processor fall in
+// the same window, so their share depends on how long the batch runs.
 const recordCallsLimit = 3.1
 
 // TestStorageCallsPerBatchRecord counts the processor's storage calls for an 80-record
@@ -24,9 +26,6 @@ const recordCallsLimit = 3.1
 // the processor serves nothing else meanwhile (its timers may add a few calls).
 func TestStorageCallsPerBatchRecord(t *testing.T) {
 	const app, n = "esign-processor", 80
-	if svc.counter == nil {
-		t.Skip("the storage counter is off in a benchmark-only run")
-	}
 	pkg := uploadPackage(t, examplePackage(t))
 	recs := make([]map[string]any, n)
 	for i := range recs {
@@ -34,7 +33,7 @@ func TestStorageCallsPerBatchRecord(t *testing.T) {
 	}
 	bt := storeBatch(t, pkg, recs, dispatch.Settings{Mode: dispatch.ModeIndividual}, "")
 	st := batchStore(t)
-	m := svc.counter.mark(app)
+	m, hm := svc.counter.mark(app), svc.counter.mark(funchost.UserAgent)
 	enqueueBatch(t, bt)
 	if got := waitFinished(t, st, bt.BatchID, batchWait); got.State != dispatch.StateCompleted || got.ProcessedCount != n {
 		t.Fatalf("batch %s, %d processed", got.State, got.ProcessedCount)
@@ -44,6 +43,9 @@ func TestStorageCallsPerBatchRecord(t *testing.T) {
 	named := map[string]int{}
 	for _, c := range calls {
 		named[anonymous(c)]++
+	}
+	for _, c := range svc.counter.since(funchost.UserAgent, hm) { // not in the total: see recordCallsLimit
+		named["host: "+anonymous(c)]++
 	}
 	var lines []string
 	for k, v := range named {

@@ -5,7 +5,6 @@ package e2e
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -41,7 +40,6 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) (int, error) {
-	flag.Parse() // the testing flags decide whether storage goes through the counting proxy
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var counter *storageCounter
@@ -51,16 +49,14 @@ func run(m *testing.M) (int, error) {
 	}
 	// the repository's dist/: the e2e tests check the packaged folders and zips there too
 	o := servicetest.Options{Dist: filepath.Join(root, "dist"), Settings: extraSettings, DropOutput: dropOutput}
-	if !benchOnly() {
-		// The apps' storage calls go through a counting proxy, except in a benchmark run: there
-		// they go straight to Azurite, as the floor they are compared with does.
-		o.Storage = func(ctx context.Context, az *azuritetest.Instance) (string, error) {
-			var err error
-			if counter, err = startStorageCounter(ctx, az); err != nil {
-				return "", err
-			}
-			return counter.connectionString(), nil
+	// The apps' and the host's storage calls go through a counting proxy (benchmarks report
+	// calls per record from it too).
+	o.Storage = func(ctx context.Context, az *azuritetest.Instance) (string, error) {
+		var err error
+		if counter, err = startStorageCounter(ctx, az); err != nil {
+			return "", err
 		}
+		return counter.connectionString(), nil
 	}
 	if os.Getenv("E2E_VERBOSE") != "" {
 		o.Output = os.Stderr
@@ -90,12 +86,6 @@ func run(m *testing.M) (int, error) {
 		fmt.Fprintf(os.Stderr, "--- last host and handler output:\n%s\n", s.Tail(20000))
 	}
 	return code, nil
-}
-
-// benchOnly reports whether this run only benchmarks (-bench set, -run matching nothing).
-func benchOnly() bool {
-	b, r := flag.Lookup("test.bench"), flag.Lookup("test.run")
-	return b != nil && b.Value.String() != "" && r != nil && r.Value.String() == "^$"
 }
 
 // extraSettings lets test files add app settings before the host starts.

@@ -35,7 +35,8 @@ type Options struct {
 	// Settings are app settings added over the dev keys' and the storage settings.
 	Settings map[string]string
 	// Storage, when set, gives the connection string the apps use as STORAGE_CONNECTION_STRING
-	// (a proxy in front of Azurite, say); AzureWebJobsStorage always names Azurite itself.
+	// and the host as AzureWebJobsStorage (its queue triggers and output bindings): a proxy in
+	// front of Azurite, say. Azurite's own string stays in Service.Azurite.
 	Storage func(ctx context.Context, az *azuritetest.Instance) (string, error)
 	// Prepare edits the packaged apps in dist before the host starts them.
 	Prepare func(dist string) error
@@ -131,6 +132,7 @@ func Start(ctx context.Context, o Options) (_ *Service, err error) {
 		if s.Settings["STORAGE_CONNECTION_STRING"], err = o.Storage(ctx, s.Azurite); err != nil {
 			return nil, err
 		}
+		s.Settings["AzureWebJobsStorage"] = s.Settings["STORAGE_CONNECTION_STRING"]
 	}
 	for k, v := range o.Settings {
 		s.Settings[k] = v

@@ -131,7 +131,7 @@ func tryStart(t *testing.T, shape funchost.RequestShape, settings map[string]str
 }
 
 // tryStartOpts is tryStart with more of the host's options (Apps, Shape, ReadyTimeout,
-// MaxInvocationBody are taken from o).
+// MaxInvocationBody, MinPollingInterval are taken from o).
 func tryStartOpts(t *testing.T, o funchost.Options, settings map[string]string) (*env, error) {
 	t.Helper()
 	e := &env{recordDir: t.TempDir(), out: &funchost.Output{}}
@@ -142,7 +142,7 @@ func tryStartOpts(t *testing.T, o funchost.Options, settings map[string]string) 
 	// The host lives as long as its context: the test's, cancelled as the test ends.
 	h, err := funchost.Start(t.Context(), funchost.Options{Apps: o.Apps, Listen: "127.0.0.1:0", Settings: s,
 		HostKey: hostKey, MasterKey: masterKey, Shape: o.Shape, Output: e.out, ReadyTimeout: o.ReadyTimeout,
-		DisableSchedules: true, MaxInvocationBody: o.MaxInvocationBody})
+		DisableSchedules: true, MaxInvocationBody: o.MaxInvocationBody, MinPollingInterval: o.MinPollingInterval})
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("host output:\n%s", e.out.String())

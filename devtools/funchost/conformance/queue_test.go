@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -189,5 +190,35 @@ func TestQueuePastMaxGoesToPoison(t *testing.T) {
 	}
 	if n := approxCount(t, qc); n != 0 {
 		t.Errorf("%d messages left in %s", n, in)
+	}
+}
+
+// TestQueueOutputWakesListener checks the real host's shared queue watcher: a message a
+// function of the app writes through its queue output wakes the app's listener of that queue,
+// which otherwise waits out its back-off. Every listener here waits a minute after an empty
+// poll, so the chain (an HTTP function's output to `in`, Consume relaying it to `tail`, Tail)
+// can only run within the test's time through the wake-ups.
+func TestQueueOutputWakesListener(t *testing.T) {
+	t.Parallel()
+	in, tail := queueName("wake"), queueName("tail")
+	qs := fastQueues()
+	qs["maxPollingInterval"] = "00:01:00"
+	httpFn := `{"bindings":[{"type":"httpTrigger","direction":"in","name":"req","authLevel":"anonymous","methods":["post"],"route":"p/wake"},` +
+		`{"type":"http","direction":"out","name":"res"},{"type":"queue","direction":"out","name":"out","queueName":"%IN_QUEUE%","connection":"AzureWebJobsStorage"}]}`
+	relay := strings.Replace(queueTrigger("%IN_QUEUE%", true), "%RELAY_QUEUE%", "%TAIL_QUEUE%", 1)
+	app := writeApp(t, qs, map[string]string{"HttpWake": httpFn, "Consume": relay, "Tail": queueTrigger("%TAIL_QUEUE%", false)})
+	e, err := tryStartOpts(t, funchost.Options{Apps: []string{app}, MinPollingInterval: time.Minute},
+		map[string]string{"IN_QUEUE": in, "TAIL_QUEUE": tail})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // the listeners' first polls (empty queues) are behind them
+	resp, _ := do(t, "POST", e.h.URL()+"/api/p/wake", strings.NewReader(`{"k":"v"}`), map[string]string{"Content-Type": "application/json"})
+	if resp.StatusCode != 201 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	e.waitRecords(t, "Tail", 1, 20*time.Second)
+	if got := len(e.records(t, "Consume")); got != 1 {
+		t.Errorf("Consume ran %d times, want 1", got)
 	}
 }
