@@ -356,11 +356,13 @@ func New(ctx context.Context, d *Deps) (http.Handler, error) {
 
 // dispatchDeps are the batch processor's: record PDFs rendered through the render use case's
 // Produce (no auto-trigger: the batch's delivery is its own; written before looking for an
-// earlier run, WriteFirst), deliveries through creator.
+// earlier run, WriteFirst; one field manifest per batch folder, SharedManifests), deliveries
+// through creator.
 func dispatchDeps(d *Deps, creator *delivery.Creator, blobs *blobstore.Store, templates *template.Loader, meter licensing.Meter) dispatchjob.Deps {
 	return dispatchjob.Deps{Batches: d.Batches, Templates: templates, Creator: creator, Blobs: blobs,
-		Producer: &render.Renderer{Templates: templates, Blobs: blobs, Store: d.Documents, Now: d.Now, WriteFirst: true},
-		Cipher:   d.Config.PIICipher, Email: d.Providers.Email, Approvers: d.Config.DispatchApprovers, Licence: d.Licence,
+		Producer: &render.Renderer{Templates: templates, Blobs: blobs, Store: d.Documents, Now: d.Now, WriteFirst: true,
+			SharedManifests: &render.ManifestNames{}},
+		Cipher: d.Config.PIICipher, Email: d.Providers.Email, Approvers: d.Config.DispatchApprovers, Licence: d.Licence,
 		Meter: meter, Now: d.Now}
 }
 

@@ -86,6 +86,7 @@ func TestBatchCompletes(t *testing.T) {
 	}
 	names := []string{"Offer Person 0 0-1.pdf", "Offer Person 1 1-2.pdf", "Offer Person 2 2-3.pdf"}
 	wantNames := [][]string{{"Ann", "Bob"}, {""}, {"", "Eve"}}
+	manifest := "" // the batch's one field manifest (issue 26)
 	for i, r := range e.records(t, b.BatchID) {
 		if r.State != dispatch.RecordDone || r.CorrelationID != b.CorrelationID+"-"+string(rune('1'+i)) {
 			t.Fatalf("record %d: %s %q %s", i, r.State, r.CorrelationID, r.Error)
@@ -100,6 +101,12 @@ func TestBatchCompletes(t *testing.T) {
 		d := must(e.Documents().Load(ctx, b.TenantID, r.CorrelationID))
 		if d.ReferenceID != b.BatchID || d.PDFBlobPath != r.PDFBlobPath || d.GeneratedBy != "tests" {
 			t.Fatalf("document %+v", d)
+		}
+		if manifest == "" {
+			manifest = d.ManifestPath
+		}
+		if d.ManifestPath != manifest || !strings.HasPrefix(d.ManifestPath, "documents/"+b.TenantID+"/dispatch/"+b.BatchID+"/manifest-") {
+			t.Fatalf("record %d: manifest %s, want the batch folder's one (%s)", i, d.ManifestPath, manifest)
 		}
 		sessions := must(e.Deliveries().ListByCorrelation(ctx, tenant, r.CorrelationID))
 		if len(sessions) != len(wantNames[i]) || len(r.DeliveryIDs) != len(sessions) {

@@ -260,7 +260,6 @@ func newDocument(b *dispatch.Batch, r *dispatch.Record, pkg *template.Package, r
 		PDFBlobPath: render.ContainerDocuments + "/" + blobpath.TenantName(b.TenantID, recordDir, b.BatchID, "/", dispatch.FileName(s.FileNameTemplate, r.Index, cid, text, r.NameSeq)),
 		GeneratedBy: s.GeneratedBy, SourceSystem: s.SourceSystem, ReferenceID: b.BatchID,
 	}
-	d.ManifestPath = d.PDFBlobPath + ".manifest.json"
 	sum := sha256.Sum256([]byte(b.BatchID + "\x00" + strconv.Itoa(r.Index) + "\x00" + string(raw)))
 	d.RequestHash = hex.EncodeToString(sum[:])
 	return d

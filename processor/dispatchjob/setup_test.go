@@ -49,8 +49,9 @@ func newEnv(t *testing.T) *env {
 	e := &env{Env: x, pkg: x.PackageZip(nil)}
 	templates := &template.Loader{Blobs: x.Blobs}
 	e.job = &Job{Deps: Deps{Batches: x.Batches(), Templates: templates, Blobs: x.Blobs, Cipher: x.Cipher, Email: x.Outbox(), Now: x.Now,
-		Licence:  licencetest.New(t),
-		Producer: &render.Renderer{Templates: templates, Blobs: x.Blobs, Store: x.Documents(), Now: x.Now, WriteFirst: true},
+		Licence: licencetest.New(t),
+		Producer: &render.Renderer{Templates: templates, Blobs: x.Blobs, Store: x.Documents(), Now: x.Now, WriteFirst: true,
+			SharedManifests: &render.ManifestNames{}},
 		Creator: &delivery.Creator{Store: x.Deliveries(), Docs: x.Blobs, Tokens: x.Tokens, Hasher: x.Hasher,
 			Cipher: x.Cipher, PortalURL: "https://portal.example.test", Now: x.Now}}}
 	return e

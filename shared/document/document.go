@@ -32,7 +32,7 @@ type Document struct {
 	TemplateVersion int
 	PDFBlobPath     string // documents/rendered/<correlationId>.pdf
 	PDFHash         string // sha256:<hex>
-	ManifestPath    string // documents/rendered/<correlationId>.pdf.manifest.json
+	ManifestPath    string // documents/rendered/<correlationId>.pdf.manifest.json; a batch record's documents/<tid>/dispatch/<batchId>/manifest-<hash>.json
 	Pages           int
 	// RequestHash identifies the render: the template (path, name, version, PDF) and the
 	// request's record, options and settings. Equal hashes are the same render.

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"github.com/esign-svc/esign/shared/blobpath"
 	"io"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -41,6 +42,9 @@ const (
 	metaRequestHash = "renderrequest"
 	metaPDFHash     = "pdfhash"
 	metaPages       = "pages"
+	// metaManifestHash is a shared manifest's full SHA-256 (SharedManifests): a create that
+	// conflicts adopts the blob only when it says the same.
+	metaManifestHash = "manifesthash"
 )
 
 // Templates loads template packages (template.Loader).
@@ -95,6 +99,12 @@ type Renderer struct {
 	// run (the blobs are adopted, the row's create conflicts and is read). The batch record
 	// job's renderer (issue 26): its records are almost always new.
 	WriteFirst bool
+	// SharedManifests, when set, stores a document's field manifest once per content in its
+	// PDF's folder, <folder>/manifest-<first 32 hex of the manifest JSON's SHA-256>.json, instead
+	// of <pdf>.manifest.json beside each PDF: the batch record job's renderer (issue 26), whose
+	// records, all rendered from one template, have the same manifest. The PDF's esignmanifest
+	// metadata and the document's ManifestPath name that blob. Nil: one manifest per document.
+	SharedManifests *ManifestNames
 }
 
 // Caller is who renders: the tenant, the caller's id, the audit actor and the deployment's
@@ -220,7 +230,6 @@ func newDocument(by Caller, req Request, pkg *template.Package, record map[strin
 		TemplateVersion: pkg.Version, PDFBlobPath: ContainerDocuments + "/" + blobpath.TenantName(by.TenantID, RenderedPrefix, cid, ".pdf"),
 		GeneratedBy: o.GeneratedBy, SourceSystem: o.SourceSystem, CreatedAt: now,
 	}
-	d.ManifestPath = d.PDFBlobPath + ".manifest.json"
 	if d.DocumentID == "" {
 		if t := cmp.Or(o.DocumentIDTemplate, pkg.DocumentIDTemplate); t != "" {
 			d.DocumentID = template.Expand(t, text)
@@ -281,9 +290,10 @@ func (r *Renderer) store(ctx context.Context, p *plan) (*document.Document, bool
 }
 
 // Produce renders record (validated against pkg) into d.PDFBlobPath, create-only, with its field
-// manifest beside it, and stores d with document.rendered: the one-record render and the batch
-// record job both produce their documents through it. d carries the ids, the path and the
-// RequestHash; Produce fills in the hash and the page count. A document already stored under
+// manifest beside it (or, with SharedManifests, the folder's manifest of the same content), and
+// stores d with document.rendered: the one-record render and the batch record job both produce
+// their documents through it. d carries the ids, the path and the RequestHash; Produce fills in
+// the hash, the page count and the manifest's path. A document already stored under
 // d's correlationId is this render when its request hash matches (created false), else 409
 // document_exists (with WriteFirst found when the create conflicts).
 func (r *Renderer) Produce(ctx context.Context, pkg *template.Package, record map[string]any, d *document.Document) (*document.Document, bool, error) {
@@ -328,9 +338,10 @@ func (r *Renderer) existing(ctx context.Context, want *document.Document) (*docu
 	return d, nil
 }
 
-// writeBlobs writes the manifest, then the PDF, each create-only. A blob left by an earlier run
-// of the same render (crashed before its document row) is adopted; one of another render is
-// 409 document_exists.
+// writeBlobs writes the manifest (manifestBlob), then the PDF naming it, each create-only, and
+// sets d.ManifestPath. A blob left by an earlier run of the same render (crashed before its
+// document row) is adopted, with the manifest its PDF names; one of another render is 409
+// document_exists.
 func (r *Renderer) writeBlobs(ctx context.Context, d *document.Document, f stamp.Filled) error {
 	manifest, err := json.Marshal(struct {
 		Fields []esign.ManifestField `json:"fields"`
@@ -339,17 +350,24 @@ func (r *Renderer) writeBlobs(ctx context.Context, d *document.Document, f stamp
 		return apperr.Wrap(err, apperr.KindInternal, "render_manifest", "could not encode the field manifest")
 	}
 	name := d.PDFBlobPath[len(ContainerDocuments)+1:]
-	meta := map[string]string{metaRequestHash: d.RequestHash}
-	if err := r.putOnce(ctx, d, name+".manifest.json", manifest, "application/json", meta); err != nil {
-		return err
+	mname, mmeta, key := r.manifestBlob(name, d, manifest)
+	if !r.SharedManifests.has(mname) {
+		if err := r.putOnce(ctx, d, mname, manifest, "application/json", mmeta, key); err != nil {
+			return err
+		}
+		r.SharedManifests.add(mname)
 	}
-	meta = map[string]string{metaRequestHash: d.RequestHash, metaPDFHash: d.PDFHash,
-		esign.MetaManifest: esign.ManifestMeta(name + ".manifest.json"), metaPages: strconv.Itoa(d.Pages)}
-	err = r.putOnce(ctx, d, name, f.PDF, "application/pdf", meta)
+	d.ManifestPath = ContainerDocuments + "/" + mname
+	meta := map[string]string{metaRequestHash: d.RequestHash, metaPDFHash: d.PDFHash,
+		esign.MetaManifest: esign.ManifestMeta(mname), metaPages: strconv.Itoa(d.Pages)}
+	err = r.putOnce(ctx, d, name, f.PDF, "application/pdf", meta, metaRequestHash)
 	var adopted *adoptedBlob
 	if errors.As(err, &adopted) {
 		d.PDFHash = adopted.meta[metaPDFHash]
 		d.Pages, _ = strconv.Atoi(adopted.meta[metaPages])
+		if m, err := url.PathUnescape(adopted.meta[esign.MetaManifest]); err == nil && m != "" {
+			d.ManifestPath = ContainerDocuments + "/" + m // an earlier run's, e.g. before SharedManifests
+		}
 		return nil
 	}
 	return err
@@ -359,9 +377,9 @@ type adoptedBlob struct{ meta map[string]string }
 
 func (*adoptedBlob) Error() string { return "render: blob of an earlier run adopted" }
 
-// putOnce writes a blob create-only. When it exists: written by the same render, it is adopted
-// (*adoptedBlob for the PDF, nil for the manifest); else 409 document_exists.
-func (r *Renderer) putOnce(ctx context.Context, d *document.Document, name string, data []byte, ctype string, meta map[string]string) error {
+// putOnce writes a blob create-only. When it exists and its metadata under key is meta's, it
+// is adopted (*adoptedBlob for the PDF, nil for a manifest); else 409 document_exists.
+func (r *Renderer) putOnce(ctx context.Context, d *document.Document, name string, data []byte, ctype string, meta map[string]string, key string) error {
 	_, err := r.Blobs.PutIfAbsent(ctx, ContainerDocuments, name, bytes.NewReader(data), ctype, meta)
 	if apperr.KindOf(err) == apperr.KindNotFound { // a new deployment's first render: no container yet
 		if err := r.Blobs.EnsureContainer(ctx, ContainerDocuments); err != nil {
@@ -376,7 +394,7 @@ func (r *Renderer) putOnce(ctx context.Context, d *document.Document, name strin
 	if err != nil {
 		return err
 	}
-	if have[metaRequestHash] != d.RequestHash {
+	if meta[key] == "" || have[key] != meta[key] {
 		return document.ErrExists(d.CorrelationID)
 	}
 	if ctype == "application/pdf" {

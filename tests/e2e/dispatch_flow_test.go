@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"strconv"
 	"strings"
@@ -56,7 +58,9 @@ func mailCount(t *testing.T, corr, kind string) int {
 // (the approver e-mailed the summary), approved by a second person of the tenant, processed by
 // the processor record by record into one PDF each and the combined PDF in record order, a
 // delivery session per recipientEmail found by the record's correlationId, the submitter
-// e-mailed once. A record message delivered again after the batch finished changes no counter.
+// e-mailed once; the records name one field manifest, which a signing session created on a
+// record's PDF reads (manifestSource rendered). A record message delivered again after the
+// batch finished changes no counter.
 func TestBatchFromSubmitToCompleted(t *testing.T) {
 	t.Parallel()
 	sealRequireTools(t)
@@ -103,6 +107,25 @@ func TestBatchFromSubmitToCompleted(t *testing.T) {
 		if ds := deliveriesOf(t, rec["correlationId"].(string)); len(ds) != want || ds[0] != rec["pdfBlobPath"] {
 			t.Fatalf("record %d: deliveries %v", i, ds)
 		}
+	}
+	// the records share the batch folder's one field manifest (issue 26), and a signing session
+	// created on a record's PDF reads it
+	manifest := ""
+	for i, x := range records {
+		_, props := sealDownload(t, x.(map[string]any)["pdfBlobPath"].(string))
+		m := props.Metadata["esignmanifest"]
+		if !strings.HasPrefix(m, tenantA+"/dispatch/"+id+"/manifest-") || (manifest != "" && m != manifest) {
+			t.Fatalf("record %d names manifest %q, want the batch's one (%q)", i, m, manifest)
+		}
+		manifest = m
+	}
+	pdfPath := records[1].(map[string]any)["pdfBlobPath"].(string)
+	pdf, _ := sealDownload(t, pdfPath)
+	sum := sha256.Sum256(pdf)
+	session := createSession(t, tenantA, map[string]any{"correlationId": "corr-" + id, "documentId": "Offer 2", "docType": "offer",
+		"pdfBlobPath": pdfPath, "pdfHash": "sha256:" + hex.EncodeToString(sum[:]), "signingMode": "parallel", "signers": offerSigners()})
+	if st := status(t, tenantA, "corr-"+id); st.str("groupId") != session.str("groupId") || st.str("manifestSource") != "rendered" {
+		t.Fatalf("session on a batch record's PDF: %s, want manifestSource rendered", st.Raw)
 	}
 	combined, _ := sealDownload(t, "documents/"+tenantA+"/dispatch/"+id+"/combined.pdf")
 	text := pdfText(t, combined)
