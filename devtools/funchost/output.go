@@ -25,3 +25,18 @@ func (o *Output) String() string {
 	defer o.mu.Unlock()
 	return o.b.String()
 }
+
+// From is what was written from offset on (offset: an earlier Len), and the length now.
+func (o *Output) From(offset int) (string, int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	all := o.b.String()
+	return all[min(offset, len(all)):], len(all)
+}
+
+// Len is how much has been written so far.
+func (o *Output) Len() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Len()
+}
