@@ -102,9 +102,22 @@ func readReply(t testing.TB, req *http.Request, resp *http.Response) reply {
 	}
 	rememberTokens(raw)
 	if resp.StatusCode >= 500 {
-		t.Errorf("%s %s answered %d: %s", req.Method, req.URL.Path, resp.StatusCode, raw)
+		t.Errorf("%s %s answered %d: %s\nits log lines:\n%s", req.Method, req.URL.Path, resp.StatusCode, raw,
+			linesWith(svc.logs.String(), resp.Header.Get("X-Correlation-Id")))
 	}
 	return out
+}
+
+// linesWith is the lines of out that hold id (none for an empty id): what the apps logged of
+// one request, for a failure's message.
+func linesWith(out, id string) string {
+	var b strings.Builder
+	for line := range strings.Lines(out) {
+		if id != "" && strings.Contains(line, id) {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }
 
 var tokenLike = regexp.MustCompile(`"(?:accessToken|portalUrl|token)":"([^"]+)"`)
