@@ -20,7 +20,7 @@ type person struct {
 	oid, token string
 }
 
-func newPerson(t *testing.T, tenant, name string, roles ...string) person {
+func newPerson(t testing.TB, tenant, name string, roles ...string) person {
 	t.Helper()
 	sub := name + "-" + uuid.NewString()[:8]
 	h := sha256.Sum256([]byte(tenant + "\x00" + sub))
