@@ -368,8 +368,13 @@ func benchBatch(b *testing.B, s dispatch.Settings) {
 		logged := svc.logs.Len()
 		enqueueBatch(b, bt)
 		waitLogged(b, logged, "dispatch-finish: batch "+bt.BatchID+" ", batchTimeout)
-		if got := waitFinished(b, st, bt.BatchID, batchTimeout); got.State != dispatch.StateCompleted {
+		got := waitFinished(b, st, bt.BatchID, batchTimeout)
+		if got.State != dispatch.StateCompleted {
 			b.Fatalf("batch %s: %d failed", got.State, got.ErrorCount)
+		}
+		// a finish the host gave up on also ends completed, without its artifact
+		if (s.ZipBundle && got.BundlePath == "") || (s.Mode == dispatch.ModeCombined && got.CombinedPath == "") {
+			b.Fatalf("batch %s ended without its bundle or combined PDF (bundle %q, combined %q)", got.BatchID, got.BundlePath, got.CombinedPath)
 		}
 		finishing += finishTime(b, st, bt.BatchID)
 	}

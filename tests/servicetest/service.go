@@ -32,6 +32,8 @@ type Options struct {
 	// AzuriteLocation keeps Azurite's data in a folder (so that it can be restarted); empty: in
 	// memory.
 	AzuriteLocation string
+	// AzuriteExtentMB is azuritetest.Options.ExtentMemoryMB (in memory only).
+	AzuriteExtentMB int
 	// Settings are app settings added over the dev keys' and the storage settings.
 	Settings map[string]string
 	// Storage, when set, gives the connection string the apps use as STORAGE_CONNECTION_STRING
@@ -92,7 +94,7 @@ func Start(ctx context.Context, o Options) (_ *Service, err error) {
 			return nil, err
 		}
 	}
-	if s.Azurite, err = azuritetest.LaunchWith(ctx, azuritetest.Options{Location: o.AzuriteLocation}); err != nil {
+	if s.Azurite, err = azuritetest.LaunchWith(ctx, azuritetest.Options{Location: o.AzuriteLocation, ExtentMemoryMB: o.AzuriteExtentMB}); err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, func() { s.Azurite.Stop() })
