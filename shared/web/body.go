@@ -115,7 +115,7 @@ func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, tooLarge(limit) // declared: nothing need be read to know
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	body, err := readAll(io.LimitReader(r.Body, limit+1), r.ContentLength)
 	if err != nil {
 		return nil, unreadable(err)
 	}
@@ -123,6 +123,31 @@ func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 		return nil, tooLarge(limit)
 	}
 	return body, nil
+}
+
+// readAll is io.ReadAll into one buffer of the declared length (a declared length is at most
+// the route's limit, checked before): a body of that length is read with no buffer growing by
+// doubling and no copy (a 23 MiB batch body read by io.ReadAll passed through buffers of about
+// twice its size). A body longer than declared still grows the buffer; one of unknown length
+// (declared < 0, or 0 on a request not from a server) is io.ReadAll's.
+func readAll(r io.Reader, declared int64) ([]byte, error) {
+	if declared <= 0 {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, declared+1) // one byte more: the read that finds the end needs room
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // StreamBody is the rule of a route whose body is one document of mediaType, too large to read
@@ -205,6 +230,14 @@ func DecodeJSONBytes(body []byte, v any) error {
 	if err := jsonObject(body); err != nil {
 		return err
 	}
+	if len(body) >= aliasMin && decodeAliased(body, v) {
+		return nil
+	}
+	return decodeStrict(body, v)
+}
+
+// decodeStrict is DecodeJSONBytes' decoding of body, once checked as UTF-8, and its errors.
+func decodeStrict(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
