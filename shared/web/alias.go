@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+
+	"github.com/esign-svc/esign/shared/jsonraw"
 )
 
 // aliasMin is the body size from which DecodeJSONBytes lets a struct's top-level raw JSON
@@ -43,7 +45,7 @@ func decodeAliased(body []byte, v any) bool {
 	var set []alias
 	rest := make([]byte, 1, 512)
 	rest[0] = '{'
-	ok := eachRawMember(body, func(key, val []byte) bool {
+	ok := jsonraw.Members(body, func(key, val []byte) bool {
 		name := string(key[1 : len(key)-1])
 		if bytes.IndexByte(key, '\\') >= 0 && json.Unmarshal(key, &name) != nil {
 			return false
@@ -76,7 +78,7 @@ func decodeAliased(body []byte, v any) bool {
 	}
 	st := rv.Elem()
 	for _, a := range set {
-		st.Field(a.field).SetBytes(a.val[:len(a.val):len(a.val)]) // capped: an append copies
+		st.Field(a.field).SetBytes(a.val) // capped by Members: an append copies
 	}
 	return true
 }
@@ -125,106 +127,4 @@ func rawFields(t reflect.Type) map[string]int {
 	}
 	rawFieldCache.Store(t, out)
 	return out
-}
-
-// eachRawMember calls fn with each member of the JSON object that body is (valid JSON, checked
-// before) in document order, as slices of body: the key with its quotes and the value with no
-// blanks around it, until fn returns false. It reports whether every member was taken (false
-// too for anything that is not an object).
-func eachRawMember(body []byte, fn func(key, val []byte) bool) bool {
-	i := skipBlanks(body, 0)
-	if i >= len(body) || body[i] != '{' {
-		return false
-	}
-	i++
-	for {
-		i = skipBlanks(body, i)
-		if i >= len(body) {
-			return false
-		}
-		switch body[i] {
-		case '}':
-			return true
-		case ',':
-			i = skipBlanks(body, i+1)
-		}
-		ks := i
-		if i = skipString(body, i); i < 0 {
-			return false
-		}
-		key := body[ks:i]
-		if i = skipBlanks(body, i); i >= len(body) || body[i] != ':' {
-			return false
-		}
-		vs := skipBlanks(body, i+1)
-		if i = skipValue(body, vs); i < 0 {
-			return false
-		}
-		if !fn(key, body[vs:i]) {
-			return false
-		}
-	}
-}
-
-func skipBlanks(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the offset after the string that starts at b[i], -1 if there is none.
-func skipString(b []byte, i int) int {
-	if i >= len(b) || b[i] != '"' {
-		return -1
-	}
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return -1
-}
-
-// skipValue returns the offset after the JSON value that starts at b[i] (valid JSON), -1 if
-// there is none.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				if i = skipString(b, i); i < 0 {
-					return -1
-				}
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return -1
-	}
-	start := i
-	for i < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[i])) {
-		i++
-	}
-	if i == start {
-		return -1
-	}
-	return i
 }
