@@ -123,7 +123,20 @@ func skipValue(b []byte, i int) int {
 // decodes it into a string (an invalid UTF-8 byte or a lone surrogate escape becomes U+FFFD),
 // in one new buffer, or s's own bytes when it holds no escape and nothing to replace. ok is
 // false when s is not a JSON string.
-func Unquote(s []byte) (_ []byte, ok bool) {
+func Unquote(s []byte) (_ []byte, ok bool) { return unquote(s, false) }
+
+// UnquoteInPlace is Unquote writing the value over s's own bytes (the value of a literal of
+// valid UTF-8 is never longer than the literal), for a caller that owns s and needs the literal
+// no more: s is spoiled, whatever the answer. A literal that is not valid UTF-8 (its bad bytes
+// become the three of U+FFFD) is unquoted into a new buffer, as Unquote does.
+func UnquoteInPlace(s []byte) (_ []byte, ok bool) {
+	if !utf8.Valid(s) {
+		return unquote(s, false)
+	}
+	return unquote(s, true)
+}
+
+func unquote(s []byte, inPlace bool) (_ []byte, ok bool) {
 	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
 		return nil, false
 	}
@@ -148,8 +161,13 @@ func Unquote(s []byte) (_ []byte, ok bool) {
 	if r == len(s) {
 		return s[:len(s):len(s)], true
 	}
-	b := make([]byte, r, len(s)+2*utf8.UTFMax)
-	copy(b, s[:r])
+	var b []byte
+	if inPlace {
+		b = s[:r] // every byte written is at or before the one read next
+	} else {
+		b = make([]byte, r, len(s)+2*utf8.UTFMax)
+		copy(b, s[:r])
+	}
 	for r < len(s) {
 		c := s[r]
 		switch {
@@ -209,7 +227,7 @@ func Unquote(s []byte) (_ []byte, ok bool) {
 			b = utf8.AppendRune(b, rr) // an invalid byte is U+FFFD
 		}
 	}
-	return b, true
+	return b[:len(b):len(b)], true
 }
 
 // hex4 is the code unit of the escape `\uXXXX` that s starts with, -1 if it does not.

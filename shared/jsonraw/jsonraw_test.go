@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// FuzzUnquote: whatever the text, Unquote takes exactly the JSON strings encoding/json takes,
+// FuzzUnquote: whatever the text, Unquote and UnquoteInPlace take exactly the JSON strings encoding/json takes,
 // with the same value.
 func FuzzUnquote(f *testing.F) {
 	for _, s := range []string{`""`, `"plain"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\u20AC"`, `"\ud83d\ude00"`,
@@ -23,6 +23,10 @@ func FuzzUnquote(f *testing.F) {
 		}
 		if ok && string(got) != want {
 			t.Fatalf("%q: Unquote %q, encoding/json %q", s, got, want)
+		}
+		own := bytes.Clone(bytes.Trim(s, " \t\r\n"))
+		if in, iok := UnquoteInPlace(own); iok != ok || (ok && string(in) != want) {
+			t.Fatalf("%q: UnquoteInPlace %q (%t), encoding/json %q", s, in, iok, want)
 		}
 	})
 }

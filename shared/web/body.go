@@ -115,6 +115,12 @@ func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, tooLarge(limit) // declared: nothing need be read to know
 	}
+	if t, ok := r.Body.(BytesBody); ok {
+		if body := t.TakeBytes(); int64(len(body)) <= limit {
+			return body, nil
+		}
+		return nil, tooLarge(limit)
+	}
 	body, err := ReadAll(io.LimitReader(r.Body, limit+1), r.ContentLength)
 	if err != nil {
 		return nil, unreadable(err)
@@ -123,6 +129,14 @@ func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 		return nil, tooLarge(limit)
 	}
 	return body, nil
+}
+
+// BytesBody is a request body already held whole in memory (a Functions invocation's, rebuilt
+// from its payload) that hands its bytes over instead of being read into a copy: ReadBody takes
+// them, and the body is then empty.
+type BytesBody interface {
+	io.ReadCloser
+	TakeBytes() []byte
 }
 
 // ReadAll is io.ReadAll into one buffer of the declared length (the caller bounds it: ReadBody
