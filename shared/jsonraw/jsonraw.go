@@ -176,26 +176,11 @@ func unquote(s []byte, inPlace bool) (_ []byte, ok bool) {
 			if r >= len(s) {
 				return nil, false
 			}
-			switch s[r] {
-			case '"', '\\', '/':
-				b = append(b, s[r])
+			switch e := escapes[s[r]]; {
+			case e != 0:
+				b = append(b, e)
 				r++
-			case 'b':
-				b = append(b, '\b')
-				r++
-			case 'f':
-				b = append(b, '\f')
-				r++
-			case 'n':
-				b = append(b, '\n')
-				r++
-			case 'r':
-				b = append(b, '\r')
-				r++
-			case 't':
-				b = append(b, '\t')
-				r++
-			case 'u':
+			case s[r] == 'u':
 				r--
 				rr := hex4(s[r:])
 				if rr < 0 {
@@ -229,6 +214,9 @@ func unquote(s []byte, inPlace bool) (_ []byte, ok bool) {
 	}
 	return b[:len(b):len(b)], true
 }
+
+// escapes are the one-character escapes' values (0: not one).
+var escapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // hex4 is the code unit of the escape `\uXXXX` that s starts with, -1 if it does not.
 func hex4(s []byte) rune {

@@ -139,16 +139,16 @@ type BytesBody interface {
 	TakeBytes() []byte
 }
 
-// ReadAll is io.ReadAll into one buffer of the declared length (the caller bounds it: ReadBody
-// reads only a declared length within the route's limit): a body of that length is read with no buffer growing by
-// doubling and no copy (a 23 MiB batch body read by io.ReadAll passed through buffers of about
-// twice its size). A body longer than declared still grows the buffer; one of unknown length
-// (declared < 0, or 0 on a request not from a server) is io.ReadAll's.
-func ReadAll(r io.Reader, declared int64) ([]byte, error) {
-	if declared <= 0 {
+// ReadAll is io.ReadAll into one buffer of the expected length (a request's declared length, a
+// ZIP entry's size; the caller bounds it: ReadBody reads only a declared length within the
+// route's limit): a body of that length is read with no buffer growing by doubling and no copy
+// (a 23 MiB batch body read by io.ReadAll passed through buffers of about twice its size). A
+// longer one grows the buffer as append does; an unknown length (expected <= 0) is io.ReadAll's.
+func ReadAll(r io.Reader, expected int64) ([]byte, error) {
+	if expected <= 0 {
 		return io.ReadAll(r)
 	}
-	b := make([]byte, 0, declared+1) // one byte more: the read that finds the end needs room
+	b := make([]byte, 0, expected+1) // one byte more: the read that finds the end needs room
 	for {
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
