@@ -5,19 +5,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
-)
 
-// allocated is what f allocated (every byte, whether freed or not: an upper bound of its peak).
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
+	"github.com/esign-svc/esign/shared/apptest/heaptest"
+)
 
 // within checks what every reader promises of its records: at most MaxRecords, each field a
 // cell of at most MaxCellBytes (CSV, XLSX), none empty.
@@ -54,7 +46,7 @@ func FuzzReadCSV(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var recs []Record
 		var err error
-		n := allocated(func() { recs, err = ReadCSV(bytes.NewReader(b), Options{Text: []string{"a"}}) })
+		n := heaptest.Allocated(func() { recs, err = ReadCSV(bytes.NewReader(b), Options{Text: []string{"a"}}) })
 		if budget := 1<<20 + 64*uint64(len(b)); n > budget {
 			t.Fatalf("%d bytes allocated for %d bytes of CSV (budget %d)", n, len(b), budget)
 		}
@@ -74,7 +66,7 @@ func FuzzReadJSON(f *testing.F) {
 		var recs []Record
 		var single bool
 		var err error
-		n := allocated(func() { recs, single, err = ReadJSON(b) })
+		n := heaptest.Allocated(func() { recs, single, err = ReadJSON(b) })
 		if budget := 1<<20 + 128*uint64(len(b)); n > budget {
 			t.Fatalf("%d bytes allocated for %d bytes of JSON (budget %d)", n, len(b), budget)
 		}
@@ -117,7 +109,7 @@ func FuzzReadXLSX(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var recs []Record
 		var err error
-		n := allocated(func() { recs, err = ReadXLSX(bytes.NewReader(b), Options{}) })
+		n := heaptest.Allocated(func() { recs, err = ReadXLSX(bytes.NewReader(b), Options{}) })
 		if budget := xlsxBudget(b); n > budget {
 			t.Fatalf("%d bytes allocated for %d bytes of XLSX (budget %d)", n, len(b), budget)
 		}
@@ -139,7 +131,7 @@ func TestXLSXBudget(t *testing.T) {
 	b := withSheet(t, sheet.String())
 	var recs []Record
 	var err error
-	n := allocated(func() { recs, err = ReadXLSX(bytes.NewReader(b), Options{}) })
+	n := heaptest.Allocated(func() { recs, err = ReadXLSX(bytes.NewReader(b), Options{}) })
 	if err != nil || len(recs) != MaxRecords {
 		t.Fatalf("%d records: %v", len(recs), err)
 	}

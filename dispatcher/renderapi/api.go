@@ -97,8 +97,8 @@ func (a *API) render(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var req render.Request
-	if err := web.DecodeJSON(r, MaxRenderBody, &req); err != nil {
+	req, err := decodeRequest(r)
+	if err != nil {
 		return err
 	}
 	who := kernel.Actor{Kind: "initiator", ID: p.CallerID(), IP: web.ClientIP(r), UserAgent: web.UserAgent(r)}
@@ -140,6 +140,15 @@ func (a *API) render(w http.ResponseWriter, r *http.Request) error {
 		status = http.StatusOK
 	}
 	return web.JSON(w, status, out)
+}
+
+// decodeRequest reads a render request (a batch's of up to MaxRenderBody). Its dataSource is a
+// slice of the body read once, not a copy of it (web.DecodeJSON): a batch body is held once
+// while its records are stored. Errors: DecodeJSON's.
+func decodeRequest(r *http.Request) (render.Request, error) {
+	var req render.Request
+	err := web.DecodeJSON(r, MaxRenderBody, &req)
+	return req, err
 }
 
 // batch is POST /api/render with an array of records: the batch is validated and stored, and

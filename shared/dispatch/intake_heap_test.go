@@ -3,48 +3,10 @@ package dispatch_test
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"runtime/debug"
-	"sync"
 	"testing"
-	"time"
-)
 
-// peakHeap runs fn and returns the highest live heap sampled while it ran, above the heap
-// before it (GOGC 5 while it runs; the request, already decoded, is part of the heap before).
-func peakHeap(fn func()) uint64 {
-	// a small GC target: the sampled heap is close to what is live, not garbage awaiting a cycle
-	defer debug.SetGCPercent(debug.SetGCPercent(5))
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base, peak := ms.HeapAlloc, ms.HeapAlloc
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		for {
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			peak = max(peak, m.HeapAlloc)
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	fn()
-	close(stop)
-	wg.Wait()
-	if peak < base {
-		return 0
-	}
-	return peak - base
-}
+	"github.com/esign-svc/esign/shared/apptest/heaptest"
+)
 
 // intakeHeap submits n valid records (no approval) and returns the peak heap above the heap
 // holding the request.
@@ -57,7 +19,7 @@ func intakeHeap(tb testing.TB, f *fixture, n int) uint64 {
 	req := request(f.pkg, recs, "")
 	recs = nil
 	var err error
-	peak := peakHeap(func() {
+	peak := heaptest.Peak(func() {
 		_, err = f.in.Submit(context.Background(), alice, req)
 	})
 	if err != nil {
@@ -73,17 +35,15 @@ func intakeHeap(tb testing.TB, f *fixture, n int) uint64 {
 func TestIntakeHeapIsBounded(t *testing.T) {
 	f := newFixture(t)
 	small, large := intakeHeap(t, f, 1000), intakeHeap(t, f, 10000)
-	t.Logf("peak heap above the request: 1,000 records %.1f MiB, 10,000 records %.1f MiB", mib(small), mib(large))
+	t.Logf("peak heap above the request: 1,000 records %.1f MiB, 10,000 records %.1f MiB", heaptest.MiB(small), heaptest.MiB(large))
 	if limit := uint64(heapLimit10k); large > limit {
-		t.Errorf("10,000 records: peak heap %.1f MiB above the request, want at most %.1f MiB", mib(large), mib(limit))
+		t.Errorf("10,000 records: peak heap %.1f MiB above the request, want at most %.1f MiB", heaptest.MiB(large), heaptest.MiB(limit))
 	}
 }
 
 // heapLimit10k bounds a 10,000-record intake's peak heap above the request: 5.6 MiB measured
 // streamed (the receipt: a result per record, its JSON and PDF), 15.8 MiB whole-batch.
 const heapLimit10k = 10 << 20
-
-func mib(n uint64) float64 { return float64(n) / (1 << 20) }
 
 // BenchmarkIntake submits 1,000 and 10,000 records per run and reports the peak heap above
 // the request.
@@ -95,7 +55,7 @@ func BenchmarkIntake(b *testing.B) {
 			for b.Loop() {
 				peak = max(peak, intakeHeap(b, f, n))
 			}
-			b.ReportMetric(mib(peak), "peakMiB")
+			b.ReportMetric(heaptest.MiB(peak), "peakMiB")
 		})
 	}
 }

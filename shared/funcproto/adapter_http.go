@@ -1,9 +1,9 @@
 package funcproto
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -37,7 +37,7 @@ func HTTPInvocation(h http.Handler) http.Handler {
 				Logs: []string{"funcproto: invocations are POSTed; got " + truncate(r.Method, 16)}})
 			return
 		}
-		inv, err := DecodeInvocation(r.Body)
+		inv, err := readInvocation(r.Body, r.ContentLength)
 		st := newState(r, inv)
 		var req *http.Request
 		if err == nil {
@@ -77,7 +77,7 @@ func HTTPInvocation(h http.Handler) http.Handler {
 
 // rebuildRequest turns Data.req into the request the app's handler sees.
 func rebuildRequest(parent context.Context, st *state, inv *InvocationRequest) (*http.Request, error) {
-	d, err := inv.HTTPRequest(HTTPBinding)
+	d, err := inv.httpRequest(HTTPBinding, true) // the payload is this invocation's own
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func rebuildRequest(parent context.Context, st *state, inv *InvocationRequest) (
 	}
 	st.params = d.Params
 	ctx := withState(parent, st)
-	req, err := http.NewRequestWithContext(ctx, d.Method, u.String(), bytes.NewReader(d.Body))
+	req, err := http.NewRequestWithContext(ctx, d.Method, u.String(), &bodyReader{d.Body})
 	if err != nil {
 		return nil, invalid("Data.req.Url", "is not a URL")
 	}
@@ -119,6 +119,38 @@ func rebuildRequest(parent context.Context, st *state, inv *InvocationRequest) (
 		req.SetPathValue(k, v)
 	}
 	return req, nil
+}
+
+// bodyReader is a rebuilt request's body: it lets go of the bytes once it has given them all,
+// so that a handler that reads its body into a buffer of its own does not keep the
+// invocation's copy as well while it runs, and it hands them over whole to a reader that
+// takes them so (web.ReadBody: TakeBytes), with no copy at all.
+type bodyReader struct{ b []byte }
+
+// TakeBytes returns the bytes not yet read and leaves the body empty.
+func (r *bodyReader) TakeBytes() []byte {
+	b := r.b
+	r.b = nil
+	return b
+}
+
+// Close lets go of the bytes not yet read.
+func (r *bodyReader) Close() error {
+	r.b = nil
+	return nil
+}
+
+func (r *bodyReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		r.b = nil
+		return 0, io.EOF
+	}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	if len(r.b) == 0 {
+		r.b = nil
+	}
+	return n, nil
 }
 
 func validMethod(m string) bool {

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"github.com/esign-svc/esign/shared/jsonraw"
 )
 
 // HTTPRequestData is an HTTP trigger's request as carried in an invocation.
@@ -25,6 +27,13 @@ type HTTPRequestData struct {
 // single Data member takes that member). The rules are in the package documentation.
 // Errors: *apperr.Error KindInvalid code "invalid_invocation" naming the field at fault.
 func (in *InvocationRequest) HTTPRequest(binding string) (HTTPRequestData, error) {
+	return in.httpRequest(binding, false)
+}
+
+// httpRequest is HTTPRequest; take (the adapter's, on a payload of its own) also lets go of the
+// payload's bytes (release) and unquotes a text Body over the payload's own bytes: a batch
+// body of tens of MiB is then held once, as the request's body alone.
+func (in *InvocationRequest) httpRequest(binding string, take bool) (HTTPRequestData, error) {
 	raw, field, err := in.trigger(binding)
 	if err != nil {
 		return HTTPRequestData{}, err
@@ -57,7 +66,11 @@ func (in *InvocationRequest) HTTPRequest(binding string) (HTTPRequestData, error
 	if d.Params, err = decodeParams(member(m, "Params"), field+".Params"); err != nil {
 		return d, err
 	}
-	if d.Body, err = decodeBody(member(m, "Body"), d.Headers.Get("Content-Type"), field+".Body"); err != nil {
+	body := member(m, "Body")
+	if take {
+		in.release(field, m)
+	}
+	if d.Body, err = decodeBody(body, d.Headers.Get("Content-Type"), field+".Body", take); err != nil {
 		return d, err
 	}
 	return d, nil
@@ -178,8 +191,9 @@ func decodeParams(raw json.RawMessage, field string) (map[string]string, error) 
 	return p, nil
 }
 
-// decodeBody applies the Body rule of the package documentation.
-func decodeBody(raw json.RawMessage, contentType, field string) ([]byte, error) {
+// decodeBody applies the Body rule of the package documentation; inPlace unquotes a text body
+// over raw's own bytes (jsonraw.UnquoteInPlace).
+func decodeBody(raw json.RawMessage, contentType, field string, inPlace bool) ([]byte, error) {
 	raw = bytes.TrimSpace(raw)
 	if isNull(raw) {
 		return nil, nil
@@ -190,14 +204,18 @@ func decodeBody(raw json.RawMessage, contentType, field string) ([]byte, error) 
 	if raw[0] != '"' {
 		return compact(raw), nil
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	unquote := jsonraw.Unquote // one copy at most (encoding/json made a string, then []byte)
+	if inPlace && !IsBinaryContentType(contentType) {
+		unquote = jsonraw.UnquoteInPlace
+	}
+	text, ok := unquote(raw)
+	if !ok {
 		return nil, invalid(field, "is not a valid JSON string")
 	}
 	if !IsBinaryContentType(contentType) {
-		return []byte(s), nil
+		return text, nil
 	}
-	b, err := decodeBase64(s)
+	b, err := decodeBase64(string(text))
 	if err != nil {
 		return nil, invalid(field, "must be base64 for Content-Type %q", truncate(contentType, 60))
 	}

@@ -7,9 +7,11 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/web"
 )
 
 // MaxInvocationBytes bounds the invocation payload DecodeInvocation reads. Route-specific body
@@ -44,7 +46,16 @@ type SysMetadata struct {
 // Errors: *apperr.Error KindTooLarge code "invocation_too_large" beyond the limit; KindInvalid
 // code "invalid_invocation" (field at fault named) for anything that is not an invocation.
 func DecodeInvocation(r io.Reader) (*InvocationRequest, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxInvocationBytes+1))
+	return readInvocation(r, -1)
+}
+
+// readInvocation is DecodeInvocation of a payload of declared length (-1: unknown), read into
+// one buffer of that length. Errors as DecodeInvocation's.
+func readInvocation(r io.Reader, declared int64) (*InvocationRequest, error) {
+	if declared > MaxInvocationBytes {
+		return nil, apperr.New(apperr.KindTooLarge, "invocation_too_large", "the invocation is larger than %d bytes", MaxInvocationBytes)
+	}
+	b, err := web.ReadAll(io.LimitReader(r, MaxInvocationBytes+1), declared)
 	if err != nil {
 		return nil, apperr.Wrap(err, apperr.KindInvalid, CodeInvalidInvocation, "the invocation could not be read")
 	}
@@ -124,6 +135,34 @@ func (in *InvocationRequest) trigger(name string) (json.RawMessage, string, erro
 		return nil, "", invalid("Data", "has %d members %q; name the trigger binding", len(names), names)
 	}
 	return nil, "", invalid("Data."+name, "is missing (members: %q)", names)
+}
+
+// release lets go of the payload's bytes once the HTTP trigger's member at field is decoded
+// into m: the Data members and Metadata fields are slices of the payload (objectFields),
+// copied out of it here, and that member is m without its Body, which is the rebuilt request's
+// body alone (read it from r.Body). A batch body of tens of MiB is then not held by the
+// invocation as well while its handler runs.
+func (in *InvocationRequest) release(field string, m map[string]json.RawMessage) {
+	for k, v := range in.Data {
+		if "Data."+k != field {
+			in.Data[k] = bytes.Clone(v)
+			continue
+		}
+		rest := make(map[string]json.RawMessage, len(m))
+		for name, val := range m {
+			if !strings.EqualFold(name, "Body") {
+				rest[name] = val
+			}
+		}
+		b, err := json.Marshal(rest) // values valid JSON (objectFields): it cannot fail
+		if err != nil {
+			b = []byte("{}")
+		}
+		in.Data[k] = b
+	}
+	for k, v := range in.Metadata.Fields {
+		in.Metadata.Fields[k] = bytes.Clone(v)
+	}
 }
 
 // InvocationResponse is the handler's reply to an invocation.

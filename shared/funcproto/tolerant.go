@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/esign-svc/esign/shared/apperr"
+	"github.com/esign-svc/esign/shared/jsonraw"
 )
 
 // CodeInvalidInvocation is the code of every decoding error of this package.
@@ -211,8 +212,15 @@ func objectFields(raw json.RawMessage, field string) (map[string]json.RawMessage
 	if err != nil || !ok {
 		return map[string]json.RawMessage{}, err
 	}
+	// the members are slices of obj, not copies: a member of tens of MiB (a batch render's
+	// Body) is held once
 	m := map[string]json.RawMessage{}
-	if err := json.Unmarshal(obj, &m); err != nil {
+	ok = jsonraw.Members(obj, func(key, val []byte) bool {
+		k, kok := jsonraw.Unquote(key)
+		m[string(k)] = val
+		return kok
+	})
+	if !ok {
 		return nil, invalid(field, "must be a JSON object")
 	}
 	return m, nil

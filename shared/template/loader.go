@@ -14,6 +14,7 @@ import (
 
 	"github.com/esign-svc/esign/shared/apperr"
 	"github.com/esign-svc/esign/shared/blobpath"
+	"github.com/esign-svc/esign/shared/web"
 )
 
 // Container is the blob container template packages live in.
@@ -276,21 +277,7 @@ func readEntry(rc io.Reader, f *zip.File, limit int64) ([]byte, error) {
 	case zip.Deflate:
 		size = min(size, 1032*f.CompressedSize64+64)
 	}
-	b := make([]byte, 0, size+1)
-	r := io.LimitReader(rc, limit+1)
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // past the estimate: let append grow it
-		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-	}
+	return web.ReadAll(io.LimitReader(rc, limit+1), int64(size))
 }
 
 // SharedFolder is the operator's read-only folder of packages every tenant may use
