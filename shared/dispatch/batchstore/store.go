@@ -129,11 +129,18 @@ func (s *Store) CreateRecords(ctx context.Context, batchID string, records []dis
 }
 
 // CreateBatch stores a new batch once all its record rows are (CreateRecords): its member row
-// under the tenant, then the batch row with the events of ch and its counter shards (from the
-// records' tally t). A batch row exists only once all its records do, and List
-// skips a member without one. Errors: the tablestore ones.
+// under the tenant (its creation time and, unless it is final, its initial state: the list's
+// state hint), then the batch row with the events of ch and its counter shards (from the
+// records' tally t). A batch row exists only once all its records do, and List skips a member
+// without one. A final state (invalid) is hinted only once the batch row is seen (List's
+// repair): a final hint is never read, so it must not stand for a batch row that a failed
+// create never wrote. Errors: the tablestore ones.
 func (s *Store) CreateBatch(ctx context.Context, b *dispatch.Batch, t dispatch.Tally, ch dispatch.Change) error {
-	if err := s.index.AddMember(ctx, tenantKey(b.TenantID), b.BatchID, map[string]any{propCreated: kernel.Nanos(b.CreatedAt)}); err != nil {
+	props := map[string]any{propCreated: kernel.Nanos(b.CreatedAt)}
+	if !b.State.Terminal() {
+		props[propState] = string(b.State)
+	}
+	if err := s.index.AddMember(ctx, tenantKey(b.TenantID), b.BatchID, props); err != nil {
 		return err
 	}
 	return s.tab.Create(ctx, b, ch, shardOps(b.BatchID, t)...)
@@ -149,24 +156,52 @@ func (s *Store) Load(ctx context.Context, batchID string) (*dispatch.Batch, erro
 var _ kernel.Updater[*dispatch.Batch, func(*dispatch.Batch) (dispatch.Change, error)] = (*Store)(nil)
 
 // Update loads the batch, runs step and applies its change with the kernel's bounded retry. A
-// step error comes back with nothing written.
+// step error comes back with nothing written. Every change of a batch's state goes through
+// here (a record's outcome writes a counter shard, never the batch row's state): once the
+// transaction is written and the state changed, the batch's member row gets the new state as
+// its list hint (one merge). A failed merge is not an error (the batch is written): the hint
+// stays behind, which List reads through and repairs.
 func (s *Store) Update(ctx context.Context, batchID string, step func(*dispatch.Batch) (dispatch.Change, error)) (*dispatch.Batch, dispatch.Change, error) {
-	return s.tab.Update(ctx, batchID, func(b *dispatch.Batch) (kernel.Change, []tablestore.Op, error) {
+	var before dispatch.State
+	b, ch, err := s.tab.Update(ctx, batchID, func(b *dispatch.Batch) (kernel.Change, []tablestore.Op, error) {
+		before = b.State // the attempt that is written is the last one run
 		ch, err := step(b)
 		return ch, nil, err
 	})
+	if err == nil && b.State != before {
+		s.hint(ctx, b.TenantID, b.BatchID, b.State, 0)
+	}
+	return b, ch, err
+}
+
+// hint merges state (and, when at is not 0, the creation time) into the batch's member row:
+// best effort, a failure leaves the hint behind (List reads a batch whose hint is not final).
+func (s *Store) hint(ctx context.Context, tenant, batchID string, state dispatch.State, at int64) {
+	props := map[string]any{propState: string(state)}
+	if at != 0 {
+		props[propCreated] = at
+	}
+	_ = s.index.SetMember(ctx, tenantKey(tenant), batchID, props)
 }
 
 // propCreated is a member row's batch creation time (the list's order without reading the
 // batch rows).
 const propCreated = "createdAtNs"
 
+// propState is a member row's state hint (issue 26): a state the batch held, or the initial
+// one CreateBatch wrote. Only Update and List's repair move it, after the batch row: it can
+// lag behind the batch's true state (a later one of the machine) but never run ahead, so a
+// final hint (dispatch.State.Terminal: no way out) is exact.
+const propState = "state"
+
 // List is a page of the tenant's batches, newest first, those in state when it is not empty:
 // at most limit after the continuation token after ("": from the newest), with the total of
 // the batches selected and the next page's token ("" on the last). Without a state it reads
-// the member rows (one query) and only the page's batch rows; with a state every batch row
-// (the state is on the batch row only). Errors: 400 invalid_request naming continuationToken
-// for a token this list did not make; the tablestore ones.
+// the member rows (one query) and only the page's batch rows. With a state it reads the member
+// rows and the batch rows of the members whose state hint is not final (no hint, or an
+// in-flight state: few); a final hint is counted or skipped as it stands. A hint that differs
+// from the batch row read is repaired (best effort). Errors: 400 invalid_request naming
+// continuationToken for a token this list did not make; the tablestore ones.
 func (s *Store) List(ctx context.Context, tenant string, state dispatch.State, after string, limit int) (dispatch.BatchPage, error) {
 	var from listKey
 	if after != "" {
@@ -178,6 +213,9 @@ func (s *Store) List(ctx context.Context, tenant string, state dispatch.State, a
 	members, err := s.index.Members(ctx, tenantKey(tenant))
 	if err != nil {
 		return dispatch.BatchPage{}, err
+	}
+	if state != "" {
+		return s.listState(ctx, tenant, state, members, after, from, limit)
 	}
 	keys := make([]listKey, 0, len(members))
 	for _, m := range members {
@@ -194,22 +232,13 @@ func (s *Store) List(ctx context.Context, tenant string, state dispatch.State, a
 		}
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b listKey) int {
-		if c := cmp.Compare(b.at, a.at); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.id, b.id)
-	})
-	var p dispatch.BatchPage
-	more := false
-	if state == "" {
-		p.Total = len(keys)
-	}
+	sortKeys(keys)
+	p := dispatch.BatchPage{Total: len(keys)}
 	for _, k := range keys {
-		if state == "" && len(p.Batches) == limit {
+		if len(p.Batches) == limit {
 			break
 		}
-		if after != "" && !k.after(from) && state == "" {
+		if after != "" && !k.after(from) {
 			continue
 		}
 		b, err := s.tab.Load(ctx, k.id)
@@ -220,30 +249,98 @@ func (s *Store) List(ctx context.Context, tenant string, state dispatch.State, a
 		if err != nil {
 			return dispatch.BatchPage{}, err
 		}
-		if b.TenantID != tenant || (state != "" && b.State != state) {
+		if b.TenantID != tenant {
 			continue
 		}
-		if state != "" {
-			p.Total++
-		}
-		switch {
-		case after != "" && !k.after(from):
-		case len(p.Batches) < limit:
-			p.Batches = append(p.Batches, b)
-			if len(p.Batches) == limit {
-				p.Next = k.String()
-			}
-		default:
-			more = true // a selected batch past the page
+		p.Batches = append(p.Batches, b)
+		if len(p.Batches) == limit {
+			p.Next = k.String()
 		}
 	}
-	if state == "" {
-		more = p.Next != "" && morePast(keys, p.Next)
+	if p.Next != "" && !morePast(keys, p.Next) {
+		p.Next = ""
+	}
+	return p, nil
+}
+
+// listState is List with a state: the members selected by their final hints without a read,
+// the others by their batch rows (read once: a selected one's serves the page), then the page
+// of the selection after the token from.
+func (s *Store) listState(ctx context.Context, tenant string, state dispatch.State, members []tablestore.Entity, after string, from listKey, limit int) (dispatch.BatchPage, error) {
+	var sel []listKey
+	read := map[string]*dispatch.Batch{}
+	for _, m := range members {
+		k := listKey{at: m.Int64(propCreated), id: m.String("member")}
+		hint := dispatch.State(m.String(propState))
+		if hint.Terminal() && k.at != 0 { // exact: no way out of a final state
+			if hint == state {
+				sel = append(sel, k)
+			}
+			continue
+		}
+		b, err := s.tab.Load(ctx, k.id)
+		if errors.Is(err, ErrNotFound) {
+			continue // a create that did not finish (or not yet)
+		}
+		if err != nil {
+			return dispatch.BatchPage{}, err
+		}
+		if b.TenantID != tenant {
+			continue
+		}
+		if b.State != hint || k.at == 0 { // behind, missing, or a member row from before issue 26
+			at := int64(0)
+			if k.at == 0 {
+				k.at = kernel.Nanos(b.CreatedAt)
+				at = k.at
+			}
+			s.hint(ctx, tenant, k.id, b.State, at)
+		}
+		if b.State == state {
+			sel = append(sel, k)
+			read[k.id] = b
+		}
+	}
+	sortKeys(sel)
+	p := dispatch.BatchPage{Total: len(sel)}
+	more := false
+	for _, k := range sel {
+		if after != "" && !k.after(from) {
+			continue
+		}
+		if len(p.Batches) == limit {
+			more = true // a selected batch past the page
+			break
+		}
+		b := read[k.id]
+		if b == nil {
+			var err error
+			if b, err = s.tab.Load(ctx, k.id); errors.Is(err, ErrNotFound) {
+				p.Total-- // cannot happen: a final hint is written only after its batch row
+				continue
+			} else if err != nil {
+				return dispatch.BatchPage{}, err
+			}
+		}
+		p.Batches = append(p.Batches, b)
+		if len(p.Batches) == limit {
+			p.Next = k.String()
+		}
 	}
 	if !more {
 		p.Next = ""
 	}
 	return p, nil
+}
+
+// sortKeys puts keys in the list's order.
+func sortKeys(keys []listKey) {
+	slices.SortFunc(keys, func(a, b listKey) int {
+		if c := cmp.Compare(b.at, a.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
 }
 
 // listKey orders the list: newest first, then by id.

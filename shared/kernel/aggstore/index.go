@@ -139,6 +139,14 @@ func (x *Index) AddMember(ctx context.Context, key Key, member string, props map
 	return err
 }
 
+// SetMember merges props into member's row under key (one merge, whatever its ETag): the
+// props it does not name stay. Errors: entity_not_found when member is not listed; the
+// tablestore ones.
+func (x *Index) SetMember(ctx context.Context, key Key, member string, props map[string]any) error {
+	_, err := x.t.Merge(ctx, tablestore.Entity{PartitionKey: key.partition(), RowKey: prefixMember + member, Props: props, ETag: "*"})
+	return err
+}
+
 // Members lists the members of key in RowKey order (one partition query over key's own rows).
 func (x *Index) Members(ctx context.Context, key Key) ([]tablestore.Entity, error) {
 	rows, err := x.t.Query(ctx, key.partition(), &tablestore.QueryOptions{RowKeyPrefix: prefixMember})
