@@ -92,9 +92,13 @@ type Deps struct {
 	// Licence is the deployment's: a record is made only while it allows the batch (dispatch,
 	// and delivery for secure e-mail). Required.
 	Licence *licence.Licence
-	// Meter queues batch.record for each record made (DESIGN 19); off without LICENSING_URL.
+	// Meter queues batch.record for each record made (DESIGN 19), at the batch's finish;
+	// off without LICENSING_URL.
 	Meter licensing.Meter
-	Now   func() time.Time
+	// MeterPage is how many records one licence-usage message of the finish carries; 0:
+	// meterPage.
+	MeterPage int
+	Now       func() time.Time
 	// Page is how many records one fan-out invocation queues and one listing reads (0:
 	// PageSize).
 	Page int

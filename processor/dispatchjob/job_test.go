@@ -491,34 +491,57 @@ func TestRecordGroupsFromEightWorkersTwice(t *testing.T) {
 	}
 }
 
-// TestRecordGroupMeteredInOneMessage: a record group meters its made records in one
-// licence-usage message (one id per record; the failed one is left out), where each record
-// had its own message before; a redelivered group meters nothing.
-func TestRecordGroupMeteredInOneMessage(t *testing.T) {
+// TestBatchMeteredAtFinish: the record jobs meter nothing; the finish meters every record made
+// (the failed one left out), MeterPage records to a licence-usage message, listed a page at a
+// time; a finish redelivered after the batch ended meters nothing again.
+func TestBatchMeteredAtFinish(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.job.Meter = licensing.Meter{On: true, Now: e.Now}
-	b := e.batch(t, []map[string]any{e.offer(0), e.offer(1), e.offer(2)}, dispatch.Settings{Mode: dispatch.ModeIndividual}, false,
+	e.job.MeterPage, e.job.Page = 2, 2
+	offers := []map[string]any{e.offer(0), e.offer(1), e.offer(2), e.offer(3), e.offer(4)}
+	b := e.batch(t, offers, dispatch.Settings{Mode: dispatch.ModeIndividual}, false,
 		func(_ *dispatch.Batch, recs []dispatch.Record) { recs[1].DataEnc = "not a ciphertext" })
-	deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant})
-	msg := dispatch.RecordMessage{BatchID: b.BatchID, TenantID: tenant, Indexes: []int{0, 1, 2}}
-	usage := deliver(t, e.job.HandleRecord, msg).Messages(queues.LicenceUsage.Binding())
-	if len(usage) != 1 {
-		t.Fatalf("%d licence-usage messages for one group: %s", len(usage), usage)
+	var recordMsgs, finishMsgs []json.RawMessage
+	pages := []any{dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant}}
+	for len(pages) > 0 {
+		r := deliver(t, e.job.HandleDispatch, pages[0])
+		pages = pages[1:]
+		recordMsgs = append(recordMsgs, r.Messages(queues.DispatchRecord.Binding())...)
+		for _, n := range r.Messages(queues.Dispatch.Binding()) {
+			pages = append(pages, n)
+		}
 	}
-	var m licensing.UsageMessage
-	if err := json.Unmarshal(usage[0], &m); err != nil || m.Validate() != nil {
-		t.Fatalf("%s: %v %v", usage[0], err, m.Validate())
+	for _, m := range recordMsgs {
+		r := deliver(t, e.job.HandleRecord, m)
+		if n := len(r.Messages(queues.LicenceUsage.Binding())); n != 0 {
+			t.Fatalf("a record job metered (%d messages)", n)
+		}
+		finishMsgs = append(finishMsgs, r.Messages(queues.DispatchFinish.Binding())...)
 	}
+	if len(finishMsgs) != 1 {
+		t.Fatalf("%d finish messages", len(finishMsgs))
+	}
+	usage := deliver(t, e.job.HandleFinish, finishMsgs[0]).Messages(queues.LicenceUsage.Binding())
 	var ids []string
-	for _, u := range m.All() {
-		ids = append(ids, u.ID)
+	for _, raw := range usage {
+		var m licensing.UsageMessage
+		if err := json.Unmarshal(raw, &m); err != nil || m.Validate() != nil || len(m.All()) > 2 {
+			t.Fatalf("%s: %v %v", raw, err, m.Validate())
+		}
+		for _, u := range m.All() {
+			ids = append(ids, u.ID)
+		}
 	}
-	if want := []string{"batch.record:" + b.BatchID + ":0", "batch.record:" + b.BatchID + ":2"}; !slices.Equal(ids, want) {
-		t.Fatalf("metered %v, want %v", ids, want)
+	want := []string{"batch.record:" + b.BatchID + ":0", "batch.record:" + b.BatchID + ":2", "batch.record:" + b.BatchID + ":3", "batch.record:" + b.BatchID + ":4"}
+	if len(usage) != 2 || !slices.Equal(ids, want) {
+		t.Fatalf("%d messages metered %v, want 2 with %v", len(usage), ids, want)
 	}
-	if r := deliver(t, e.job.HandleRecord, msg); len(r.Messages(queues.LicenceUsage.Binding())) != 0 {
-		t.Fatalf("a redelivered group metered again: %v", r.Outputs)
+	if got := must(e.Batches().Load(context.Background(), b.BatchID)); got.State != dispatch.StatePartiallyFailed {
+		t.Fatalf("batch %s", got.State)
+	}
+	if r := deliver(t, e.job.HandleFinish, finishMsgs[0]); len(r.Messages(queues.LicenceUsage.Binding())) != 0 {
+		t.Fatalf("a redelivered finish metered again: %v", r.Outputs)
 	}
 }
 

@@ -17,7 +17,6 @@ import (
 	"github.com/esign-svc/esign/shared/document"
 	"github.com/esign-svc/esign/shared/effects"
 	"github.com/esign-svc/esign/shared/funcproto"
-	"github.com/esign-svc/esign/shared/licensing"
 	"github.com/esign-svc/esign/shared/queues"
 	"github.com/esign-svc/esign/shared/render"
 	"github.com/esign-svc/esign/shared/template"
@@ -44,7 +43,7 @@ const (
 // refused, the licence no longer allowing the batch) is recorded failed with a short reason;
 // a transient failure (storage) is returned, and the host retries the message (the records
 // already rendered are found again), then poisons it. The change that completes the batch's
-// counts puts the batch on dispatch-finish.
+// counts puts the batch on dispatch-finish, which meters the records made.
 func (j *Job) HandleRecord(ctx context.Context, qm funcproto.QueueMessage) error {
 	b, recs, err := j.loadRecords(ctx, qm)
 	if err != nil || len(recs) == 0 {
@@ -61,8 +60,7 @@ func (j *Job) HandleRecord(ctx context.Context, qm funcproto.QueueMessage) error
 	if err != nil {
 		return err
 	}
-	var metered [][]string // the group's records made now: one usage message for them all
-	for i, r := range recs {
+	for i := range recs {
 		if !written[i] {
 			continue
 		}
@@ -71,11 +69,8 @@ func (j *Job) HandleRecord(ctx context.Context, qm funcproto.QueueMessage) error
 				return err
 			}
 		}
-		if outs[i].Err == "" { // a failed record made nothing to meter
-			metered = append(metered, []string{b.BatchID, strconv.Itoa(r.Index)})
-		}
 	}
-	return effects.MeterGroup(ctx, j.Meter, licensing.KindBatchRecord, b.TenantID, metered)
+	return nil // the records made are metered at the batch's finish (meterDone)
 }
 
 // HandleRecordPoison is the DispatchRecordPoison function: the host gave up on a record
