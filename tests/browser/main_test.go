@@ -76,8 +76,10 @@ func run(m *testing.M) int {
 	if err := os.MkdirAll(shotsDir, 0o755); err != nil {
 		return fail(err)
 	}
+	// Chromium prints its DevTools address once started: chromedp waits 20 s for it by default,
+	// which a fresh machine (its first font cache) under the whole suite's load can pass.
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 900))
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 900), chromedp.WSURLReadTimeout(2*time.Minute))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	defer cancelAlloc()
 	b, cancelBrowser := chromedp.NewContext(alloc)
