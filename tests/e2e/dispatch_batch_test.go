@@ -277,14 +277,12 @@ func benchIntake(b *testing.B) {
 }
 
 // submits is a benchmark of batches submitted through POST /api/render: the request bodies
-// (batches of at most dispatch.MaxRecords, made before the timer starts) and what it measures.
+// (batches of at most dispatch.MaxRecords, made before the timer starts), the intake's time and
+// the run's measure.
 type submits struct {
+	*measure
 	by     person
 	bodies [][]byte
-	pids   [2]int // the dispatcher's and the processor's handlers
-	azCPU  time.Duration
-	marks  [3]int // the dispatcher's, the processor's and the host's storage calls
-	start  time.Time
 	intake time.Duration
 }
 
@@ -305,16 +303,7 @@ func startSubmits(b *testing.B, forApproval bool) *submits {
 		}
 		m.bodies = append(m.bodies, raw)
 	}
-	m.pids = [2]int{svc.host.HandlerPID("dispatcher"), svc.host.HandlerPID("processor")}
-	for _, pid := range m.pids {
-		if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
-			b.Fatalf("reset a handler's peak memory: %v", err)
-		}
-	}
-	m.azCPU = cpuTime(b, svc.azurite.PID())
-	m.marks = [3]int{svc.counter.mark("esign-dispatcher"), svc.counter.mark("esign-processor"), svc.counter.mark(funchost.UserAgent)}
-	b.ResetTimer()
-	m.start = time.Now()
+	m.measure = startMeasure(b)
 	return m
 }
 
@@ -331,23 +320,58 @@ func (m *submits) submit(b *testing.B, body []byte, status int) string {
 }
 
 func (m *submits) report(b *testing.B) {
+	m.measure.report(b, true)
+	b.ReportMetric(m.intake.Seconds(), "intake-s")
+}
+
+// measure is what a BenchmarkBatch run measures from its start (startMeasure, which starts the
+// timer): the time, both handlers' peak resident memory (reset at the start), Azurite's CPU and
+// the storage calls through the counting proxy.
+type measure struct {
+	pids  [2]int // the dispatcher's and the processor's handlers
+	azCPU time.Duration
+	marks [3]int // the dispatcher's, the processor's and the host's storage calls
+	start time.Time
+}
+
+func startMeasure(b *testing.B) *measure {
+	m := &measure{pids: [2]int{svc.host.HandlerPID("dispatcher"), svc.host.HandlerPID("processor")}}
+	for _, pid := range m.pids {
+		if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
+			b.Fatalf("reset a handler's peak memory: %v", err)
+		}
+	}
+	m.azCPU = cpuTime(b, svc.azurite.PID())
+	m.marks = [3]int{svc.counter.mark("esign-dispatcher"), svc.counter.mark("esign-processor"), svc.counter.mark(funchost.UserAgent)}
+	b.ResetTimer()
+	m.start = time.Now()
+	return m
+}
+
+// report stops the timer and reports records/s, the processor's peak memory, Azurite's CPU and
+// the storage calls per record (the apps' and the host's, and by kind in the log); withDispatcher
+// also counts the dispatcher's calls and reports its peak memory (a run through the intake).
+func (m *measure) report(b *testing.B, withDispatcher bool) {
 	elapsed := time.Since(m.start)
 	b.StopTimer()
-	calls := len(svc.counter.since("esign-dispatcher", m.marks[0])) + len(svc.counter.since("esign-processor", m.marks[1]))
+	apps := svc.counter.since("esign-processor", m.marks[1])
+	if withDispatcher {
+		apps = append(svc.counter.since("esign-dispatcher", m.marks[0]), apps...)
+		b.ReportMetric(float64(peakKB(b, m.pids[0]))/1024, "dispatcher-peak-MB")
+	}
+	host := svc.counter.since(funchost.UserAgent, m.marks[2])
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "records/s")
-	b.ReportMetric(m.intake.Seconds(), "intake-s")
-	b.ReportMetric(float64(peakKB(b, m.pids[0]))/1024, "dispatcher-peak-MB")
 	b.ReportMetric(float64(peakKB(b, m.pids[1]))/1024, "peak-MB")
 	b.ReportMetric(float64((cpuTime(b, svc.azurite.PID())-m.azCPU).Microseconds())/1000/float64(b.N), "azurite-ms/record")
-	b.ReportMetric(float64(calls)/float64(b.N), "calls/record")
-	b.ReportMetric(float64(len(svc.counter.since(funchost.UserAgent, m.marks[2])))/float64(b.N), "host-calls/record")
+	b.ReportMetric(float64(len(apps))/float64(b.N), "calls/record")
+	b.ReportMetric(float64(len(host))/float64(b.N), "host-calls/record")
+	b.Logf("storage calls per record, by kind:\n%s", perRecord(b.N, apps, host))
 	b.ReportMetric(0, "ns/op")
 }
 
 func benchBatch(b *testing.B, s dispatch.Settings) {
 	pkg := uploadPackage(b, examplePackage(b))
 	st := batchStore(b)
-	pid := svc.host.HandlerPID("processor")
 	var batches []*dispatch.Batch
 	for left := b.N; left > 0; left -= dispatch.MaxRecords {
 		recs := make([]map[string]any, min(left, dispatch.MaxRecords))
@@ -356,13 +380,7 @@ func benchBatch(b *testing.B, s dispatch.Settings) {
 		}
 		batches = append(batches, storeBatch(b, pkg, recs, s, ""))
 	}
-	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
-		b.Fatalf("reset the handler's peak memory: %v", err)
-	}
-	azCPU := cpuTime(b, svc.azurite.PID())
-	calls := [2]int{svc.counter.mark("esign-processor"), svc.counter.mark(funchost.UserAgent)}
-	b.ResetTimer()
-	start := time.Now()
+	m := startMeasure(b)
 	var finishing time.Duration
 	for _, bt := range batches {
 		logged := svc.logs.Len()
@@ -378,17 +396,8 @@ func benchBatch(b *testing.B, s dispatch.Settings) {
 		}
 		finishing += finishTime(b, st, bt.BatchID)
 	}
-	elapsed := time.Since(start)
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "records/s")
+	m.report(b, false)
 	b.ReportMetric(finishing.Seconds(), "finish-s")
-	b.ReportMetric(float64(peakKB(b, pid))/1024, "peak-MB")
-	b.ReportMetric(float64((cpuTime(b, svc.azurite.PID())-azCPU).Microseconds())/1000/float64(b.N), "azurite-ms/record")
-	processor, host := svc.counter.since("esign-processor", calls[0]), svc.counter.since(funchost.UserAgent, calls[1])
-	b.ReportMetric(float64(len(processor))/float64(b.N), "calls/record")
-	b.ReportMetric(float64(len(host))/float64(b.N), "host-calls/record")
-	b.Logf("storage calls per record, by kind:\n%s", perRecord(b.N, processor, host))
-	b.ReportMetric(0, "ns/op")
 }
 
 // waitLogged waits until the host's and handlers' output from offset on holds text: a
