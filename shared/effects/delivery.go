@@ -44,8 +44,8 @@ func Meter(ctx context.Context, m licensing.Meter, kind licensing.Kind, tenantID
 }
 
 // MeterGroup queues, when m is on, the usage records of kind for tenantID's objects, one named
-// by each entry of names, in one licence-usage message (licensing.GroupMessage: a batch's
-// record group is one message, not one per record); nothing for no names. Errors:
+// by each entry of names, in one licence-usage message (licensing.GroupMessage: a page of a
+// batch's records made is one message, not one per record); nothing for no names. Errors:
 // funcproto.AddOutput's.
 func MeterGroup(ctx context.Context, m licensing.Meter, kind licensing.Kind, tenantID string, names [][]string) error {
 	us, on := m.Records(kind, tenantID, names)
