@@ -41,7 +41,7 @@ func (j *Job) HandleDispatch(ctx context.Context, qm funcproto.QueueMessage) err
 	if err != nil {
 		return err
 	}
-	for _, group := range groups(page.Pending) {
+	for _, group := range groups(page.Pending, b.Group()) {
 		if err := effects.Send(ctx, queues.DispatchRecord, dispatch.RecordMessage{BatchID: b.BatchID, TenantID: b.TenantID,
 			Index: group[0], Indexes: group}); err != nil {
 			return err
@@ -66,12 +66,12 @@ func (j *Job) notQueued(ctx context.Context, b *dispatch.Batch, err error) error
 	return nil
 }
 
-// groups splits ascending record indexes by their group (index / dispatch.RecordsPerMessage):
-// one record message each.
-func groups(indexes []int) [][]int {
+// groups splits ascending record indexes by their group of size (index / size, the batch's
+// Group): one record message each.
+func groups(indexes []int, size int) [][]int {
 	var out [][]int
 	for i, index := range indexes {
-		if i == 0 || index/dispatch.RecordsPerMessage != indexes[i-1]/dispatch.RecordsPerMessage {
+		if i == 0 || index/size != indexes[i-1]/size {
 			out = append(out, nil)
 		}
 		out[len(out)-1] = append(out[len(out)-1], index)

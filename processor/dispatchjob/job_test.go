@@ -8,12 +8,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -434,22 +436,38 @@ func TestDeclaredRecipientsArePrintedAndDelivered(t *testing.T) {
 	}
 }
 
-// TestRecordGroupsFromEightWorkersTwice: a 45-record batch fans out one record message per
-// group of dispatch.RecordsPerMessage records; each message is handled twice from 8 workers at
-// once; every record is counted once, and the batch finishes completed once, from the one
-// finish message the records asked for (issue 26).
+// TestRecordGroupsFromEightWorkersTwice: a batch of 4 groups and 5 records fans out one record
+// message per group of its Group() records (25 now; 10 for a batch stored before, whose counter
+// shards count groups of 10); each message is handled twice from 8 workers at once; every
+// record is counted once, and the batch finishes completed once, from the one finish message
+// the records asked for (issue 26).
 func TestRecordGroupsFromEightWorkersTwice(t *testing.T) {
 	t.Parallel()
+	for _, group := range []int{dispatch.RecordsPerMessage, dispatch.LegacyRecordsPerMessage} {
+		t.Run(strconv.Itoa(group), func(t *testing.T) {
+			t.Parallel()
+			recordGroupsTwice(t, group)
+		})
+	}
+}
+
+func recordGroupsTwice(t *testing.T, group int) {
 	e := newEnv(t)
 	ctx := context.Background()
-	recs := make([]map[string]any, 45)
+	n := 4*group + 5
+	recs := make([]map[string]any, n)
 	for i := range recs {
 		recs[i] = e.offer(i)
 	}
-	b := e.batch(t, recs, dispatch.Settings{Mode: dispatch.ModeIndividual}, false, nil)
+	b := e.batch(t, recs, dispatch.Settings{Mode: dispatch.ModeIndividual}, false, func(b *dispatch.Batch, _ []dispatch.Record) {
+		if group != dispatch.RecordsPerMessage {
+			b.RecordsPerMessage = group
+		}
+	})
 	r := deliver(t, e.job.HandleDispatch, dispatch.BatchMessage{BatchID: b.BatchID, TenantID: tenant})
 	msgs := r.Messages(queues.DispatchRecord.Binding())
-	if len(msgs) != 5 || !strings.Contains(string(msgs[4]), `"indexes":[40,41,42,43,44]`) {
+	last := fmt.Sprintf(`"indexes":[%d,%d,%d,%d,%d]`, n-5, n-4, n-3, n-2, n-1)
+	if len(msgs) != 5 || !strings.Contains(string(msgs[4]), last) {
 		t.Fatalf("record messages %s", msgs)
 	}
 	work := make(chan json.RawMessage)
@@ -476,17 +494,17 @@ func TestRecordGroupsFromEightWorkersTwice(t *testing.T) {
 	close(work)
 	wg.Wait()
 	got := must(e.Batches().Load(ctx, b.BatchID))
-	if got.ProcessedCount != 45 || got.ErrorCount != 0 || len(finishMsgs) != 1 {
-		t.Fatalf("processed %d errors %d, %d finish messages", got.ProcessedCount, got.ErrorCount, len(finishMsgs))
+	if got.ProcessedCount != n || got.ErrorCount != 0 || len(finishMsgs) != 1 || got.Group() != group {
+		t.Fatalf("processed %d errors %d, %d finish messages, group %d", got.ProcessedCount, got.ErrorCount, len(finishMsgs), got.Group())
 	}
-	if n := e.eventCount(t, b.BatchID, dispatch.EvRecordProcessed); n != 45 {
-		t.Fatalf("%d record events", n)
+	if k := e.eventCount(t, b.BatchID, dispatch.EvRecordProcessed); k != n {
+		t.Fatalf("%d record events", k)
 	}
 	for range 2 {
 		deliver(t, e.job.HandleFinish, finishMsgs[0])
 	}
 	got = must(e.Batches().Load(ctx, b.BatchID))
-	if got.State != dispatch.StateCompleted || got.ProcessedCount != 45 || e.eventCount(t, b.BatchID, dispatch.EvCompleted) != 1 {
+	if got.State != dispatch.StateCompleted || got.ProcessedCount != n || e.eventCount(t, b.BatchID, dispatch.EvCompleted) != 1 {
 		t.Fatalf("batch %s processed %d, %d completed events", got.State, got.ProcessedCount, e.eventCount(t, b.BatchID, dispatch.EvCompleted))
 	}
 }

@@ -27,13 +27,17 @@ type BatchMessage struct {
 	From     int    `json:"from,omitempty"`
 }
 
-// RecordsPerMessage is how many records one RecordMessage names at most: consecutive record
-// groups (index / RecordsPerMessage), so that one record job renders them with one template
-// read and writes their outcomes with one counter shard in one transaction (issue 26).
-const RecordsPerMessage = 10
+// RecordsPerMessage is how many records one RecordMessage of a batch stored now names at most:
+// consecutive record groups (index / Batch.Group()), so that one record job renders them with
+// one template read and writes their outcomes with one counter shard in one transaction (issue
+// 26: 25 records, 51 of a transaction's 100 rows; a batch stored with groups of 10 keeps them).
+const RecordsPerMessage = 25
 
-// RecordMessage names records of a batch: Indexes (ascending, of one group of
-// RecordsPerMessage), or, in a message without them (before issue 26), the one record Index.
+// LegacyRecordsPerMessage is the group of a batch stored before its row recorded one.
+const LegacyRecordsPerMessage = 10
+
+// RecordMessage names records of a batch: Indexes (ascending, of one of the batch's groups), or,
+// in a message without them (before issue 26), the one record Index.
 type RecordMessage struct {
 	BatchID  string `json:"batchId"`
 	TenantID string `json:"tenantId"`

@@ -174,6 +174,9 @@ type Batch struct {
 	QueuedAt         time.Time
 	CompletedAt      time.Time
 
+	// RecordsPerMessage is the size of the batch's record groups (Group), fixed when it is stored.
+	RecordsPerMessage int
+
 	RecordsPath  string // dispatch/<batchId>/records.jsonl
 	ReceiptPath  string // receipts/<batchId>.pdf
 	CombinedPath string // documents/<tid>/dispatch/<batchId>/combined.pdf (mode combined)
@@ -184,6 +187,16 @@ type Batch struct {
 
 // ActivityItemID is the batch activity record's id (its correlationId).
 func (b *Batch) ActivityItemID() string { return b.CorrelationID }
+
+// Group is how many consecutive records one record message names (index / Group() is a
+// record's group, which also picks its counter shard): the batch's own, else, for a batch not
+// yet stored, RecordsPerMessage.
+func (b *Batch) Group() int {
+	if b.RecordsPerMessage > 0 {
+		return b.RecordsPerMessage
+	}
+	return RecordsPerMessage
+}
 
 // Done reports whether every ready record has been processed.
 func (b *Batch) Done() bool { return b.ProcessedCount >= b.ReadyCount }

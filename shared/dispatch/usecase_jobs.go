@@ -152,7 +152,7 @@ func (s *Batches) Processed(ctx context.Context, tenant string, b *Batch, r *Rec
 // RecordsOf reads the records of indexes (a record message's) of batch b with their counters
 // (one read). Errors: the store's (not found for an index the batch does not have).
 func (s *Batches) RecordsOf(ctx context.Context, b *Batch, indexes []int) ([]*Record, error) {
-	return s.Store.RecordsOf(ctx, b.BatchID, indexes)
+	return s.Store.RecordsOf(ctx, b, indexes)
 }
 
 // ProcessedMany is Processed for the outcomes outs of records recs, as just read (RecordsOf),

@@ -39,7 +39,7 @@ type BatchStore interface {
 	Process(ctx context.Context, b *Batch, rec *Record, o Outcome, now time.Time) (*Batch, Change, error)
 	// RecordsOf reads the records of indexes (ascending: one record message's) with their
 	// counters in one query.
-	RecordsOf(ctx context.Context, batchID string, indexes []int) ([]*Record, error)
+	RecordsOf(ctx context.Context, b *Batch, indexes []int) ([]*Record, error)
 	// ProcessMany is Process for several records just read (RecordsOf), those of one counter
 	// shard in one transaction; written says which outcomes were written (false: processed
 	// before); ErrRecordDone when none was.

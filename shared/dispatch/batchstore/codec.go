@@ -1,6 +1,7 @@
 package batchstore
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 
@@ -26,6 +27,7 @@ func batchEntity(b *dispatch.Batch) (tablestore.Entity, error) {
 		"createdAtNs": ns(b.CreatedAt), "updatedAtNs": ns(b.UpdatedAt), "decidedAtNs": ns(b.DecidedAt),
 		"queuedAtNs": ns(b.QueuedAt), "completedAtNs": ns(b.CompletedAt),
 		"recordsPath": b.RecordsPath, "receiptPath": b.ReceiptPath, "combinedPath": b.CombinedPath, "bundlePath": b.BundlePath,
+		"recordsPerMessage": int64(b.Group()),
 	}}, nil
 }
 
@@ -45,6 +47,8 @@ func batchFrom(e tablestore.Entity) (*dispatch.Batch, error) {
 		UpdatedAt: at(e.Int64("updatedAtNs")), DecidedAt: at(e.Int64("decidedAtNs")), QueuedAt: at(e.Int64("queuedAtNs")),
 		CompletedAt: at(e.Int64("completedAtNs")), RecordsPath: e.String("recordsPath"), ReceiptPath: e.String("receiptPath"),
 		CombinedPath: e.String("combinedPath"), BundlePath: e.String("bundlePath"), ETag: e.ETag,
+		// a row written before the batch recorded its group: groups of 10 (its counter shards)
+		RecordsPerMessage: cmp.Or(int(e.Int64("recordsPerMessage")), dispatch.LegacyRecordsPerMessage),
 	}
 	if v := e.String("settings"); v != "" {
 		if err := json.Unmarshal([]byte(v), &b.Settings); err != nil {

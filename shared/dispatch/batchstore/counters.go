@@ -33,10 +33,10 @@ const (
 
 func shardKey(k int) string { return fmt.Sprintf("%s%02d", prefixShard, k) }
 
-// shardOf is the counter shard of record index: the records of one record message (a group
-// of dispatch.RecordsPerMessage consecutive indexes) share one, so one transaction writes
-// their outcomes.
-func shardOf(index int) int { return index / dispatch.RecordsPerMessage % Shards }
+// shardOf is the counter shard of record index of a batch whose record groups have group
+// records (Batch.Group): the records of one record message share one, so one transaction
+// writes their outcomes.
+func shardOf(group, index int) int { return index / group % Shards }
 
 // shard is one counter row.
 type shard struct {
@@ -57,16 +57,16 @@ func shardFrom(e tablestore.Entity) shard {
 
 // shardOps are the insert operations of a new batch's shard rows: each counts the ready
 // records of its index class.
-func shardOps(batchID string, t dispatch.Tally) []tablestore.Op {
+func shardOps(b *dispatch.Batch, t dispatch.Tally) []tablestore.Op {
 	var s [Shards]shard
 	for i, ready := range t.Ready {
 		if ready {
-			s[shardOf(i)].ready++
+			s[shardOf(b.Group(), i)].ready++
 		}
 	}
 	ops := make([]tablestore.Op, Shards)
 	for k := range s {
-		ops[k] = tablestore.InsertOp(shardEntity(batchID, k, s[k]))
+		ops[k] = tablestore.InsertOp(shardEntity(b.BatchID, k, s[k]))
 	}
 	return ops
 }
@@ -133,19 +133,19 @@ func (s *Store) Counts(ctx context.Context, batchID string) (processed, failed i
 // and the change asks for the finish when every ready record is processed, once (the job that
 // inserts the finish-asked row). It returns the batch with its summed counters.
 func (s *Store) processShard(ctx context.Context, b *dispatch.Batch, recs []*dispatch.Record, outs []dispatch.Outcome, sh shard, now time.Time) (*dispatch.Batch, dispatch.Change, []bool, error) {
-	k := shardOf(recs[0].Index)
+	k := shardOf(b.Group(), recs[0].Index)
 	cur := make([]*dispatch.Record, len(recs))
 	indexes := make([]int, len(recs))
 	for i, r := range recs {
 		cp := *r
 		cur[i], indexes[i] = &cp, r.Index // the caller's records stay as read
-		if shardOf(r.Index) != k {
+		if shardOf(b.Group(), r.Index) != k {
 			return nil, dispatch.Change{}, nil, fmt.Errorf("batchstore: records %d and %d are of different counter shards", recs[0].Index, r.Index)
 		}
 	}
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
-			got, err := s.recordsOf(ctx, b.BatchID, indexes)
+			got, err := s.recordsOf(ctx, b.BatchID, b.Group(), indexes)
 			if err != nil {
 				return nil, dispatch.Change{}, nil, err
 			}
@@ -228,16 +228,21 @@ func (s *Store) afterProcessed(ctx context.Context, b *dispatch.Batch, ch dispat
 	return &out, ch, nil
 }
 
-// recordsOf reads records of indexes (ascending) with the counter shards in one query (a
-// range of record rows and the shard rows), each record's Counter its shard. Errors:
-// ErrRecordNotFound when one is missing; the tablestore ones.
-func (s *Store) recordsOf(ctx context.Context, batchID string, indexes []int) ([]*dispatch.Record, error) {
+// recordsOf reads records of indexes (ascending) of batch batchID, whose record groups have
+// group records (Batch.Group; 0: unknown, the batch row is read in the same query for it),
+// with the counter shards in one query (a range of record rows and the shard rows), each
+// record's Counter its shard. Errors: ErrRecordNotFound when one is missing; the tablestore
+// ones.
+func (s *Store) recordsOf(ctx context.Context, batchID string, group int, indexes []int) ([]*dispatch.Record, error) {
 	lo, hi := indexes[0], indexes[0]
 	for _, i := range indexes {
 		lo, hi = min(lo, i), max(hi, i)
 	}
-	rows, err := s.tab.Rows().Query(ctx, batchID, &tablestore.QueryOptions{
-		Filter: "((RowKey ge " + tablestore.Quote(recordKey(lo)) + " and RowKey le " + tablestore.Quote(recordKey(hi)) + ") or " + shardFilter + ")"})
+	filter := "(RowKey ge " + tablestore.Quote(recordKey(lo)) + " and RowKey le " + tablestore.Quote(recordKey(hi)) + ") or " + shardFilter
+	if group == 0 {
+		filter += " or RowKey eq " + tablestore.Quote(rowBatch)
+	}
+	rows, err := s.tab.Rows().Query(ctx, batchID, &tablestore.QueryOptions{Filter: "(" + filter + ")"})
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +251,14 @@ func (s *Store) recordsOf(ctx context.Context, batchID string, indexes []int) ([
 	for _, e := range rows {
 		if k, ok := parseShardKey(e.RowKey); ok {
 			shards[k] = shardFrom(e)
+			continue
+		}
+		if e.RowKey == rowBatch {
+			b, err := batchFrom(e)
+			if err != nil {
+				return nil, err
+			}
+			group = b.Group()
 			continue
 		}
 		r, err := recordFrom(e)
@@ -260,7 +273,7 @@ func (s *Store) recordsOf(ctx context.Context, batchID string, indexes []int) ([
 		if r == nil {
 			return nil, ErrRecordNotFound
 		}
-		if sh, ok := shards[shardOf(index)]; ok {
+		if sh, ok := shards[shardOf(group, index)]; ok && group > 0 { // no batch row: no shards either
 			r.Counter = sh.String()
 		}
 		out[i] = r

@@ -35,3 +35,14 @@ func (s *Store) OldMember(ctx context.Context, b *dispatch.Batch, withTime bool)
 	}
 	return s.index.AddMember(ctx, tenantKey(b.TenantID), b.BatchID, props)
 }
+
+// ForgetGroup rewrites a batch row as it was before it recorded its record group.
+func (s *Store) ForgetGroup(ctx context.Context, batchID string) error {
+	e, err := s.tab.Rows().Get(ctx, batchID, rowBatch)
+	if err != nil {
+		return err
+	}
+	delete(e.Props, "recordsPerMessage")
+	_, err = s.tab.Rows().Replace(ctx, e)
+	return err
+}

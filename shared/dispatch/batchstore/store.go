@@ -143,7 +143,7 @@ func (s *Store) CreateBatch(ctx context.Context, b *dispatch.Batch, t dispatch.T
 	if err := s.index.AddMember(ctx, tenantKey(b.TenantID), b.BatchID, props); err != nil {
 		return err
 	}
-	return s.tab.Create(ctx, b, ch, shardOps(b.BatchID, t)...)
+	return s.tab.Create(ctx, b, ch, shardOps(b, t)...)
 }
 
 // Load reads a batch row with its counter shards (one query): a processing batch's
@@ -372,20 +372,21 @@ func morePast(keys []listKey, next string) bool {
 // Record reads one record row with its counter shard (one query: Record.Counter). Errors:
 // ErrRecordNotFound; the tablestore ones.
 func (s *Store) Record(ctx context.Context, batchID string, index int) (*dispatch.Record, error) {
-	rs, err := s.recordsOf(ctx, batchID, []int{index})
+	rs, err := s.recordsOf(ctx, batchID, 0, []int{index})
 	if err != nil {
 		return nil, err
 	}
 	return rs[0], nil
 }
 
-// RecordsOf reads the records of indexes (ascending: one record message's) with their counter
-// shards in one query (dispatch.BatchStore). Errors: ErrRecordNotFound; the tablestore ones.
-func (s *Store) RecordsOf(ctx context.Context, batchID string, indexes []int) ([]*dispatch.Record, error) {
+// RecordsOf reads the records of indexes (ascending: one record message's) of batch b with
+// their counter shards in one query (dispatch.BatchStore). Errors: ErrRecordNotFound; the
+// tablestore ones.
+func (s *Store) RecordsOf(ctx context.Context, b *dispatch.Batch, indexes []int) ([]*dispatch.Record, error) {
 	if len(indexes) == 0 {
 		return nil, nil
 	}
-	return s.recordsOf(ctx, batchID, indexes)
+	return s.recordsOf(ctx, b.BatchID, b.Group(), indexes)
 }
 
 // Page is one page of a batch's records.
@@ -505,7 +506,7 @@ func (s *Store) ProcessMany(ctx context.Context, b *dispatch.Batch, recs []*disp
 	for from := 0; from < len(recs); {
 		to := from + 1
 		sh, sharded := parseCounter(recs[from].Counter)
-		for sharded && to < len(recs) && shardOf(recs[to].Index) == shardOf(recs[from].Index) && to-from < maxPerTransaction {
+		for sharded && to < len(recs) && shardOf(b.Group(), recs[to].Index) == shardOf(b.Group(), recs[from].Index) && to-from < maxPerTransaction {
 			to++
 		}
 		var ch dispatch.Change

@@ -178,6 +178,61 @@ func TestCountersExactUnderConcurrentAndRedeliveredRecords(t *testing.T) {
 	}
 }
 
+// TestBatchStoredBeforeGroupsKeepsGroupsOfTen: a batch whose row does not record its record
+// group (stored when every group had 10 records, its counter shards counting groups of 10)
+// reads as groups of 10, and its records, processed one at a time by index (each read with its
+// counter shard), add up exactly with one finish asked. Read as groups of 25, records 0 to 24
+// would all count on shard 0, which holds 10.
+func TestBatchStoredBeforeGroupsKeepsGroupsOfTen(t *testing.T) {
+	t.Parallel()
+	st := storetest.New(t)
+	ctx := context.Background()
+	b := &dispatch.Batch{BatchID: uuid.NewString(), TenantID: "t1", CorrelationID: "batch-" + uuid.NewString(),
+		Title: "Offers", TemplatePath: "templates/offer.zip", TemplateName: "Offer letter", TemplateVersion: 1,
+		SubmittedBy: "oid-sub", Settings: dispatch.Settings{Mode: dispatch.ModeIndividual}, RecordsPerMessage: dispatch.LegacyRecordsPerMessage}
+	recs := make([]dispatch.Record, 60)
+	for i := range recs {
+		recs[i] = dispatch.Record{BatchID: b.BatchID, Index: i, Status: dispatch.RecordReady, State: dispatch.RecordPending, DataEnc: "enc"}
+	}
+	if err := st.Create(ctx, b, recs, dispatch.Submit(b, recs, false, now)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ForgetGroup(ctx, b.BatchID); err != nil {
+		t.Fatal(err)
+	}
+	uc := &dispatch.Batches{Store: st, Now: func() time.Time { return now }}
+	if _, _, err := uc.Start(ctx, "t1", b.BatchID, jobActor); err != nil {
+		t.Fatal(err)
+	}
+	started, err := uc.Load(ctx, b.BatchID)
+	if err != nil || started.Group() != dispatch.LegacyRecordsPerMessage {
+		t.Fatalf("group %d, %v", started.Group(), err)
+	}
+	finishes := 0
+	for i := range recs {
+		r, err := uc.Record(ctx, b.BatchID, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ch, err := uc.Processed(ctx, "t1", started, r, dispatch.Outcome{CorrelationID: fmt.Sprintf("c-%d", i)})
+		if err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		for _, e := range ch.Effects {
+			if e.Kind == dispatch.EffectFinish {
+				finishes++
+			}
+		}
+		if done := finishes == 1; done != (i == len(recs)-1) {
+			t.Fatalf("finish asked after record %d of %d", i, len(recs))
+		}
+	}
+	got, err := st.Load(ctx, b.BatchID)
+	if err != nil || got.ProcessedCount != 60 || got.ErrorCount != 0 {
+		t.Fatalf("processed %d errors %d, %v", got.ProcessedCount, got.ErrorCount, err)
+	}
+}
+
 // TestRecordsPagesAndList pages a batch's records with continuation tokens and lists the
 // tenant's batches by state.
 func TestRecordsPagesAndList(t *testing.T) {
