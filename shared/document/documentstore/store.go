@@ -1,7 +1,8 @@
 // Package documentstore keeps rendered documents in Azure Table storage on the aggregate kernel
-// (shared/kernel/aggstore): one partition per (tenant, correlationId) holding the document row and its
-// audit rows (document.rendered, document.esign_started, document.delivery_started), each
-// change written with its events in one transaction.
+// (shared/kernel/aggstore): one partition per (tenant, correlationId) holding the document row
+// (RowKey document-<partition>, its own: aggstore.Kind.OwnRoot; "document" before issue 26,
+// moved on its first read) and its audit rows (document.rendered, document.esign_started,
+// document.delivery_started), each change written with its events in one transaction.
 package documentstore
 
 import (
@@ -28,6 +29,7 @@ var ErrNotFound = &apperr.Error{Kind: apperr.KindNotFound, Code: "document_not_f
 
 var kind = aggstore.Kind[*document.Document]{
 	Root:     rowDocument,
+	OwnRoot:  true, // document-<id>: one per batch record; "document" before issue 26
 	NotFound: ErrNotFound,
 	ID:       func(d *document.Document) string { return partition(d.TenantID, d.CorrelationID) },
 	Encode:   encode,

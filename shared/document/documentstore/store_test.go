@@ -2,6 +2,7 @@ package documentstore_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,3 +96,49 @@ func TestDocumentLifecycle(t *testing.T) {
 }
 
 var cmpIgnoreETag = cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".ETag" }, cmp.Ignore())
+
+// TestDocumentStoredBefore: a document row written before the root had a RowKey of its own
+// ("document", shared by every document: Azurite scanned them all on each point operation,
+// issue 26) is read as it was, moved to document-<id> on that first read, and updated there;
+// a new document is written under its own key; another tenant's id stays missing.
+func TestDocumentStoredBefore(t *testing.T) {
+	t.Parallel()
+	st := storetest.New(t)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)
+	old := &document.Document{CorrelationID: "offer-old", TenantID: "t1", CreatedBy: "oid-1", DocumentID: "OLD-1",
+		Title: "Offer", PDFBlobPath: "documents/t1/offer-old.pdf", RequestHash: "rh", CreatedAt: at}
+	if err := st.WriteOld(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Load(ctx, "t1", "offer-old")
+	if err != nil || got.DocumentID != "OLD-1" || got.PDFBlobPath != old.PDFBlobPath {
+		t.Fatalf("a document stored before: %+v, %v", got, err)
+	}
+	id := document.ID("t1", "offer-old")
+	if _, _, err := st.Update(ctx, id, func(d *document.Document) (kernel.Change, error) {
+		return document.StartESign(d, "g-1", at.Add(time.Second)), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = st.Load(ctx, "t1", "offer-old"); err != nil || got.ESignGroupID != "g-1" {
+		t.Fatalf("updated: %+v, %v", got, err)
+	}
+	keys, err := st.RootKeys(ctx, "t1", "offer-old")
+	if err != nil || len(keys) != 1 || keys[0] == "document" || !strings.HasPrefix(keys[0], "document-") {
+		t.Fatalf("root rows %v, %v: want one, under document-<id>", keys, err)
+	}
+	if err := st.Create(ctx, old, document.Rendered(old)); apperr.KindOf(err) != apperr.KindConflict {
+		t.Fatalf("a second create of the moved document: %v", err)
+	}
+	if _, err := st.Load(ctx, "t2", "offer-old"); apperr.KindOf(err) != apperr.KindNotFound {
+		t.Fatalf("another tenant's load: %v", err)
+	}
+	d := &document.Document{CorrelationID: "offer-new", TenantID: "t1", CreatedAt: at}
+	if err := st.Create(ctx, d, document.Rendered(d)); err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := st.RootKeys(ctx, "t1", "offer-new"); err != nil || len(keys) != 1 || !strings.HasPrefix(keys[0], "document-") {
+		t.Fatalf("a new document's root rows %v, %v", keys, err)
+	}
+}

@@ -43,12 +43,19 @@ var ErrConcurrent = &apperr.Error{Kind: apperr.KindConflict, Code: "concurrent_u
 type Kind[A any] struct {
 	// Root is the RowKey of the root row ("session").
 	Root string
+	// OwnRoot, when set, gives each aggregate a root RowKey of its own, Root + "-" + its id,
+	// and Root is then the RowKey of the roots written before it was set: Load moves such a
+	// root to its own key the first time it reads it. Azure finds a row by its PartitionKey,
+	// but Azurite, the local and test storage, finds it by its RowKey first and then scans
+	// every row sharing it, so a RowKey every aggregate shares makes each point read and write
+	// cost as many rows as the table holds aggregates (issue 26: a document per batch record).
+	OwnRoot bool
 	// NotFound is the error of a missing aggregate.
 	NotFound error
 	// ID is the aggregate's id, its PartitionKey.
 	ID func(a A) string
 	// Encode makes the root row (PartitionKey, RowKey Root, Props) with the ETag it was read
-	// with ("" for a new aggregate).
+	// with ("" for a new aggregate); with OwnRoot the table sets its RowKey.
 	Encode func(a A) (tablestore.Entity, error)
 	// Decode reads the aggregate from its root row (ETag included). An error means corrupt data.
 	Decode func(e tablestore.Entity) (A, error)
@@ -117,14 +124,18 @@ func (t *Table[A]) Ensure(ctx context.Context) error {
 	return nil
 }
 
-// Load reads an aggregate by one point read of its root row. Errors: Kind.NotFound; the
-// decode error of a corrupt row; the tablestore ones.
+// Load reads an aggregate by one point read of its root row (with OwnRoot, a missing one is
+// looked for under Root too: two reads). Errors: Kind.NotFound; the decode error of a corrupt
+// row; the tablestore ones.
 func (t *Table[A]) Load(ctx context.Context, id string) (A, error) {
 	var zero A
 	if id == "" {
 		return zero, t.kind.NotFound
 	}
-	e, err := t.t.Get(ctx, id, t.kind.Root)
+	e, err := t.t.Get(ctx, id, t.rootKey(id))
+	if apperr.KindOf(err) == apperr.KindNotFound && t.kind.OwnRoot {
+		e, err = t.moveRoot(ctx, id)
+	}
 	if apperr.KindOf(err) == apperr.KindNotFound {
 		return zero, t.kind.NotFound
 	}
@@ -134,11 +145,40 @@ func (t *Table[A]) Load(ctx context.Context, id string) (A, error) {
 	return t.kind.Decode(e)
 }
 
+// rootKey is aggregate id's root RowKey.
+func (t *Table[A]) rootKey(id string) string {
+	if t.kind.OwnRoot {
+		return t.kind.Root + "-" + id
+	}
+	return t.kind.Root
+}
+
+// moveRoot moves aggregate id's root row written under Root before OwnRoot to its own key
+// (the new row and the old one's delete, on its ETag, in one transaction) and reads it there.
+// A concurrent move (the old row gone since the caller's read, or the transaction refused) is
+// read the same way. Errors: not found when neither row exists; the tablestore ones.
+func (t *Table[A]) moveRoot(ctx context.Context, id string) (tablestore.Entity, error) {
+	old, err := t.t.Get(ctx, id, t.kind.Root)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		return t.t.Get(ctx, id, t.rootKey(id)) // missing, or moved meanwhile
+	}
+	if err != nil {
+		return tablestore.Entity{}, err
+	}
+	moved := tablestore.Entity{PartitionKey: id, RowKey: t.rootKey(id), Props: old.Props}
+	err = t.t.Transact(ctx, id, []tablestore.Op{tablestore.InsertOp(moved), tablestore.DeleteOp(t.kind.Root, old.ETag)})
+	switch k := apperr.KindOf(err); {
+	case err == nil, k == apperr.KindConflict, k == apperr.KindPrecondition, k == apperr.KindNotFound:
+		return t.t.Get(ctx, id, t.rootKey(id))
+	}
+	return tablestore.Entity{}, err
+}
+
 // Create writes a new aggregate's root row, the events of its first change and extra rows of
 // its partition in one transaction. Errors: entity_exists when the id is taken; the tablestore
 // ones.
 func (t *Table[A]) Create(ctx context.Context, a A, ch kernel.Change, extra ...tablestore.Op) error {
-	root, err := t.kind.Encode(a)
+	root, err := t.encode(a)
 	if err != nil {
 		return err
 	}
@@ -155,6 +195,15 @@ func (t *Table[A]) Create(ctx context.Context, a A, ch kernel.Change, extra ...t
 	}
 	t.after(ctx, a, ch)
 	return nil
+}
+
+// encode is a's root row (Kind.Encode) under its root RowKey.
+func (t *Table[A]) encode(a A) (tablestore.Entity, error) {
+	root, err := t.kind.Encode(a)
+	if t.kind.OwnRoot {
+		root.RowKey = t.rootKey(root.PartitionKey)
+	}
+	return root, err
 }
 
 // before runs Kind.Before and, when the change publishes events (published: the first one's
@@ -182,7 +231,7 @@ func (t *Table[A]) after(ctx context.Context, a A, ch kernel.Change) {
 // race (nothing written); Kind.ExtraConflict's error for an extra insert that collided;
 // Kind.NotFound when the root row is gone; the tablestore ones.
 func (t *Table[A]) Apply(ctx context.Context, a A, ch kernel.Change, extra ...tablestore.Op) error {
-	root, err := t.kind.Encode(a)
+	root, err := t.encode(a)
 	if err != nil {
 		return err
 	}
