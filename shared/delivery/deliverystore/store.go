@@ -38,6 +38,7 @@ var _ delivery.Store = (*Store)(nil)
 
 var kind = aggstore.Kind[*delivery.Session]{
 	Root:     rowSession,
+	OwnRoot:  true, // session-<deliveryId>: one per batch record delivered; "session" before issue 26
 	NotFound: ErrNotFound,
 	ID:       func(s *delivery.Session) string { return s.DeliveryID },
 	Encode:   sessionEntity,

@@ -122,3 +122,35 @@ func TestListByCorrelationIsPerTenant(t *testing.T) {
 		t.Fatalf("other tenant listed %d", len(got))
 	}
 }
+
+// TestDeliveryStoredBefore: a delivery session's root written before it had a RowKey of its
+// own ("session", shared by every delivery: Azurite scanned them all on each point operation,
+// issue 26) is read, moved to session-<id> on that first read and updated there; a new one is
+// written under its own key.
+func TestDeliveryStoredBefore(t *testing.T) {
+	t.Parallel()
+	st := storetest.New(t)
+	ctx := context.Background()
+	old := &delivery.Session{DeliveryID: uuid.NewString(), TenantID: "t1", CorrelationID: "c-old", DocumentName: "a.pdf",
+		PDFBlobPath: "documents/a.pdf", Mode: delivery.ModeSecureEmail, RecipientHash: "h", RecipientEnc: "enc",
+		State: delivery.StateSent, ExpiresAt: now.Add(time.Hour)}
+	if err := st.WriteOld(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.Load(ctx, old.DeliveryID); err != nil || got.CorrelationID != "c-old" || got.State != delivery.StateSent {
+		t.Fatalf("a delivery stored before: %+v, %v", got, err)
+	}
+	if _, _, err := st.Update(ctx, old.DeliveryID, func(s *delivery.Session) (delivery.Change, error) { return delivery.Open(s, now) }); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.Load(ctx, old.DeliveryID); err != nil || got.State != delivery.StateOpened {
+		t.Fatalf("updated: %+v, %v", got, err)
+	}
+	if keys, err := st.RootKeys(ctx, old.DeliveryID); err != nil || fmt.Sprint(keys) != "[session-"+old.DeliveryID+"]" {
+		t.Fatalf("root rows %v, %v", keys, err)
+	}
+	s := create(t, st, "t1", "c-new")
+	if keys, err := st.RootKeys(ctx, s.DeliveryID); err != nil || fmt.Sprint(keys) != "[session-"+s.DeliveryID+"]" {
+		t.Fatalf("a new delivery's root rows %v, %v", keys, err)
+	}
+}
