@@ -47,8 +47,7 @@ func batchFrom(e tablestore.Entity) (*dispatch.Batch, error) {
 		UpdatedAt: at(e.Int64("updatedAtNs")), DecidedAt: at(e.Int64("decidedAtNs")), QueuedAt: at(e.Int64("queuedAtNs")),
 		CompletedAt: at(e.Int64("completedAtNs")), RecordsPath: e.String("recordsPath"), ReceiptPath: e.String("receiptPath"),
 		CombinedPath: e.String("combinedPath"), BundlePath: e.String("bundlePath"), ETag: e.ETag,
-		// a row written before the batch recorded its group: groups of 10 (its counter shards)
-		RecordsPerMessage: cmp.Or(int(e.Int64("recordsPerMessage")), dispatch.LegacyRecordsPerMessage),
+		RecordsPerMessage: groupOf(e),
 	}
 	if v := e.String("settings"); v != "" {
 		if err := json.Unmarshal([]byte(v), &b.Settings); err != nil {
@@ -56,6 +55,12 @@ func batchFrom(e tablestore.Entity) (*dispatch.Batch, error) {
 		}
 	}
 	return b, nil
+}
+
+// groupOf is the record group a batch row records (Batch.Group); a row written before it
+// recorded one: groups of 10 (its counter shards count those).
+func groupOf(e tablestore.Entity) int {
+	return cmp.Or(int(e.Int64("recordsPerMessage")), dispatch.LegacyRecordsPerMessage)
 }
 
 func recordEntity(r *dispatch.Record) (tablestore.Entity, error) {

@@ -133,19 +133,20 @@ func (s *Store) Counts(ctx context.Context, batchID string) (processed, failed i
 // and the change asks for the finish when every ready record is processed, once (the job that
 // inserts the finish-asked row). It returns the batch with its summed counters.
 func (s *Store) processShard(ctx context.Context, b *dispatch.Batch, recs []*dispatch.Record, outs []dispatch.Outcome, sh shard, now time.Time) (*dispatch.Batch, dispatch.Change, []bool, error) {
-	k := shardOf(b.Group(), recs[0].Index)
+	group := b.Group()
+	k := shardOf(group, recs[0].Index)
 	cur := make([]*dispatch.Record, len(recs))
 	indexes := make([]int, len(recs))
 	for i, r := range recs {
 		cp := *r
 		cur[i], indexes[i] = &cp, r.Index // the caller's records stay as read
-		if shardOf(b.Group(), r.Index) != k {
+		if shardOf(group, r.Index) != k {
 			return nil, dispatch.Change{}, nil, fmt.Errorf("batchstore: records %d and %d are of different counter shards", recs[0].Index, r.Index)
 		}
 	}
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
-			got, err := s.recordsOf(ctx, b.BatchID, b.Group(), indexes)
+			got, err := s.recordsOf(ctx, b.BatchID, group, indexes)
 			if err != nil {
 				return nil, dispatch.Change{}, nil, err
 			}
@@ -254,11 +255,7 @@ func (s *Store) recordsOf(ctx context.Context, batchID string, group int, indexe
 			continue
 		}
 		if e.RowKey == rowBatch {
-			b, err := batchFrom(e)
-			if err != nil {
-				return nil, err
-			}
-			group = b.Group()
+			group = groupOf(e)
 			continue
 		}
 		r, err := recordFrom(e)
@@ -273,10 +270,13 @@ func (s *Store) recordsOf(ctx context.Context, batchID string, group int, indexe
 		if r == nil {
 			return nil, ErrRecordNotFound
 		}
-		if sh, ok := shards[shardOf(group, index)]; ok && group > 0 { // no batch row: no shards either
+		out[i] = r
+		if group == 0 {
+			continue // no batch row (an intake under way): no shards either
+		}
+		if sh, ok := shards[shardOf(group, index)]; ok {
 			r.Counter = sh.String()
 		}
-		out[i] = r
 	}
 	return out, nil
 }

@@ -502,11 +502,11 @@ func (s *Store) Process(ctx context.Context, b *dispatch.Batch, rec *dispatch.Re
 func (s *Store) ProcessMany(ctx context.Context, b *dispatch.Batch, recs []*dispatch.Record, outs []dispatch.Outcome, now time.Time) (*dispatch.Batch, dispatch.Change, []bool, error) {
 	written := make([]bool, len(recs))
 	var all dispatch.Change
-	after := b
+	after, group := b, b.Group()
 	for from := 0; from < len(recs); {
 		to := from + 1
 		sh, sharded := parseCounter(recs[from].Counter)
-		for sharded && to < len(recs) && shardOf(b.Group(), recs[to].Index) == shardOf(b.Group(), recs[from].Index) && to-from < maxPerTransaction {
+		for sharded && to < len(recs) && shardOf(group, recs[to].Index) == shardOf(group, recs[from].Index) && to-from < maxPerTransaction {
 			to++
 		}
 		var ch dispatch.Change

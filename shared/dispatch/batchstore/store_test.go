@@ -335,3 +335,21 @@ func TestListPagesNewestFirst(t *testing.T) {
 		t.Fatalf("a forged token: %v", err)
 	}
 }
+
+// TestRecordOfIntakeUnderWay: a record read by index while its intake is under way (record
+// rows stored, no batch row yet) comes back without a counter, not a fault: its group is
+// unknown until the batch row exists, and so are its shards.
+func TestRecordOfIntakeUnderWay(t *testing.T) {
+	t.Parallel()
+	st := storetest.New(t)
+	ctx := context.Background()
+	id := uuid.NewString()
+	if err := st.CreateRecords(ctx, id, []dispatch.Record{{BatchID: id, Index: 0, Status: dispatch.RecordReady,
+		State: dispatch.RecordPending, DataEnc: "enc"}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.Record(ctx, id, 0)
+	if err != nil || r.Index != 0 || r.Counter != "" {
+		t.Fatalf("record %+v, %v", r, err)
+	}
+}
